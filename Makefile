@@ -1,0 +1,47 @@
+# relay's build. `make test` is what CI runs; `make bench` and `make soak`
+# hold what is too slow for it.
+GO       ?= go
+TAGS     := sqlite_fts5
+PKG      := ./...
+# Install where a new user's shell finds it: /usr/local/bin when we may write
+# there (root), else ~/.local/bin (on PATH in most login shells).
+BINDIR   ?= $(shell if [ -w /usr/local/bin ]; then echo /usr/local/bin; else echo $(HOME)/.local/bin; fi)
+VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS  := -X github.com/relayhq/relay/internal/cli.Version=$(VERSION)
+
+.PHONY: build install test test-short bench soak lint fmt clean
+
+build:
+	$(GO) build -tags $(TAGS) -ldflags '$(LDFLAGS)' -o bin/relay ./cmd/relay
+
+install: build
+	@mkdir -p $(BINDIR)
+	install -m 0755 bin/relay $(BINDIR)/relay
+	@case ":$$PATH:" in *":$(BINDIR):"*) echo "installed $(BINDIR)/relay";; \
+	  *) echo "installed $(BINDIR)/relay, but $(BINDIR) is not on your PATH: add it, or run $(BINDIR)/relay";; esac
+
+test:
+	$(GO) vet -tags $(TAGS) $(PKG)
+	$(GO) test -race -tags $(TAGS) -timeout 30m $(PKG)
+
+test-short:
+	$(GO) test -tags $(TAGS) -short $(PKG)
+
+bench: build
+	$(GO) test -tags $(TAGS) -run '^$$' -bench . -benchmem $(PKG)
+	$(GO) run -tags $(TAGS) ./internal/bench/passthrough -relay bin/relay
+
+soak:
+	$(GO) test -race -tags '$(TAGS) soak' -timeout 60m -run Soak $(PKG)
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet -tags $(TAGS) $(PKG)
+	@command -v staticcheck >/dev/null || $(GO) install honnef.co/go/tools/cmd/staticcheck@v0.8.2
+	staticcheck -tags $(TAGS) $(PKG)
+
+fmt:
+	gofmt -w $$(git ls-files '*.go')
+
+clean:
+	rm -rf bin

@@ -1,0 +1,234 @@
+// Package cli is relay's command line: it parses flags into options and
+// hands them to the packages that do the work. It holds no logic of its own
+// beyond wiring, so that every command can be tested with in-memory streams.
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+)
+
+// Exit codes shared by every command.
+const (
+	ExitOK      = 0 // success
+	ExitFailure = 1 // a runtime failure
+	ExitUsage   = 2 // a usage or configuration error
+)
+
+// Env is what a command may touch of the outside world. Tests build one with
+// in-memory streams; System returns the process's own.
+type Env struct {
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	// Getenv reads an environment variable; nil means os.Getenv.
+	Getenv func(string) string
+	// Environ is the environment handed to children; nil means os.Environ().
+	Environ []string
+	// Executable is the path of the relay binary, for commands that start
+	// themselves again (a detached hub, hooks).
+	Executable string
+}
+
+// System returns the Env of the running process.
+func System() *Env {
+	exe, _ := os.Executable()
+	return &Env{
+		Stdin:      os.Stdin,
+		Stdout:     os.Stdout,
+		Stderr:     os.Stderr,
+		Getenv:     os.Getenv,
+		Environ:    os.Environ(),
+		Executable: exe,
+	}
+}
+
+func (e *Env) getenv(key string) string {
+	if e.Getenv == nil {
+		return os.Getenv(key)
+	}
+	return e.Getenv(key)
+}
+
+func (e *Env) environ() []string {
+	if e.Environ == nil {
+		return os.Environ()
+	}
+	return e.Environ
+}
+
+// Home returns the state folder: RELAY_HOME, else $XDG_STATE_HOME/relay,
+// else ~/.local/state/relay. It does not create it.
+func (e *Env) Home() (string, error) {
+	if h := e.getenv("RELAY_HOME"); h != "" {
+		return filepath.Abs(h)
+	}
+	if x := e.getenv("XDG_STATE_HOME"); x != "" {
+		return filepath.Join(x, "relay"), nil
+	}
+	home := e.getenv("HOME")
+	if home == "" {
+		var err error
+		if home, err = os.UserHomeDir(); err != nil {
+			return "", fmt.Errorf("find state folder: set RELAY_HOME: %w", err)
+		}
+	}
+	return filepath.Join(home, ".local", "state", "relay"), nil
+}
+
+// EnsureHome returns Home after creating it with mode 0700.
+func (e *Env) EnsureHome() (string, error) {
+	dir, err := e.Home()
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("create state folder %s: %w", dir, err)
+	}
+	return dir, nil
+}
+
+// command is one sub-command: its one-line summary and its run function.
+type command struct {
+	summary string
+	run     func(ctx context.Context, env *Env, args []string) error
+}
+
+func commands() map[string]command {
+	return map[string]command{
+		"wrap":    {"wrap an agent CLI in a pseudo-terminal and join the team", runWrap},
+		"version": {"print relay's version", runVersion},
+		"scan":    {"extract @namespace commands from a recorded terminal stream", runScan},
+		"up":      {"run the hub (NATS, memory, dashboard)", runUp},
+		"down":    {"stop a detached hub", runDown},
+		"send":    {"send a message to an agent or to all (*)", runSend},
+		"agents":  {"list the agents and their states", runAgents},
+		"log":     {"show the message history with delivery status", runLog},
+		"demo":    {"watch three scripted agents talk through an embedded hub", runDemo},
+		"memory":  {"save, search, list and forget shared memories", runMemory},
+		"config":  {"check or show the merged configuration", runConfig},
+	}
+}
+
+// UsageError is a mistake in how relay was called: it prints usage and
+// exits 2.
+type UsageError struct{ Msg string }
+
+func (e *UsageError) Error() string { return e.Msg }
+
+func usagef(format string, args ...any) error {
+	return &UsageError{Msg: fmt.Sprintf(format, args...)}
+}
+
+// ExitError carries an exit code chosen by the command (for example the
+// wrapped child's status) without a message of its own.
+type ExitError struct{ Code int }
+
+func (e *ExitError) Error() string { return fmt.Sprintf("exit status %d", e.Code) }
+
+// errNotBuilt marks a command whose issue has not landed yet.
+var errNotBuilt = errors.New("not built yet")
+
+// Main runs relay with args (without the program name) and returns the exit
+// code.
+func Main(args []string, env *Env) int {
+	cmds := commands()
+	if len(args) == 0 {
+		printUsage(env.Stderr, cmds)
+		return ExitUsage
+	}
+	name := args[0]
+	switch name {
+	case "-h", "--help", "help":
+		printUsage(env.Stdout, cmds)
+		return ExitOK
+	case "-v", "--version":
+		name = "version"
+	}
+	cmd, ok := cmds[name]
+	if !ok {
+		fmt.Fprintf(env.Stderr, "relay: unknown command %q\n\n", name)
+		printUsage(env.Stderr, cmds)
+		return ExitUsage
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := cmd.run(ctx, env, args[1:])
+	return exitCode(env.Stderr, name, err)
+}
+
+func exitCode(stderr io.Writer, name string, err error) int {
+	var ue *UsageError
+	var ee *ExitError
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.Is(err, flag.ErrHelp):
+		return ExitOK
+	case errors.As(err, &ee):
+		return ee.Code
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "relay %s: %s\nRun 'relay %s -h' for usage.\n", name, ue.Msg, name)
+		return ExitUsage
+	default:
+		fmt.Fprintf(stderr, "relay %s: %v\n", name, err)
+		return ExitFailure
+	}
+}
+
+func printUsage(w io.Writer, cmds map[string]command) {
+	names := make([]string, 0, len(cmds))
+	for n := range cmds {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	b.WriteString("Usage: relay COMMAND [FLAGS] [ARGS]\n\nCommands:\n")
+	for _, n := range names {
+		fmt.Fprintf(&b, "  %-8s %s\n", n, cmds[n].summary)
+	}
+	b.WriteString("\nEvery command honours RELAY_HOME (state folder) and --hub / RELAY_HUB (a NATS URL).\n")
+	io.WriteString(w, b.String())
+}
+
+// newFlags returns a FlagSet for a sub-command that reports errors as usage
+// errors and prints its usage to stderr.
+func newFlags(env *Env, name, synopsis string) *flag.FlagSet {
+	fs := flag.NewFlagSet("relay "+name, flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(env.Stderr, "Usage: relay %s %s\n", name, synopsis)
+		if hasFlags(fs) {
+			fmt.Fprintln(env.Stderr, "\nFlags:")
+			fs.PrintDefaults()
+		}
+	}
+	return fs
+}
+
+func hasFlags(fs *flag.FlagSet) bool {
+	n := 0
+	fs.VisitAll(func(*flag.Flag) { n++ })
+	return n > 0
+}
+
+// parseFlags parses args with fs; a flag error becomes a usage error (the
+// flag package has already printed what was wrong and the usage).
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return &ExitError{Code: ExitUsage}
+	}
+	return nil
+}
