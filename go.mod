@@ -1,6 +1,6 @@
 module github.com/relayhq/relay
 
-go 1.26
+go 1.26.0
 
 require (
 	github.com/antithesishq/antithesis-sdk-go v0.9.0-default-no-op // indirect
