@@ -1,0 +1,492 @@
+package config
+
+import (
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// builtinNamespaces are handled by relay itself and cannot be configured.
+func builtinNamespaces() []string { return []string{"relay", "broadcast", "memory"} }
+
+var (
+	// nameRE is the shape of agent and workspace names: they become NATS
+	// subject tokens, so no dots, spaces or wildcards.
+	nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
+	// namespaceRE is the shape of a user namespace (compared in lower case).
+	namespaceRE = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,31}$`)
+)
+
+// applier applies one file's values onto the merged Config, checking each
+// and recording its source.
+type applier struct {
+	c      *Config
+	f      *parsedFile
+	base   string              // folder relative paths are resolved against
+	home   string              // for ~/ in paths
+	errs   Errors              // mistakes found so far
+	pat    map[string]int      // pattern name -> index in c.Patterns
+	setCmd map[string]struct{} // patterns whose command has been set somewhere
+}
+
+func (a *applier) fail(key, format string, args ...any) {
+	a.errs = append(a.errs, a.f.errAt(key, format, args...))
+}
+
+func (a *applier) set(key string) { a.c.sources[key] = a.f.source(key) }
+
+func (a *applier) apply() {
+	d := &a.f.data
+	if d.Name != nil {
+		if a.checkName("name", *d.Name, "an agent name") {
+			a.c.Name = *d.Name
+			a.set("name")
+		}
+	}
+	if d.Workspace != nil {
+		if a.checkName("workspace", *d.Workspace, "a workspace name") {
+			a.c.Workspace = *d.Workspace
+			a.set("workspace")
+		}
+	}
+	if d.Profile != nil {
+		if a.checkName("profile", *d.Profile, "a profile name") {
+			a.c.Profile = *d.Profile
+			a.set("profile")
+		}
+	}
+	if h := d.Hub; h != nil {
+		if h.URL != nil {
+			if msg := checkHubURL(*h.URL); msg != "" {
+				a.fail("hub.url", "%s", msg)
+			} else {
+				a.c.Hub.URL = *h.URL
+				a.set("hub.url")
+			}
+		}
+		if h.TokenFile != nil {
+			if p, ok := a.file("hub.token_file", *h.TokenFile, false); ok {
+				a.c.Hub.TokenFile = p
+				a.set("hub.token_file")
+			}
+		}
+		if h.Creds != nil {
+			if p, ok := a.file("hub.creds", *h.Creds, false); ok {
+				a.c.Hub.Creds = p
+				a.set("hub.creds")
+			}
+		}
+	}
+	if dl := d.Delivery; dl != nil {
+		if dl.Mode != nil {
+			if m, ok := parseMode(*dl.Mode); ok {
+				a.c.Delivery.Mode = m
+				a.set("delivery.mode")
+			} else {
+				a.fail("delivery.mode", "%q is not a delivery mode (want wait, queue or steer)%s",
+					*dl.Mode, didYouMean(*dl.Mode, []string{"wait", "queue", "steer", "followUp"}))
+			}
+		}
+		a.millis("delivery.idle_quiet_ms", dl.IdleQuietMS, &a.c.Delivery.IdleQuiet)
+		a.millis("delivery.human_quiet_ms", dl.HumanQuietMS, &a.c.Delivery.HumanQuiet)
+		a.integer("delivery.max_body_bytes", dl.MaxBodyBytes, 1, 1<<20, &a.c.Delivery.MaxBodyBytes)
+	}
+	if dm := d.Damping; dm != nil {
+		a.duration("damping.pair_window", dm.PairWindow, &a.c.Damping.PairWindow)
+		a.integer("damping.pair_max", dm.PairMax, 1, 1_000_000, &a.c.Damping.PairMax)
+		a.duration("damping.agent_window", dm.AgentWindow, &a.c.Damping.AgentWindow)
+		a.integer("damping.agent_max", dm.AgentMax, 1, 1_000_000, &a.c.Damping.AgentMax)
+		a.integer("damping.max_hops", dm.MaxHops, 1, 1000, &a.c.Damping.MaxHops)
+	}
+	if m := d.Memory; m != nil {
+		a.integer("memory.load_at_start", m.LoadAtStart, 0, 100, &a.c.Memory.LoadAtStart)
+	}
+	a.patterns()
+	a.hooks()
+}
+
+func (a *applier) checkName(key, v, what string) bool {
+	if !nameRE.MatchString(v) {
+		a.fail(key, "%q is not %s (letters, digits, '_' and '-', at most 64, starting with a letter or digit)", v, what)
+		return false
+	}
+	return true
+}
+
+func checkHubURL(v string) string {
+	if v == "" {
+		return ""
+	}
+	for _, part := range strings.Split(v, ",") {
+		part = strings.TrimSpace(part)
+		u, err := url.Parse(part)
+		if err != nil || u.Host == "" {
+			return fmt.Sprintf("%q is not a NATS URL (want nats://HOST:PORT)", part)
+		}
+		switch u.Scheme {
+		case "nats", "tls", "ws", "wss":
+		default:
+			return fmt.Sprintf("%q: unknown scheme %q (want nats, tls, ws or wss)", part, u.Scheme)
+		}
+	}
+	return ""
+}
+
+func parseMode(v string) (DeliveryMode, bool) {
+	switch v {
+	case "wait":
+		return DeliverWait, true
+	case "queue", "followUp":
+		return DeliverQueue, true
+	case "steer":
+		return DeliverSteer, true
+	}
+	return "", false
+}
+
+func (a *applier) millis(key string, v *int64, dst *time.Duration) {
+	if v == nil {
+		return
+	}
+	if *v < 0 || *v > int64(MaxTimeout/time.Millisecond) {
+		a.fail(key, "%d is out of range (want milliseconds from 0 to %d)", *v, int64(MaxTimeout/time.Millisecond))
+		return
+	}
+	*dst = time.Duration(*v) * time.Millisecond
+	a.set(key)
+}
+
+func (a *applier) integer(key string, v *int64, lo, hi int64, dst *int) {
+	if v == nil {
+		return
+	}
+	if *v < lo || *v > hi {
+		a.fail(key, "%d is out of range (want %d to %d)", *v, lo, hi)
+		return
+	}
+	*dst = int(*v)
+	a.set(key)
+}
+
+// duration reads a duration written as "30s" or as an integer number of
+// seconds; zero and negative durations are mistakes.
+func (a *applier) duration(key string, v any, dst *time.Duration) bool {
+	if v == nil {
+		return false
+	}
+	d, msg := parseDuration(v)
+	if msg != "" {
+		a.fail(key, "%s", msg)
+		return false
+	}
+	*dst = d
+	a.set(key)
+	return true
+}
+
+func parseDuration(v any) (time.Duration, string) {
+	var d time.Duration
+	switch x := v.(type) {
+	case string:
+		var err error
+		d, err = time.ParseDuration(x)
+		if err != nil {
+			return 0, fmt.Sprintf("%q is not a duration (want a number with a unit, such as \"500ms\", \"30s\" or \"2m\")", x)
+		}
+	case int64:
+		if x > int64(MaxTimeout/time.Second) || x < -int64(MaxTimeout/time.Second) {
+			return 0, fmt.Sprintf("%d seconds is longer than %v", x, MaxTimeout)
+		}
+		d = time.Duration(x) * time.Second
+	default:
+		return 0, fmt.Sprintf("wrong type: want a duration such as \"30s\" or a number of seconds, have %s", tomlKind(v))
+	}
+	if d <= 0 {
+		return 0, fmt.Sprintf("%v is not positive", v)
+	}
+	if d > MaxTimeout {
+		return 0, fmt.Sprintf("%v is longer than %v", v, MaxTimeout)
+	}
+	return d, ""
+}
+
+func tomlKind(v any) string {
+	switch v.(type) {
+	case string:
+		return "a string"
+	case int64:
+		return "an integer"
+	case float64:
+		return "a float"
+	case bool:
+		return "a boolean"
+	case []any:
+		return "an array"
+	case map[string]any:
+		return "a table"
+	default:
+		return "a date or time"
+	}
+}
+
+// command reads a command written as a string (sh -c) or a list of
+// strings (argv).
+func (a *applier) command(key string, v any) (Command, bool) {
+	switch x := v.(type) {
+	case string:
+		if strings.TrimSpace(x) == "" {
+			a.fail(key, "empty command")
+			return Command{}, false
+		}
+		return Command{Shell: x}, true
+	case []any:
+		if len(x) == 0 {
+			a.fail(key, "empty command")
+			return Command{}, false
+		}
+		argv := make([]string, len(x))
+		for i, el := range x {
+			s, ok := el.(string)
+			if !ok {
+				a.fail(key, "wrong type: argument %d: want a string, have %s", i+1, tomlKind(el))
+				return Command{}, false
+			}
+			argv[i] = s
+		}
+		if argv[0] == "" {
+			a.fail(key, "empty program name")
+			return Command{}, false
+		}
+		return Command{Argv: argv}, true
+	default:
+		a.fail(key, "wrong type: want a string (run by sh -c) or a list of strings, have %s", tomlKind(v))
+		return Command{}, false
+	}
+}
+
+// file resolves a path against the file's folder (or ~) and checks that
+// it exists: a folder when dir, else a regular file.
+func (a *applier) file(key, v string, dir bool) (string, bool) {
+	if v == "" {
+		a.fail(key, "empty path")
+		return "", false
+	}
+	p := v
+	if rest, ok := strings.CutPrefix(p, "~/"); ok && a.home != "" {
+		p = filepath.Join(a.home, rest)
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(a.base, p)
+	}
+	st, err := os.Stat(p)
+	switch {
+	case err != nil:
+		a.fail(key, "%s does not exist", p)
+		return "", false
+	case dir && !st.IsDir():
+		a.fail(key, "%s is not a folder", p)
+		return "", false
+	case !dir && st.IsDir():
+		a.fail(key, "%s is a folder, not a file", p)
+		return "", false
+	}
+	return p, true
+}
+
+func (a *applier) patterns() {
+	names := make([]string, 0, len(a.f.data.Patterns))
+	for n := range a.f.data.Patterns {
+		names = append(names, n)
+	}
+	// Definition order: by line in the file.
+	sort.Slice(names, func(i, j int) bool {
+		pi, pj := a.f.pos["patterns."+names[i]], a.f.pos["patterns."+names[j]]
+		if pi.Line != pj.Line {
+			return pi.Line < pj.Line
+		}
+		return names[i] < names[j]
+	})
+	for _, raw := range names {
+		fp := a.f.data.Patterns[raw]
+		tkey := "patterns." + raw
+		name := strings.ToLower(raw)
+		if isBuiltin(name) {
+			a.fail(tkey, "%q is a built-in namespace and cannot be configured", raw)
+			continue
+		}
+		if !namespaceRE.MatchString(name) {
+			a.fail(tkey, "%q is not a namespace name (a letter, then letters, digits, '_' or '-', at most 32)", raw)
+			continue
+		}
+		i, ok := a.pat[name]
+		if !ok {
+			i = len(a.c.Patterns)
+			a.pat[name] = i
+			a.c.Patterns = append(a.c.Patterns, Pattern{
+				Name: name, Timeout: DefaultTimeout, Inject: true, Source: a.f.source(tkey),
+			})
+		}
+		p := &a.c.Patterns[i]
+		if fp == nil {
+			continue
+		}
+		out := "patterns." + name
+		setFrom := func(field string) { a.c.sources[out+"."+field] = a.f.source(tkey + "." + field) }
+		if fp.Command != nil {
+			if cmd, ok := a.command(tkey+".command", fp.Command); ok {
+				p.Command = cmd
+				a.setCmd[name] = struct{}{}
+				setFrom("command")
+			}
+		}
+		if fp.Timeout != nil {
+			if d, msg := parseDuration(fp.Timeout); msg != "" {
+				a.fail(tkey+".timeout", "%s", msg)
+			} else {
+				p.Timeout = d
+				setFrom("timeout")
+			}
+		}
+		if fp.Allow != nil {
+			ok := true
+			for _, n := range *fp.Allow {
+				if n != "*" && !nameRE.MatchString(n) {
+					a.fail(tkey+".allow", "%q is not an agent name", n)
+					ok = false
+				}
+			}
+			if ok {
+				p.Allow = append([]string(nil), *fp.Allow...)
+				setFrom("allow")
+			}
+		}
+		if fp.Cwd != nil {
+			if dir, ok := a.file(tkey+".cwd", *fp.Cwd, true); ok {
+				p.Cwd = dir
+				setFrom("cwd")
+			}
+		}
+		if fp.Inject != nil {
+			p.Inject = *fp.Inject
+			setFrom("inject")
+		}
+	}
+}
+
+func isBuiltin(ns string) bool {
+	for _, b := range builtinNamespaces() {
+		if ns == b {
+			return true
+		}
+	}
+	return false
+}
+
+func eventNames() []string {
+	var out []string
+	for _, e := range Events() {
+		out = append(out, string(e), "on"+string(e))
+	}
+	return out
+}
+
+func (a *applier) hooks() {
+	names := make([]string, 0, len(a.f.data.Hooks))
+	for n := range a.f.data.Hooks {
+		names = append(names, n)
+	}
+	sort.Slice(names, func(i, j int) bool {
+		return a.f.pos["hooks."+names[i]].Line < a.f.pos["hooks."+names[j]].Line
+	})
+	for _, raw := range names {
+		ev, ok := ParseEvent(raw)
+		if !ok {
+			a.fail("hooks."+raw, "unknown event%s (events: %s)", didYouMean(raw, eventNames()), eventList())
+			continue
+		}
+		for gi, fg := range a.f.data.Hooks[raw] {
+			gkey := fmt.Sprintf("hooks.%s[%d]", raw, gi)
+			g := HookGroup{Source: a.f.source(gkey)}
+			if fg.Matcher != nil {
+				g.Matcher = *fg.Matcher
+				re, err := compileMatcher(ev, g.Matcher)
+				if err != nil {
+					a.fail(gkey+".matcher", "bad regular expression %q: %v", g.Matcher, err)
+					continue
+				}
+				g.Re = re
+			}
+			if len(fg.Hooks) == 0 {
+				a.fail(gkey, "no hooks: add [[hooks.%s.hooks]] with type = \"command\" and a command", raw)
+				continue
+			}
+			good := true
+			for hi, fh := range fg.Hooks {
+				hkey := fmt.Sprintf("%s.hooks[%d]", gkey, hi)
+				h := Hook{Type: "command", Timeout: DefaultTimeout, Source: a.f.source(hkey)}
+				if fh.Type != nil && *fh.Type != "command" {
+					a.fail(hkey+".type", "%q hooks are not supported (want \"command\")", *fh.Type)
+					good = false
+					continue
+				}
+				if fh.Command == nil {
+					a.fail(hkey, "missing command")
+					good = false
+					continue
+				}
+				cmd, ok := a.command(hkey+".command", fh.Command)
+				if !ok {
+					good = false
+					continue
+				}
+				h.Command = cmd
+				if fh.Timeout != nil {
+					d, msg := parseDuration(fh.Timeout)
+					if msg != "" {
+						a.fail(hkey+".timeout", "%s", msg)
+						good = false
+						continue
+					}
+					h.Timeout = d
+				}
+				g.Hooks = append(g.Hooks, h)
+			}
+			if good {
+				a.c.Hooks[ev] = append(a.c.Hooks[ev], g)
+			}
+		}
+	}
+}
+
+func eventList() string {
+	var s []string
+	for _, e := range Events() {
+		s = append(s, string(e))
+	}
+	return strings.Join(s, ", ")
+}
+
+// compileMatcher compiles a hook matcher: "" and "*" match everything; for
+// Output it may match anywhere in the line, for other events it must match
+// the whole subject (so "Bob" does not match "Bobby").
+func compileMatcher(ev Event, m string) (*regexp.Regexp, error) {
+	if m == "" || m == "*" {
+		return nil, nil
+	}
+	if _, err := regexp.Compile(m); err != nil {
+		return nil, err
+	}
+	if ev == Output {
+		return regexp.Compile(m)
+	}
+	return regexp.Compile("^(?:" + m + ")$")
+}
+
+// quote formats a string value for show output.
+func quote(s string) string { return strconv.Quote(s) }

@@ -1,0 +1,301 @@
+// Package config reads relay's TOML configuration: the user file, the
+// project file `.relay/config.toml` and the personal `.relay/config.local.toml`
+// beside it, then the environment and flags on top. Load merges them
+// (scalar values override, lists of hooks append) and remembers where every
+// value came from, so that `relay config show` can say it. Every mistake is
+// an *Error naming the file, line, column and key, with a "did you mean"
+// for a misspelt key.
+//
+// The package only reads and checks; running hooks and namespace handlers
+// is package hooks' job.
+package config
+
+import (
+	"fmt"
+	"regexp"
+	"time"
+)
+
+// Config is the merged configuration. Load returns a fresh one; it is not
+// changed afterwards and may be shared between goroutines.
+type Config struct {
+	// Name is this agent's name ("" lets `relay wrap` derive one).
+	Name string
+	// Workspace groups agents that may talk; messages never cross it.
+	Workspace string
+	// Hub says which NATS server to use.
+	Hub Hub
+	// Profile forces an agent profile ("" picks it from the command).
+	Profile string
+	// Delivery says when incoming messages are typed into the agent.
+	Delivery Delivery
+	// Damping limits message loops between agents.
+	Damping Damping
+	// Memory configures the shared memory store's use at session start.
+	Memory Memory
+	// Patterns are the user namespaces, in the order they were first
+	// defined (user file, then project, then local; by line in each).
+	Patterns []Pattern
+	// Hooks are the lifecycle hooks by event, each list in merge order:
+	// user file, project, local.
+	Hooks map[Event][]HookGroup
+	// Files are the files Load considered, found or not, in reading order.
+	Files []FileInfo
+
+	sources map[string]Source
+}
+
+// Hub is where the NATS server is and how to authenticate to it.
+type Hub struct {
+	URL       string // NATS URL(s), comma-separated for a cluster; "" finds or starts a local hub
+	TokenFile string // a file holding the token (absolute path once loaded)
+	Creds     string // a NATS credentials file (absolute path once loaded)
+}
+
+// DeliveryMode says when messages are typed into a busy agent.
+type DeliveryMode string
+
+// The delivery modes.
+const (
+	// DeliverWait types each message at the next idle moment.
+	DeliverWait DeliveryMode = "wait"
+	// DeliverQueue coalesces pending messages into one injection at the
+	// next idle moment ("followUp" is accepted as a synonym).
+	DeliverQueue DeliveryMode = "queue"
+	// DeliverSteer may type a message while the agent works.
+	DeliverSteer DeliveryMode = "steer"
+)
+
+// Delivery configures how incoming messages reach the agent.
+type Delivery struct {
+	Mode         DeliveryMode
+	IdleQuiet    time.Duration // how long the screen must be still to count as idle
+	HumanQuiet   time.Duration // how long after the human's last key before typing
+	MaxBodyBytes int           // longer message bodies are refused with a notice
+}
+
+// Damping configures loop damping: at most PairMax messages from one agent
+// to another per PairWindow, at most AgentMax from one agent per
+// AgentWindow, and at most MaxHops replies in one thread.
+type Damping struct {
+	PairWindow  time.Duration
+	PairMax     int
+	AgentWindow time.Duration
+	AgentMax    int
+	MaxHops     int
+}
+
+// Memory configures the memory store's part in a session.
+type Memory struct {
+	// LoadAtStart is how many of the most relevant memories are given to
+	// the agent with its primer (0: none).
+	LoadAtStart int
+}
+
+// Command is what a hook or handler runs: either an argument vector run
+// directly, or a string run by `sh -c`. Neither ever has message text
+// spliced in; handlers read it from stdin and the environment.
+type Command struct {
+	Argv  []string
+	Shell string
+}
+
+// String shows the command as it was configured.
+func (c Command) String() string {
+	if c.Shell != "" {
+		return c.Shell
+	}
+	return fmt.Sprintf("%q", c.Argv)
+}
+
+// IsZero reports whether no command is set.
+func (c Command) IsZero() bool { return c.Shell == "" && len(c.Argv) == 0 }
+
+// Pattern is a user namespace from `[patterns.NAME]`: `@NAME:target body`
+// in an agent's output runs Command.
+type Pattern struct {
+	Name    string        // the namespace, lower case
+	Command Command       // what runs
+	Timeout time.Duration // after which the process group is killed
+	Allow   []string      // agents that may trigger it; empty: all
+	Cwd     string        // working folder (absolute); "" is the agent's
+	Inject  bool          // whether stdout is typed back into the agent
+	Source  Source        // where the pattern was first defined
+}
+
+// Allowed reports whether agent may trigger the pattern.
+func (p Pattern) Allowed(agent string) bool {
+	if len(p.Allow) == 0 {
+		return true
+	}
+	for _, a := range p.Allow {
+		if a == agent {
+			return true
+		}
+	}
+	return false
+}
+
+// HookGroup is one `[[hooks.EVENT]]` entry: the hooks that run when the
+// event's subject matches.
+type HookGroup struct {
+	// Matcher is the regular expression as written ("" or "*" match all).
+	Matcher string
+	// Re is Matcher compiled: searched anywhere in the line for Output,
+	// matched against the whole subject for every other event. Nil matches
+	// everything.
+	Re     *regexp.Regexp
+	Hooks  []Hook
+	Source Source
+}
+
+// Matches reports whether the group applies to subject.
+func (g HookGroup) Matches(subject string) bool {
+	return g.Re == nil || g.Re.MatchString(subject)
+}
+
+// Hook is one `[[hooks.EVENT.hooks]]` entry.
+type Hook struct {
+	Type    string // always "command"
+	Command Command
+	Timeout time.Duration
+	Source  Source
+}
+
+// Event names a lifecycle event.
+type Event string
+
+// The lifecycle events. Each hook's subject (what its matcher is tested
+// against) is given in brackets.
+const (
+	SessionStart    Event = "SessionStart"    // the agent started [its profile name]
+	SessionEnd      Event = "SessionEnd"      // the agent exited [its exit status]
+	Output          Event = "Output"          // a logical line of output [the line]
+	Idle            Event = "Idle"            // the agent became idle [its name]
+	MessageReceived Event = "MessageReceived" // before a message is typed in [the sender]
+	MessageSent     Event = "MessageSent"     // after a message was sent [the target]
+	ToolCall        Event = "ToolCall"        // the agent called a tool [the tool's name]
+)
+
+// Events returns every lifecycle event in documentation order.
+func Events() []Event {
+	return []Event{SessionStart, SessionEnd, Output, Idle, MessageReceived, MessageSent, ToolCall}
+}
+
+// ParseEvent returns the event named name, accepting the seed aliases
+// (`onSessionStart` for SessionStart, …).
+func ParseEvent(name string) (Event, bool) {
+	for _, e := range Events() {
+		if name == string(e) || name == "on"+string(e) {
+			return e, true
+		}
+	}
+	return "", false
+}
+
+// Defaults for values not set anywhere.
+const (
+	DefaultWorkspace    = "default"
+	DefaultTimeout      = 60 * time.Second // hooks and handlers
+	DefaultIdleQuiet    = 500 * time.Millisecond
+	DefaultHumanQuiet   = 2 * time.Second
+	DefaultMaxBodyBytes = 16 << 10
+	DefaultPairWindow   = time.Minute
+	DefaultPairMax      = 10
+	DefaultAgentWindow  = time.Minute
+	DefaultAgentMax     = 30
+	DefaultMaxHops      = 8
+	MaxTimeout          = 24 * time.Hour // longer timeouts are refused as mistakes
+)
+
+// Default returns the configuration used when nothing is set: a fresh value
+// on every call.
+func Default() *Config {
+	c := &Config{
+		Workspace: DefaultWorkspace,
+		Delivery: Delivery{
+			Mode:         DeliverWait,
+			IdleQuiet:    DefaultIdleQuiet,
+			HumanQuiet:   DefaultHumanQuiet,
+			MaxBodyBytes: DefaultMaxBodyBytes,
+		},
+		Damping: Damping{
+			PairWindow:  DefaultPairWindow,
+			PairMax:     DefaultPairMax,
+			AgentWindow: DefaultAgentWindow,
+			AgentMax:    DefaultAgentMax,
+			MaxHops:     DefaultMaxHops,
+		},
+		Hooks:   map[Event][]HookGroup{},
+		sources: map[string]Source{},
+	}
+	return c
+}
+
+// SourceKind says which layer a value came from.
+type SourceKind int
+
+// The layers, lowest precedence first.
+const (
+	FromDefault SourceKind = iota
+	FromFile
+	FromEnv
+	FromFlag
+)
+
+// Source is where one value came from.
+type Source struct {
+	Kind SourceKind
+	File string // FromFile: the file's path
+	Line int    // FromFile: the key's line
+	Name string // FromEnv: the variable; FromFlag: the flag (`--hub`)
+}
+
+// String gives the source as `relay config show` prints it: `FILE:LINE`,
+// `env RELAY_HUB`, `flag --hub` or `default`.
+func (s Source) String() string {
+	switch s.Kind {
+	case FromFile:
+		if s.Line > 0 {
+			return fmt.Sprintf("%s:%d", s.File, s.Line)
+		}
+		return s.File
+	case FromEnv:
+		return "env " + s.Name
+	case FromFlag:
+		return "flag " + s.Name
+	default:
+		return "default"
+	}
+}
+
+// Source returns where the value of key (as `relay config show` names it,
+// e.g. `delivery.mode` or `patterns.deploy.timeout`) came from.
+func (c *Config) Source(key string) Source { return c.sources[key] }
+
+// Pattern returns the user namespace called name (lower case), if any.
+func (c *Config) Pattern(name string) (Pattern, bool) {
+	for _, p := range c.Patterns {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return Pattern{}, false
+}
+
+// Scope says which of the configuration files a FileInfo is.
+type Scope string
+
+// The file scopes, in reading order.
+const (
+	ScopeUser    Scope = "user"
+	ScopeProject Scope = "project"
+	ScopeLocal   Scope = "local"
+)
+
+// FileInfo is one configuration file Load looked for.
+type FileInfo struct {
+	Path  string
+	Scope Scope
+	Found bool
+}
