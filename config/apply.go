@@ -401,8 +401,17 @@ func (a *applier) hooks() {
 	for n := range a.f.data.Hooks {
 		names = append(names, n)
 	}
+	line := func(n string) int {
+		if p, ok := a.f.pos["hooks."+n]; ok {
+			return p.Line
+		}
+		return a.f.pos["hooks."+n+"[0]"].Line
+	}
 	sort.Slice(names, func(i, j int) bool {
-		return a.f.pos["hooks."+names[i]].Line < a.f.pos["hooks."+names[j]].Line
+		if li, lj := line(names[i]), line(names[j]); li != lj {
+			return li < lj
+		}
+		return names[i] < names[j]
 	})
 	for _, raw := range names {
 		ev, ok := ParseEvent(raw)

@@ -117,7 +117,7 @@ type Pattern struct {
 	Name    string        // the namespace, lower case
 	Command Command       // what runs
 	Timeout time.Duration // after which the process group is killed
-	Allow   []string      // agents that may trigger it; empty: all
+	Allow   []string      // agents that may trigger it; empty or "*": all
 	Cwd     string        // working folder (absolute); "" is the agent's
 	Inject  bool          // whether stdout is typed back into the agent
 	Source  Source        // where the pattern was first defined
@@ -129,7 +129,7 @@ func (p Pattern) Allowed(agent string) bool {
 		return true
 	}
 	for _, a := range p.Allow {
-		if a == agent {
+		if a == agent || a == "*" {
 			return true
 		}
 	}
