@@ -1,0 +1,264 @@
+package wrapper
+
+import (
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/creack/pty"
+	"golang.org/x/sys/unix"
+)
+
+// drainAfterExit bounds how long the output loop keeps reading after the
+// child exited, for when a background grandchild still holds the terminal.
+const drainAfterExit = time.Second
+
+// waitLoop reaps the child and records its exit code.
+func (s *Session) waitLoop() {
+	pid := s.cmd.Process.Pid
+	for {
+		var ws unix.WaitStatus
+		_, err := unix.Wait4(pid, &ws, unix.WUNTRACED, nil)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			s.log.Error("wait for child", "err", err)
+			s.status = 1
+			break
+		}
+		if ws.Stopped() {
+			// By the wrapper's own suspend (see keys) or by someone's
+			// SIGSTOP; either way it is resumed with SIGCONT.
+			s.log.Info("child stopped", "signal", ws.StopSignal())
+			continue
+		}
+		if ws.Exited() {
+			s.status = ws.ExitStatus()
+			break
+		}
+		if ws.Signaled() {
+			s.status = 128 + int(ws.Signal())
+			break
+		}
+	}
+	_ = s.ptmx.SetReadDeadline(time.Now().Add(drainAfterExit))
+	close(s.exited)
+}
+
+// suspend restores the human's terminal and stops the wrapper, when it is
+// a job under the human's shell; the shell's `fg` sends SIGCONT, which
+// resume handles. Without job control it only resumes the child.
+func (s *Session) suspend() {
+	if !s.human.foreground() {
+		s.continueChild()
+		return
+	}
+	s.human.restore()
+	// The shell's fg sends SIGCONT, and the signal loop resumes.
+	_ = unix.Kill(os.Getpid(), unix.SIGSTOP)
+}
+
+// resume re-enters raw mode, resends the size and continues the child.
+func (s *Session) resume() {
+	raw, err := s.human.enterRaw()
+	if err != nil {
+		s.log.Warn("raw mode on resume", "err", err)
+	}
+	s.log.Info("resumed", "raw", raw)
+	s.syncSize()
+	s.continueChild()
+}
+
+func (s *Session) continueChild() {
+	_ = unix.Kill(-s.cmd.Process.Pid, unix.SIGCONT)
+}
+
+// syncSize copies the human's window size to the child.
+func (s *Session) syncSize() {
+	cols, rows, ok := s.human.size()
+	if !ok {
+		return
+	}
+	s.Resize(cols, rows)
+}
+
+// Resize sets the child's window size (the kernel sends it SIGWINCH).
+func (s *Session) Resize(cols, rows int) {
+	s.mu.Lock()
+	changed := cols != s.cols || rows != s.rows
+	s.cols, s.rows = cols, rows
+	s.mu.Unlock()
+	if err := pty.Setsize(s.ptmx, &pty.Winsize{Cols: uint16(cols), Rows: uint16(rows)}); err != nil {
+		s.log.Warn("resize child", "err", err)
+		return
+	}
+	if changed && s.opts.OnResize != nil {
+		s.opts.OnResize(cols, rows)
+	}
+}
+
+// watchSignals handles the signals a terminal program receives and returns
+// a function that stops handling them.
+func (s *Session) watchSignals() (stop func()) {
+	ch := make(chan os.Signal, 8)
+	signal.Notify(ch, unix.SIGWINCH, unix.SIGINT, unix.SIGTERM, unix.SIGHUP, unix.SIGQUIT, unix.SIGTSTP, unix.SIGCONT)
+	done := make(chan struct{})
+	s.goSafe(func() {
+		for {
+			select {
+			case <-done:
+				return
+			case sig := <-ch:
+				s.onSignal(sig.(syscall.Signal))
+			}
+		}
+	})
+	return func() {
+		signal.Stop(ch)
+		close(done)
+	}
+}
+
+func (s *Session) onSignal(sig syscall.Signal) {
+	s.log.Info("signal", "signal", sig)
+	switch sig {
+	case unix.SIGWINCH:
+		s.syncSize()
+	case unix.SIGINT, unix.SIGQUIT:
+		// What the terminal would do for the key: signal the child's
+		// foreground job.
+		s.signalForeground(sig)
+	case unix.SIGTERM, unix.SIGHUP:
+		s.terminate(sig)
+	case unix.SIGTSTP:
+		// Stopped from outside (kill -TSTP): give the terminal back and stop.
+		s.human.restore()
+		_ = unix.Kill(os.Getpid(), unix.SIGSTOP)
+	case unix.SIGCONT:
+		s.resume()
+	}
+}
+
+// errTerm is the signal sent when the wrapper's context ends.
+const errTerm = unix.SIGTERM
+
+// terminate forwards sig to the child and its foreground job, and kills the
+// child's process group if it has not exited after the grace time.
+func (s *Session) terminate(sig syscall.Signal) {
+	pid := s.cmd.Process.Pid
+	_ = unix.Kill(-pid, sig)
+	s.signalForeground(sig)
+	go func() {
+		select {
+		case <-s.exited:
+		case <-time.After(s.opts.KillGrace):
+			s.log.Warn("child ignored signal; killing it", "signal", sig)
+			_ = unix.Kill(-pid, unix.SIGKILL)
+		}
+	}()
+}
+
+// signalForeground sends sig to the foreground process group of the
+// child's terminal (the child itself unless it runs jobs of its own).
+func (s *Session) signalForeground(sig syscall.Signal) {
+	pgrp := s.cmd.Process.Pid
+	if rc, err := s.ptmx.SyscallConn(); err == nil {
+		_ = rc.Control(func(fd uintptr) {
+			if g, err := unix.IoctlGetInt(int(fd), unix.TIOCGPGRP); err == nil && g > 0 {
+				pgrp = g
+			}
+		})
+	}
+	_ = unix.Kill(-pgrp, sig)
+}
+
+// sendEOF passes the end of a piped stdin on to the child: its EOF
+// character when it reads lines (twice after a partial line, which the first
+// one only flushes). A child in raw mode reads no EOF character; it gets
+// nothing.
+func (s *Session) sendEOF() {
+	rc, err := s.ptmx.SyscallConn()
+	if err != nil {
+		return
+	}
+	var tio *unix.Termios
+	_ = rc.Control(func(fd uintptr) {
+		tio, err = unix.IoctlGetTermios(int(fd), unix.TCGETS)
+	})
+	if err != nil || tio.Lflag&unix.ICANON == 0 {
+		s.log.Info("stdin ended; child not in canonical mode, no EOF sent")
+		return
+	}
+	eof := tio.Cc[unix.VEOF]
+	_ = s.input.Inject(func(write func([]byte) error) error {
+		if s.input.lastByte != '\n' && s.input.lastByte != 0 {
+			if err := write([]byte{eof}); err != nil {
+				return err
+			}
+		}
+		return write([]byte{eof})
+	})
+}
+
+// keys passes the human's keys to the child. One case is the wrapper's own:
+// the suspend key (Ctrl-Z) while the child itself reads lines in the
+// foreground of its terminal. The kernel drops that SIGTSTP, because the
+// child leads a session of its own and nobody could resume it, so the
+// wrapper does what the human's shell would have done: it stops the child
+// and itself, and resumes both on `fg`.
+func (s *Session) keys(p []byte) error {
+	if s.human.isTTY {
+		if susp, ok := s.suspendChar(); ok {
+			for {
+				i := indexByte(p, susp)
+				if i < 0 {
+					break
+				}
+				if err := s.input.human(p[:i]); err != nil {
+					return err
+				}
+				_ = unix.Kill(s.cmd.Process.Pid, unix.SIGSTOP)
+				s.suspend()
+				p = p[i+1:]
+			}
+		}
+	}
+	if len(p) == 0 {
+		return nil
+	}
+	return s.input.human(p)
+}
+
+func indexByte(p []byte, c byte) int {
+	for i, b := range p {
+		if b == c {
+			return i
+		}
+	}
+	return -1
+}
+
+// suspendChar returns the child terminal's suspend character when the
+// kernel would turn it into a signal for the child's own process group.
+func (s *Session) suspendChar() (byte, bool) {
+	rc, err := s.ptmx.SyscallConn()
+	if err != nil {
+		return 0, false
+	}
+	var susp byte
+	var ok bool
+	_ = rc.Control(func(fd uintptr) {
+		tio, err := unix.IoctlGetTermios(int(fd), unix.TCGETS)
+		if err != nil || tio.Lflag&unix.ISIG == 0 || tio.Cc[unix.VSUSP] == 0 {
+			return
+		}
+		pgrp, err := unix.IoctlGetInt(int(fd), unix.TIOCGPGRP)
+		if err != nil || pgrp != s.cmd.Process.Pid {
+			return
+		}
+		susp, ok = tio.Cc[unix.VSUSP], true
+	})
+	return susp, ok
+}

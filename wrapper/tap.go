@@ -1,0 +1,120 @@
+package wrapper
+
+import (
+	"context"
+	"errors"
+	"sync"
+)
+
+// ErrTapClosed is returned by Tap.Next once the tap is closed and drained.
+var ErrTapClosed = errors.New("tap closed")
+
+// DefaultTapLimit is how many bytes a Tap holds for a slow reader before it
+// drops the oldest ones. 4 MiB is several full screens of the busiest TUI
+// redraws, and small next to a 40 MB memory budget.
+const DefaultTapLimit = 4 << 20
+
+// A Tap hands a copy of the child's output to one reader (the screen model)
+// without ever making the pass-through path wait. Write never blocks; when
+// the reader falls behind and more than the limit is pending, the oldest
+// pending bytes are dropped and counted, so the reader can reset its model
+// and carry on from the newest bytes.
+type Tap struct {
+	mu      sync.Mutex
+	pending []byte // bytes written and not yet taken by Next
+	spare   []byte // the buffer Next handed out last time, reused next
+	skipped int64  // bytes dropped since the last Next
+	total   int64  // bytes dropped since the tap was made
+	limit   int
+	closed  bool
+	ready   chan struct{} // has a token when pending or closed changed
+}
+
+// NewTap returns a Tap that holds at most limit bytes (DefaultTapLimit when
+// limit <= 0).
+func NewTap(limit int) *Tap {
+	if limit <= 0 {
+		limit = DefaultTapLimit
+	}
+	return &Tap{limit: limit, ready: make(chan struct{}, 1)}
+}
+
+// Write copies p into the tap. It never blocks and never fails; after Close
+// it discards p.
+func (t *Tap) Write(p []byte) (int, error) {
+	n := len(p)
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		return n, nil
+	}
+	if len(t.pending)+len(p) > t.limit {
+		// Skip ahead: the reader gets the newest bytes, never stale ones.
+		t.drop(int64(len(t.pending)))
+		t.pending = t.pending[:0]
+		if len(p) > t.limit {
+			t.drop(int64(len(p) - t.limit))
+			p = p[len(p)-t.limit:]
+		}
+	}
+	t.pending = append(t.pending, p...)
+	t.mu.Unlock()
+	t.signal()
+	return n, nil
+}
+
+func (t *Tap) drop(n int64) {
+	t.skipped += n
+	t.total += n
+}
+
+func (t *Tap) signal() {
+	select {
+	case t.ready <- struct{}{}:
+	default:
+	}
+}
+
+// Next waits for output and returns all of it, with the number of bytes
+// dropped before it since the previous call (the reader should reset its
+// model when that is not zero). The chunk is valid until the next call to
+// Next. After Close, Next returns what is left, then ErrTapClosed.
+func (t *Tap) Next(ctx context.Context) (chunk []byte, skipped int64, err error) {
+	for {
+		t.mu.Lock()
+		if len(t.pending) > 0 || t.skipped > 0 {
+			chunk = t.pending
+			t.pending = t.spare[:0]
+			t.spare = chunk
+			skipped, t.skipped = t.skipped, 0
+			t.mu.Unlock()
+			return chunk, skipped, nil
+		}
+		closed := t.closed
+		t.mu.Unlock()
+		if closed {
+			return nil, 0, ErrTapClosed
+		}
+		select {
+		case <-t.ready:
+		case <-ctx.Done():
+			return nil, 0, ctx.Err()
+		}
+	}
+}
+
+// Skipped returns how many bytes the tap has dropped since it was made.
+func (t *Tap) Skipped() int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.total
+}
+
+// Close ends the tap: Next returns what is pending, then ErrTapClosed.
+func (t *Tap) Close() error {
+	t.mu.Lock()
+	t.closed = true
+	t.mu.Unlock()
+	t.signal()
+	return nil
+}

@@ -1,0 +1,103 @@
+package wrapper
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"testing"
+	"time"
+)
+
+func TestTapPassesEverythingWhenKeptUp(t *testing.T) {
+	tap := NewTap(1 << 10)
+	var got []byte
+	for i := 0; i < 100; i++ {
+		tap.Write([]byte("hello "))
+		chunk, skipped, err := tap.Next(context.Background())
+		if err != nil || skipped != 0 {
+			t.Fatalf("Next: %v, skipped %d", err, skipped)
+		}
+		got = append(got, chunk...)
+	}
+	if want := bytes.Repeat([]byte("hello "), 100); !bytes.Equal(got, want) {
+		t.Fatalf("got %d bytes, want %d", len(got), len(want))
+	}
+}
+
+func TestTapSkipsAheadWhenBehind(t *testing.T) {
+	tap := NewTap(10)
+	tap.Write([]byte("0123456"))
+	tap.Write([]byte("789ab")) // over the limit: the first write is dropped
+	chunk, skipped, err := tap.Next(context.Background())
+	if err != nil || string(chunk) != "789ab" || skipped != 7 {
+		t.Fatalf("got %q skipped %d err %v; want 789ab, 7", chunk, skipped, err)
+	}
+	long := []byte("a write longer than the limit")
+	tap.Write(long)
+	chunk, skipped, _ = tap.Next(context.Background())
+	if string(chunk) != " the limit" {
+		t.Fatalf("chunk %q is not the newest 10 bytes", chunk)
+	}
+	if skipped != int64(len("a write longer than the limit")-10) {
+		t.Fatalf("skipped %d", skipped)
+	}
+	if tap.Skipped() != 7+skipped {
+		t.Fatalf("total skipped %d", tap.Skipped())
+	}
+}
+
+func TestTapWriteNeverBlocks(t *testing.T) {
+	tap := NewTap(1 << 10)
+	done := make(chan struct{})
+	go func() {
+		for i := 0; i < 100000; i++ { // nobody reads
+			tap.Write([]byte("0123456789abcdef"))
+		}
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Write blocked without a reader")
+	}
+}
+
+func TestTapClose(t *testing.T) {
+	tap := NewTap(0)
+	tap.Write([]byte("last words"))
+	tap.Close()
+	tap.Write([]byte("after close"))
+	chunk, _, err := tap.Next(context.Background())
+	if err != nil || string(chunk) != "last words" {
+		t.Fatalf("got %q, %v", chunk, err)
+	}
+	if _, _, err := tap.Next(context.Background()); !errors.Is(err, ErrTapClosed) {
+		t.Fatalf("want ErrTapClosed, got %v", err)
+	}
+}
+
+func TestTapNextHonoursContext(t *testing.T) {
+	tap := NewTap(0)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, _, err := tap.Next(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("want context.Canceled, got %v", err)
+	}
+}
+
+func BenchmarkTapWrite(b *testing.B) {
+	tap := NewTap(0)
+	p := bytes.Repeat([]byte("x"), 32<<10)
+	b.SetBytes(int64(len(p)))
+	go func() {
+		for {
+			if _, _, err := tap.Next(context.Background()); err != nil {
+				return
+			}
+		}
+	}()
+	for b.Loop() {
+		tap.Write(p)
+	}
+	tap.Close()
+}

@@ -1,0 +1,286 @@
+// Package wrapper runs an agent CLI in a pseudo-terminal that the human
+// cannot tell apart from their own: every byte passes through both ways at
+// once, the window size follows theirs, job control and signals behave, and
+// their terminal is restored on every way out.
+//
+// The flow, one goroutine each:
+//
+//	child pty ──► output loop ──► human's screen (first, never delayed)
+//	                          └─► Tap (a lossy copy for the screen model)
+//	human keys ─► input loop ──┐
+//	injections ────────────────┴► Input, the single writer ─► child pty
+//	child exit ─► wait loop (also: child stopped by Ctrl-Z ─► suspend self)
+//	signals ────► signal loop (resize, forward, job control)
+package wrapper
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"sync"
+	"time"
+
+	"github.com/creack/pty"
+)
+
+// Options configures a wrapped session. The zero value of each field means
+// its default; Command is required.
+type Options struct {
+	// Command is the program and its arguments.
+	Command []string
+	// Dir is the child's working folder; empty means the wrapper's.
+	Dir string
+	// Env is the child's environment; nil means the wrapper's own.
+	Env []string
+	// Stdin is the human's keyboard side; nil means os.Stdin. When it is a
+	// terminal, the wrapper puts it in raw mode while in the foreground.
+	Stdin *os.File
+	// Stdout is the human's screen side; nil means os.Stdout.
+	Stdout io.Writer
+	// Tap receives a copy of everything the child writes, after the human
+	// got it. It must not block: use a *Tap.
+	Tap io.Writer
+	// Size is the child's window when the human has no terminal; zero
+	// means 80x24.
+	Cols, Rows int
+	// OnResize is called with the child's new size after each change.
+	OnResize func(cols, rows int)
+	// Cursor gives the child's cursor position (0-based), to answer the
+	// child's cursor queries when no human terminal does; nil means 0,0.
+	Cursor func() (col, row int)
+	// KillGrace is how long a child may take to exit after the wrapper
+	// forwarded SIGTERM or SIGHUP, before it is killed; zero means 5s.
+	KillGrace time.Duration
+	// Logger receives the wrapper's diagnostics. It must not write to the
+	// human's terminal; nil discards them.
+	Logger *slog.Logger
+}
+
+func (o *Options) fill() {
+	if o.Stdin == nil {
+		o.Stdin = os.Stdin
+	}
+	if o.Stdout == nil {
+		o.Stdout = os.Stdout
+	}
+	if o.Cols <= 0 || o.Rows <= 0 {
+		o.Cols, o.Rows = 80, 24
+	}
+	if o.KillGrace <= 0 {
+		o.KillGrace = 5 * time.Second
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
+// ErrNoCommand is returned by Start when Options.Command is empty.
+var ErrNoCommand = errors.New("no command to wrap")
+
+// A Session is one running child. Wait for it with Wait.
+type Session struct {
+	opts  Options
+	cmd   *exec.Cmd
+	ptmx  *os.File
+	human *humanTerm
+	input *Input
+	stdin *stdinReader
+	log   *slog.Logger
+
+	mu         sync.Mutex
+	cols, rows int
+
+	exited   chan struct{} // closed when the child has exited
+	outDone  chan struct{} // closed when the output loop has ended
+	status   int           // the exit code, valid after exited
+	panicVal any           // a panic in a goroutine, re-raised by Wait
+	stopSigs func()
+}
+
+// Start runs the command in a new pseudo-terminal at the human's window size.
+// The human's terminal is in raw mode from here until Wait returns.
+func Start(opts Options) (*Session, error) {
+	opts.fill()
+	if len(opts.Command) == 0 {
+		return nil, ErrNoCommand
+	}
+	out, _ := opts.Stdout.(*os.File)
+	s := &Session{
+		opts:    opts,
+		human:   newHumanTerm(opts.Stdin, out),
+		log:     opts.Logger,
+		exited:  make(chan struct{}),
+		outDone: make(chan struct{}),
+	}
+	s.cols, s.rows = opts.Cols, opts.Rows
+	if c, r, ok := s.human.size(); ok {
+		s.cols, s.rows = c, r
+	}
+
+	cmd := exec.Command(opts.Command[0], opts.Command[1:]...)
+	cmd.Dir = opts.Dir
+	cmd.Env = opts.Env
+	ptmx, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: uint16(s.cols), Rows: uint16(s.rows)})
+	if err != nil {
+		return nil, fmt.Errorf("start %s: %w", opts.Command[0], err)
+	}
+	s.cmd, s.ptmx = cmd, ptmx
+	s.input = newInput(ptmx)
+	s.log.Info("child started", "pid", cmd.Process.Pid, "cmd", opts.Command, "cols", s.cols, "rows", s.rows)
+
+	if _, err := s.human.enterRaw(); err != nil {
+		s.log.Warn("raw mode", "err", err)
+	}
+	if s.stdin, err = newStdinReader(opts.Stdin); err != nil {
+		s.human.restore()
+		_ = cmd.Process.Kill()
+		return nil, fmt.Errorf("watch stdin: %w", err)
+	}
+	s.stopSigs = s.watchSignals()
+	s.goSafe(s.outputLoop)
+	s.goSafe(s.inputLoop)
+	s.goSafe(s.waitLoop)
+	if s.opts.OnResize != nil {
+		s.opts.OnResize(s.cols, s.rows)
+	}
+	return s, nil
+}
+
+// Go runs fn in a goroutine that restores the human's terminal before a
+// panic goes on, so a bug never leaves the terminal in raw mode. Every
+// goroutine that works beside a session (scanner, bus, delivery) starts
+// through it.
+func (s *Session) Go(fn func()) { s.goSafe(fn) }
+
+func (s *Session) goSafe(fn func()) {
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				s.human.restore()
+				panic(r)
+			}
+		}()
+		fn()
+	}()
+}
+
+// Pid returns the child's process id.
+func (s *Session) Pid() int { return s.cmd.Process.Pid }
+
+// Input returns the single writer of the child's stdin.
+func (s *Session) Input() *Input { return s.input }
+
+// Size returns the child's current window size.
+func (s *Session) Size() (cols, rows int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cols, s.rows
+}
+
+// Exited is closed when the child has exited.
+func (s *Session) Exited() <-chan struct{} { return s.exited }
+
+// Wait waits until the child has exited and its last byte has reached the
+// human, restores the terminal and returns the child's exit code (128+n
+// when signal n killed it).
+func (s *Session) Wait() int {
+	defer s.human.restore()
+	<-s.exited
+	<-s.outDone
+	s.stopSigs()
+	s.stdin.stop()
+	s.ptmx.Close()
+	s.log.Info("child exited", "status", s.status)
+	return s.status
+}
+
+// Run starts the command, calls started (if not nil) with the session, and
+// waits for the child; ctx's end is handled like SIGTERM (forwarded, then a
+// kill after the grace time).
+func Run(ctx context.Context, opts Options, started func(*Session)) (int, error) {
+	s, err := Start(opts)
+	if err != nil {
+		return 0, err
+	}
+	if started != nil {
+		started(s)
+	}
+	go func() {
+		select {
+		case <-ctx.Done():
+			s.terminate(errTerm)
+		case <-s.exited:
+		}
+	}()
+	return s.Wait(), nil
+}
+
+// outputLoop copies the child's output to the human first, then to the tap.
+func (s *Session) outputLoop() {
+	defer close(s.outDone)
+	var ans *answerer
+	if !s.human.isTTY {
+		ans = &answerer{cursor: s.opts.Cursor}
+	}
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := s.ptmx.Read(buf)
+		if n > 0 {
+			p := buf[:n]
+			if _, werr := writeAll(s.opts.Stdout, p); werr != nil {
+				s.log.Warn("write to human", "err", werr)
+			}
+			if s.opts.Tap != nil {
+				s.opts.Tap.Write(p)
+			}
+			if ans != nil {
+				if reply := ans.scan(p); reply != nil {
+					_ = s.input.answer(reply)
+				}
+			}
+		}
+		if err != nil {
+			// EIO: every copy of the pty's other side is closed.
+			return
+		}
+	}
+}
+
+func writeAll(w io.Writer, p []byte) (int, error) {
+	total := 0
+	for len(p) > 0 {
+		n, err := w.Write(p)
+		total += n
+		if err != nil {
+			return total, err
+		}
+		p = p[n:]
+	}
+	return total, nil
+}
+
+// inputLoop copies the human's keystrokes to the child. At the end of a
+// piped stdin it passes the end on: the child's EOF character when it reads
+// lines (canonical mode).
+func (s *Session) inputLoop() {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := s.stdin.Read(buf)
+		if n > 0 {
+			if werr := s.keys(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			s.sendEOF()
+			return
+		}
+		if err != nil {
+			return
+		}
+	}
+}
