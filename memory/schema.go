@@ -1,0 +1,157 @@
+package memory
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// migrations bring the file's schema from version i to i+1 (the version is
+// SQLite's PRAGMA user_version; 0 is an empty file). Append new steps, never
+// edit old ones: files written by older relays are migrated through them.
+func migrations() []func(ctx context.Context, tx *sql.Tx) error {
+	return []func(ctx context.Context, tx *sql.Tx) error{
+		migrate1, // memories with full-text search over the text
+		migrate2, // tags, updated time, de-duplication keys; the index covers tags
+	}
+}
+
+// schemaVersion is the version this relay writes.
+func schemaVersion() int { return len(migrations()) }
+
+// migrate applies the missing migrations in one write transaction, so that
+// several processes opening a new file at once do it exactly once.
+func (s *Store) migrate(ctx context.Context) error {
+	var v int
+	// A read first: it fails fast and clearly on a file that is not a
+	// database, and spares the write lock when the schema is current.
+	if err := s.db.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil {
+		return err
+	}
+	if v == schemaVersion() {
+		return nil
+	}
+	return s.update(ctx, func(tx *sql.Tx) error {
+		if err := tx.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil {
+			return err
+		}
+		if v > schemaVersion() {
+			return fmt.Errorf("schema version %d is newer than this relay knows (%d): upgrade relay", v, schemaVersion())
+		}
+		for i := v; i < schemaVersion(); i++ {
+			if err := migrations()[i](ctx, tx); err != nil {
+				return fmt.Errorf("migrate schema %d to %d: %w", i, i+1, err)
+			}
+		}
+		_, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, schemaVersion()))
+		return err
+	})
+}
+
+func execAll(ctx context.Context, tx *sql.Tx, stmts ...string) error {
+	for _, q := range stmts {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("%w (in %.60q)", err, q)
+		}
+	}
+	return nil
+}
+
+func migrate1(ctx context.Context, tx *sql.Tx) error {
+	return execAll(ctx, tx,
+		`CREATE TABLE memories (
+			seq        INTEGER PRIMARY KEY,
+			id         TEXT NOT NULL UNIQUE,
+			text       TEXT NOT NULL,
+			author     TEXT NOT NULL DEFAULT '',
+			workspace  TEXT NOT NULL DEFAULT '',
+			scope      TEXT NOT NULL DEFAULT 'workspace',
+			created_ms INTEGER NOT NULL
+		)`,
+		`CREATE VIRTUAL TABLE memories_fts USING fts5(text,
+			content='memories', content_rowid='seq', tokenize='porter unicode61')`,
+		`CREATE TRIGGER memories_ai AFTER INSERT ON memories BEGIN
+			INSERT INTO memories_fts(rowid, text) VALUES (new.seq, new.text);
+		END`,
+		`CREATE TRIGGER memories_ad AFTER DELETE ON memories BEGIN
+			INSERT INTO memories_fts(memories_fts, rowid, text) VALUES ('delete', old.seq, old.text);
+		END`,
+	)
+}
+
+func migrate2(ctx context.Context, tx *sql.Tx) error {
+	err := execAll(ctx, tx,
+		`ALTER TABLE memories ADD COLUMN tags TEXT NOT NULL DEFAULT ''`,
+		`ALTER TABLE memories ADD COLUMN updated_ms INTEGER NOT NULL DEFAULT 0`,
+		`ALTER TABLE memories ADD COLUMN scope_key TEXT NOT NULL DEFAULT ''`,
+		`ALTER TABLE memories ADD COLUMN text_key TEXT NOT NULL DEFAULT ''`,
+		`UPDATE memories SET updated_ms = created_ms`,
+		`DROP TRIGGER memories_ai`,
+		`DROP TRIGGER memories_ad`,
+		`DROP TABLE memories_fts`,
+	)
+	if err != nil {
+		return err
+	}
+	// Fill the de-duplication keys; where version 1 held the same text twice
+	// in one scope, keep the oldest and give it the newest time.
+	type row struct {
+		seq       int64
+		m         Memory
+		createdMs int64
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT seq, text, author, workspace, scope, created_ms FROM memories ORDER BY seq`)
+	if err != nil {
+		return err
+	}
+	var all []row
+	for rows.Next() {
+		var r row
+		var scope string
+		if err := rows.Scan(&r.seq, &r.m.Text, &r.m.Author, &r.m.Workspace, &scope, &r.createdMs); err != nil {
+			rows.Close()
+			return err
+		}
+		r.m.Scope = Scope(scope)
+		all = append(all, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	first := map[[2]string]row{}
+	for _, r := range all {
+		k := [2]string{scopeKey(r.m), textKey(r.m.Text)}
+		if f, dup := first[k]; dup {
+			if _, err := tx.ExecContext(ctx, `UPDATE memories SET updated_ms = max(updated_ms, ?) WHERE seq = ?`, r.createdMs, f.seq); err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, `DELETE FROM memories WHERE seq = ?`, r.seq); err != nil {
+				return err
+			}
+			continue
+		}
+		first[k] = r
+		if _, err := tx.ExecContext(ctx, `UPDATE memories SET scope_key = ?, text_key = ? WHERE seq = ?`, k[0], k[1], r.seq); err != nil {
+			return err
+		}
+	}
+	return execAll(ctx, tx,
+		`CREATE UNIQUE INDEX memories_dedup ON memories(scope_key, text_key)`,
+		`CREATE INDEX memories_updated ON memories(updated_ms)`,
+		`CREATE INDEX memories_workspace ON memories(workspace, updated_ms)`,
+		`CREATE VIRTUAL TABLE memories_fts USING fts5(text, tags,
+			content='memories', content_rowid='seq', tokenize='porter unicode61')`,
+		`CREATE TRIGGER memories_ai AFTER INSERT ON memories BEGIN
+			INSERT INTO memories_fts(rowid, text, tags) VALUES (new.seq, new.text, new.tags);
+		END`,
+		`CREATE TRIGGER memories_ad AFTER DELETE ON memories BEGIN
+			INSERT INTO memories_fts(memories_fts, rowid, text, tags) VALUES ('delete', old.seq, old.text, old.tags);
+		END`,
+		`CREATE TRIGGER memories_au AFTER UPDATE OF text, tags ON memories BEGIN
+			INSERT INTO memories_fts(memories_fts, rowid, text, tags) VALUES ('delete', old.seq, old.text, old.tags);
+			INSERT INTO memories_fts(rowid, text, tags) VALUES (new.seq, new.text, new.tags);
+		END`,
+		`INSERT INTO memories_fts(memories_fts) VALUES ('rebuild')`,
+	)
+}
