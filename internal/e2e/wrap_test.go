@@ -242,10 +242,10 @@ func runWithin(t *testing.T, cmd *exec.Cmd, d time.Duration) ([]byte, error) {
 // in the mode it had before relay started.
 func TestWrapRestoresTerminal(t *testing.T) {
 	for _, tc := range []struct {
-		name  string
-		argv  []string
-		env   []string
-		poke  func(tm *ptytest.Term)
+		name string
+		argv []string
+		env  []string
+		poke func(tm *ptytest.Term)
 	}{
 		{name: "normal exit", argv: []string{"sh", "-c", "echo READY; read x"}, poke: func(tm *ptytest.Term) { tm.Type("\r") }},
 		{name: "child crash", argv: []string{"sh", "-c", "echo READY; read x; kill -SEGV $$"}, poke: func(tm *ptytest.Term) { tm.Type("\r") }},
