@@ -1,0 +1,270 @@
+package bus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Options configure Connect. Only URL is required; the zero value of every
+// other field means its default, filled in by fill.
+type Options struct {
+	// URL of the NATS server or cluster (nats://, tls://, several separated
+	// by commas). A token may be in the URL (nats://TOKEN@host:port).
+	URL string
+	// Token authenticates to a token-protected server (the embedded hub).
+	Token string
+	// Creds is a NATS credentials file (JWT and nkey) for an external server.
+	Creds string
+	// TLSCA, TLSCert and TLSKey are PEM files for TLS to an external server.
+	TLSCA, TLSCert, TLSKey string
+	// Workspace is joined; empty means DefaultWorkspace.
+	Workspace string
+	// Name is this client's agent name: the sender of what it sends and the
+	// owner of its inbox and presence. Required for Send, Register and Inbox.
+	Name string
+	// Replicas of the workspace's stream and bucket when this client creates
+	// them; zero means 1 (use 3 on a three-node cluster).
+	Replicas int
+	// Retention is how long messages and receipts are kept; zero means 30
+	// days. MaxMessages bounds the stream (oldest dropped); zero means 1e6.
+	Retention   time.Duration
+	MaxMessages int64
+	// Heartbeat is how often a registered agent refreshes its presence;
+	// zero means 2 s. A claim whose heartbeats stopped for three periods is
+	// taken to be a crashed agent's and may be claimed again.
+	Heartbeat time.Duration
+	// AckWait is how long an unacknowledged delivery waits before it is
+	// delivered again; zero means 30 s. Delivery.InProgress extends it.
+	AckWait time.Duration
+	// ReconnectBuffer bounds what is buffered while the connection is down;
+	// zero means 8 MiB. Beyond it Send fails with nats.ErrReconnectBufExceeded.
+	ReconnectBuffer int
+	// Logger receives connection events and rejected envelopes; nil
+	// discards them.
+	Logger *slog.Logger
+}
+
+func (o *Options) fill() error {
+	if o.URL == "" {
+		return errors.New("connect to hub: no URL")
+	}
+	if o.Workspace == "" {
+		o.Workspace = DefaultWorkspace
+	}
+	if err := ValidName("workspace", o.Workspace); err != nil {
+		return err
+	}
+	if o.Name != "" {
+		if err := ValidName("agent", o.Name); err != nil {
+			return err
+		}
+	}
+	if o.Replicas == 0 {
+		o.Replicas = 1
+	}
+	if o.Retention == 0 {
+		o.Retention = 30 * 24 * time.Hour
+	}
+	if o.MaxMessages == 0 {
+		o.MaxMessages = 1_000_000
+	}
+	if o.Heartbeat == 0 {
+		o.Heartbeat = 2 * time.Second
+	}
+	if o.AckWait == 0 {
+		o.AckWait = 30 * time.Second
+	}
+	if o.ReconnectBuffer == 0 {
+		o.ReconnectBuffer = 8 << 20
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return nil
+}
+
+// Client is one connection to the hub, for one agent (or a human, a
+// script) in one workspace. It is safe for concurrent use. Close it.
+type Client struct {
+	opts   Options
+	log    *slog.Logger
+	nc     *nats.Conn
+	js     jetstream.JetStream
+	stream jetstream.Stream
+	kv     jetstream.KeyValue
+
+	watch  *presenceWatch
+	closed chan struct{} // closed when the connection is
+
+	mu    sync.Mutex
+	claim *claim // non-nil once registered
+}
+
+// Connect connects to the hub and makes sure the workspace's stream and
+// presence bucket exist. It reconnects by itself forever after a first
+// success; the first connection must succeed.
+func Connect(ctx context.Context, o Options) (*Client, error) {
+	if err := o.fill(); err != nil {
+		return nil, err
+	}
+	c := &Client{opts: o, log: o.Logger.With("workspace", o.Workspace, "agent", o.Name), closed: make(chan struct{})}
+	name := "relay"
+	if o.Name != "" {
+		name += ":" + o.Workspace + ":" + o.Name
+	}
+	nopts := []nats.Option{
+		nats.Name(name),
+		nats.MaxReconnects(-1),
+		nats.ReconnectWait(250 * time.Millisecond),
+		nats.ReconnectJitter(100*time.Millisecond, time.Second),
+		nats.ReconnectBufSize(o.ReconnectBuffer),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			c.log.Warn("disconnected from hub; reconnecting", "err", err)
+		}),
+		nats.ReconnectHandler(func(nc *nats.Conn) {
+			c.log.Info("reconnected to hub", "url", nc.ConnectedUrlRedacted())
+		}),
+		nats.ClosedHandler(func(*nats.Conn) { close(c.closed) }),
+		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
+			c.log.Error("hub connection error", "err", err)
+		}),
+	}
+	if o.Token != "" {
+		nopts = append(nopts, nats.Token(o.Token))
+	}
+	if o.Creds != "" {
+		nopts = append(nopts, nats.UserCredentials(o.Creds))
+	}
+	if o.TLSCA != "" {
+		nopts = append(nopts, nats.RootCAs(o.TLSCA))
+	}
+	if o.TLSCert != "" || o.TLSKey != "" {
+		nopts = append(nopts, nats.ClientCert(o.TLSCert, o.TLSKey))
+	}
+	if d, ok := ctx.Deadline(); ok {
+		nopts = append(nopts, nats.Timeout(time.Until(d)))
+	}
+	nc, err := nats.Connect(o.URL, nopts...)
+	if err != nil {
+		return nil, fmt.Errorf("connect to hub %s: %w", redact(o.URL), err)
+	}
+	c.nc = nc
+	if err := c.setup(ctx); err != nil {
+		nc.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// setup finds or creates the workspace's stream and presence bucket and
+// starts watching presence.
+func (c *Client) setup(ctx context.Context) error {
+	js, err := jetstream.New(c.nc)
+	if err != nil {
+		return fmt.Errorf("connect to hub: %w", err)
+	}
+	c.js = js
+	ws := c.opts.Workspace
+	scfg := jetstream.StreamConfig{
+		Name:        StreamName(ws),
+		Description: "relay messages and receipts of workspace " + ws,
+		Subjects:    []string{InboxSubject(ws, "*"), ReceiptSubject(ws, "*")},
+		Retention:   jetstream.LimitsPolicy,
+		MaxAge:      c.opts.Retention,
+		MaxMsgs:     c.opts.MaxMessages,
+		MaxMsgSize:  8 * MaxBody,
+		Discard:     jetstream.DiscardOld,
+		Storage:     jetstream.FileStorage,
+		Replicas:    c.opts.Replicas,
+		Duplicates:  2 * time.Minute,
+	}
+	c.stream, err = js.Stream(ctx, scfg.Name)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		c.stream, err = js.CreateStream(ctx, scfg)
+		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+			c.stream, err = js.Stream(ctx, scfg.Name)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("open stream %s: %w", scfg.Name, err)
+	}
+	kcfg := jetstream.KeyValueConfig{
+		Bucket:      PresenceBucket(ws),
+		Description: "relay agents of workspace " + ws,
+		History:     1,
+		Storage:     jetstream.FileStorage,
+		Replicas:    c.opts.Replicas,
+	}
+	c.kv, err = js.KeyValue(ctx, kcfg.Bucket)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		c.kv, err = js.CreateKeyValue(ctx, kcfg)
+		if errors.Is(err, jetstream.ErrBucketExists) || errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+			c.kv, err = js.KeyValue(ctx, kcfg.Bucket)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("open presence bucket %s: %w", kcfg.Bucket, err)
+	}
+	c.watch, err = watchPresence(c.kv)
+	if err != nil {
+		return fmt.Errorf("watch presence %s: %w", kcfg.Bucket, err)
+	}
+	return nil
+}
+
+// Name is this client's agent name.
+func (c *Client) Name() string { return c.opts.Name }
+
+// Workspace is the workspace this client joined.
+func (c *Client) Workspace() string { return c.opts.Workspace }
+
+// Conn is the underlying NATS connection, for callers that add their own
+// subjects (the memory service, user handlers). Do not close it.
+func (c *Client) Conn() *nats.Conn { return c.nc }
+
+// Close marks a registered agent offline, stops its heartbeat and closes the
+// connection after flushing what is buffered.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	cl := c.claim
+	c.claim = nil
+	c.mu.Unlock()
+	if cl != nil {
+		cl.stop()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		_ = c.putPresence(ctx, cl, StateOffline)
+		cancel()
+	}
+	if c.watch != nil {
+		c.watch.stop()
+	}
+	if err := c.nc.Drain(); err != nil {
+		c.nc.Close()
+	}
+	<-c.closed
+	return nil
+}
+
+// redact drops a token or password from a URL for messages.
+func redact(u string) string {
+	for i := 0; i+3 <= len(u); i++ {
+		if u[i:i+3] == "://" {
+			rest := u[i+3:]
+			for j := 0; j < len(rest) && rest[j] != '/'; j++ {
+				if rest[j] == '@' {
+					return u[:i+3] + "***" + rest[j:]
+				}
+			}
+			break
+		}
+	}
+	return u
+}

@@ -1,0 +1,181 @@
+package bus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Delivery is one message taken from the agent's inbox. It stays in the
+// inbox until Ack; Nak hands it back for another delivery; without either
+// it comes back after Options.AckWait (InProgress restarts that clock).
+// The same message may come more than once (after a crash or a Nak): use
+// Envelope.ID and NumDelivered to drop repeats.
+type Delivery struct {
+	Envelope Envelope
+	// Seq is the message's sequence number in the workspace's stream.
+	Seq uint64
+	// NumDelivered is 1 on the first delivery, 2 on the second, ...
+	NumDelivered uint64
+
+	msg jetstream.Msg
+	c   *Client
+	fl  *inflight
+}
+
+// Ack removes the message from the inbox: call it once the message reached
+// the agent (or a queue that survives a crash).
+func (d *Delivery) Ack() error {
+	d.fl.done(d.Seq)
+	return d.msg.Ack()
+}
+
+// Nak hands the message back to be delivered again after delay (at once
+// for zero).
+func (d *Delivery) Nak(delay time.Duration) error {
+	d.fl.done(d.Seq)
+	if delay <= 0 {
+		return d.msg.Nak()
+	}
+	return d.msg.NakWithDelay(delay)
+}
+
+// InProgress tells the hub the message is still being worked on, so that
+// it is not delivered again for another AckWait.
+func (d *Delivery) InProgress() error { return d.msg.InProgress() }
+
+// Receipt reports the message's delivery status to its sender and the log.
+func (d *Delivery) Receipt(ctx context.Context, st Status, reason string) error {
+	return d.c.Receipt(ctx, d.Envelope, st, reason)
+}
+
+// Fail removes the message from the inbox for good and reports it failed
+// with reason.
+func (d *Delivery) Fail(ctx context.Context, reason string) error {
+	d.fl.done(d.Seq)
+	err := d.msg.TermWithReason(reason)
+	return errors.Join(err, d.c.Receipt(ctx, d.Envelope, StatusFailed, reason))
+}
+
+// inflight tracks deliveries handed out and not yet settled, so that Inbox
+// can hand them back when it returns.
+type inflight struct {
+	mu   sync.Mutex
+	msgs map[uint64]jetstream.Msg
+}
+
+func (f *inflight) add(seq uint64, m jetstream.Msg) {
+	f.mu.Lock()
+	f.msgs[seq] = m
+	f.mu.Unlock()
+}
+
+func (f *inflight) done(seq uint64) {
+	f.mu.Lock()
+	delete(f.msgs, seq)
+	f.mu.Unlock()
+}
+
+func (f *inflight) nakAll() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for seq, m := range f.msgs {
+		_ = m.Nak()
+		delete(f.msgs, seq)
+	}
+}
+
+// Inbox receives the agent's messages, oldest first, and calls handle for
+// each valid one, one at a time, until ctx is done; then it hands back
+// (Nak) the deliveries not yet acknowledged and returns nil. The inbox is a
+// durable JetStream consumer named after the agent: what arrives while no
+// Inbox runs waits. Envelopes that fail validation (from a foreign client)
+// are logged, removed and reported failed to their sender where possible;
+// handle never sees them.
+func (c *Client) Inbox(ctx context.Context, handle func(context.Context, *Delivery)) error {
+	if c.opts.Name == "" {
+		return fmt.Errorf("inbox: %w: the client has no agent name", ErrNotRegistered)
+	}
+	ws, name := c.opts.Workspace, c.opts.Name
+	cons, err := c.stream.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
+		Durable:       name,
+		Description:   "inbox of " + name,
+		FilterSubject: InboxSubject(ws, name),
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		AckWait:       c.opts.AckWait,
+		DeliverPolicy: jetstream.DeliverAllPolicy,
+		MaxDeliver:    -1,
+		MaxAckPending: 1000,
+	})
+	if err != nil {
+		return fmt.Errorf("open inbox of %s: %w", name, err)
+	}
+	fl := &inflight{msgs: map[uint64]jetstream.Msg{}}
+	cc, err := cons.Consume(func(m jetstream.Msg) {
+		if ctx.Err() != nil {
+			_ = m.Nak()
+			return
+		}
+		c.deliver(ctx, m, fl, handle)
+	}, jetstream.PullMaxMessages(64), jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
+		if ctx.Err() == nil {
+			c.log.Warn("inbox", "err", err)
+		}
+	}))
+	if err != nil {
+		return fmt.Errorf("consume inbox of %s: %w", name, err)
+	}
+	select {
+	case <-ctx.Done():
+	case <-c.closed:
+	}
+	cc.Drain()
+	select {
+	case <-cc.Closed():
+	case <-c.closed:
+	case <-time.After(5 * time.Second):
+	}
+	fl.nakAll()
+	return nil
+}
+
+func (c *Client) deliver(ctx context.Context, m jetstream.Msg, fl *inflight, handle func(context.Context, *Delivery)) {
+	md, err := m.Metadata()
+	if err != nil {
+		c.log.Error("inbox: message without metadata", "subject", m.Subject(), "err", err)
+		return
+	}
+	env, err := ParseEnvelope(m.Data())
+	if err == nil && env.Workspace != c.opts.Workspace {
+		err = invalid("workspace is %q but it came through workspace %q", env.Workspace, c.opts.Workspace)
+	}
+	if err == nil && env.To != c.opts.Name && env.To != Broadcast {
+		err = invalid("addressed to %q but it came to the inbox of %q", env.To, c.opts.Name)
+	}
+	if err != nil {
+		c.reject(ctx, m, md.Sequence.Stream, env, err)
+		return
+	}
+	fl.add(md.Sequence.Stream, m)
+	handle(ctx, &Delivery{Envelope: env, Seq: md.Sequence.Stream, NumDelivered: md.NumDelivered, msg: m, c: c, fl: fl})
+}
+
+// reject logs why an incoming envelope is refused, removes it from the
+// inbox and tells its sender when the envelope says who that is.
+func (c *Client) reject(ctx context.Context, m jetstream.Msg, seq uint64, env Envelope, reason error) {
+	c.log.Warn("rejected incoming envelope", "subject", m.Subject(), "seq", seq, "bytes", len(m.Data()), "reason", reason)
+	_ = m.TermWithReason(reason.Error())
+	if ValidName("message id", env.ID) != nil || ValidName("sender", env.From) != nil {
+		return
+	}
+	env.Workspace = c.opts.Workspace
+	rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if err := c.Receipt(rctx, env, StatusFailed, reason.Error()); err != nil {
+		c.log.Warn("could not report rejected envelope", "id", env.ID, "err", err)
+	}
+}

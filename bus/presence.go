@@ -1,0 +1,351 @@
+package bus
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
+)
+
+// State is what an agent is doing, as its wrapper sees it.
+type State string
+
+// Agent states.
+const (
+	StateStarting State = "starting" // launched, not yet ready for input
+	StateIdle     State = "idle"     // waiting for input: messages can be typed in
+	StateBusy     State = "busy"     // working on something
+	StateWaiting  State = "waiting"  // asking its human a question
+	StateOffline  State = "offline"  // gone (closed, or its heartbeats stopped)
+)
+
+// ErrNameTaken is returned by Register when a live agent of the workspace
+// holds the name.
+var ErrNameTaken = errors.New("agent name taken")
+
+// ErrNotRegistered is returned by calls that need Register first.
+var ErrNotRegistered = errors.New("agent not registered")
+
+// missedBeats is how many heartbeats may be missed before a claim expires.
+const missedBeats = 3
+
+// Presence is one agent of a workspace as `relay agents` shows it.
+type Presence struct {
+	Name      string    `json:"name"`
+	Workspace string    `json:"workspace"`
+	State     State     `json:"state"`
+	Since     time.Time `json:"since"`   // when State began
+	Seen      time.Time `json:"seen"`    // last heartbeat, by the hub's clock
+	Pending   uint64    `json:"pending"` // messages in its inbox not yet acknowledged
+	Host      string    `json:"host,omitempty"`
+	PID       int       `json:"pid,omitempty"`
+}
+
+// record is the JSON value under the agent's key in the presence bucket.
+type record struct {
+	State     State     `json:"state"`
+	Since     time.Time `json:"since"`
+	Session   string    `json:"session"`
+	Heartbeat int64     `json:"heartbeat_ms"`
+	Host      string    `json:"host,omitempty"`
+	PID       int       `json:"pid,omitempty"`
+}
+
+// stale reports whether a record written at created is an abandoned claim.
+func (r record) stale(created, now time.Time) bool {
+	if r.State == StateOffline {
+		return true
+	}
+	hb := time.Duration(r.Heartbeat) * time.Millisecond
+	if hb <= 0 {
+		hb = 2 * time.Second
+	}
+	return now.Sub(created) > missedBeats*hb
+}
+
+// claim is this client's hold on its name.
+type claim struct {
+	mu      sync.Mutex
+	session string
+	rev     uint64
+	state   State
+	since   time.Time
+	lost    error
+	cancel  context.CancelFunc
+	done    chan struct{}
+}
+
+func (cl *claim) stop() {
+	cl.cancel()
+	<-cl.done
+}
+
+// Register claims the client's name in its workspace with state starting
+// and keeps it alive with heartbeats until Close. A name held by a live
+// agent is refused with ErrNameTaken; the claim of a crashed agent (no
+// heartbeat for three periods) or of one that went offline is taken over.
+func (c *Client) Register(ctx context.Context) error {
+	if c.opts.Name == "" {
+		return fmt.Errorf("register: %w: no agent name", ErrNotRegistered)
+	}
+	host, _ := os.Hostname()
+	cl := &claim{session: nuid.Next(), state: StateStarting, since: time.Now().UTC(), done: make(chan struct{})}
+	val := c.encode(cl, host)
+	rev, err := c.kv.Create(ctx, c.opts.Name, val)
+	if errors.Is(err, jetstream.ErrKeyExists) {
+		rev, err = c.takeOver(ctx, val)
+	}
+	if err != nil {
+		return fmt.Errorf("register %q in workspace %q: %w", c.opts.Name, c.opts.Workspace, err)
+	}
+	cl.rev = rev
+	hctx, cancel := context.WithCancel(context.Background())
+	cl.cancel = cancel
+	c.mu.Lock()
+	old := c.claim
+	c.claim = cl
+	c.mu.Unlock()
+	if old != nil {
+		old.stop()
+	}
+	go c.heartbeat(hctx, cl)
+	return nil
+}
+
+func (c *Client) takeOver(ctx context.Context, val []byte) (uint64, error) {
+	e, err := c.kv.Get(ctx, c.opts.Name)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return c.kv.Create(ctx, c.opts.Name, val)
+	}
+	if err != nil {
+		return 0, err
+	}
+	var r record
+	_ = json.Unmarshal(e.Value(), &r)
+	if !r.stale(e.Created(), time.Now()) {
+		return 0, fmt.Errorf("%w: a live agent holds it (%s, pid %d on %s, last seen %s ago); choose another name",
+			ErrNameTaken, r.State, r.PID, r.Host, time.Since(e.Created()).Round(time.Millisecond))
+	}
+	rev, err := c.kv.Update(ctx, c.opts.Name, val, e.Revision())
+	if errors.Is(err, jetstream.ErrKeyExists) {
+		return 0, fmt.Errorf("%w: another agent claimed it at the same moment", ErrNameTaken)
+	}
+	return rev, err
+}
+
+func (c *Client) encode(cl *claim, host string) []byte {
+	b, _ := json.Marshal(record{
+		State: cl.state, Since: cl.since, Session: cl.session,
+		Heartbeat: c.opts.Heartbeat.Milliseconds(), Host: host, PID: os.Getpid(),
+	})
+	return b
+}
+
+func (c *Client) heartbeat(ctx context.Context, cl *claim) {
+	defer close(cl.done)
+	t := time.NewTicker(c.opts.Heartbeat)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		cl.mu.Lock()
+		st := cl.state
+		cl.mu.Unlock()
+		pctx, cancel := context.WithTimeout(ctx, c.opts.Heartbeat)
+		err := c.putPresence(pctx, cl, st)
+		cancel()
+		if errors.Is(err, ErrNameTaken) {
+			c.log.Error("lost the agent name to another agent; stopped heartbeats", "err", err)
+			return
+		}
+		if err != nil && ctx.Err() == nil {
+			c.log.Warn("heartbeat failed", "err", err)
+		}
+	}
+}
+
+// putPresence writes the claim with state, if the claim is still ours.
+func (c *Client) putPresence(ctx context.Context, cl *claim, st State) error {
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	if cl.lost != nil {
+		return cl.lost
+	}
+	if st != cl.state {
+		cl.state, cl.since = st, time.Now().UTC()
+	}
+	host, _ := os.Hostname()
+	rev, err := c.kv.Update(ctx, c.opts.Name, c.encode(cl, host), cl.rev)
+	if err == nil {
+		cl.rev = rev
+		return nil
+	}
+	if !errors.Is(err, jetstream.ErrKeyExists) {
+		return fmt.Errorf("update presence of %q: %w", c.opts.Name, err)
+	}
+	// The revision moved: either our own write's answer was lost, or someone
+	// took the name over while our heartbeats did not reach the hub.
+	e, gerr := c.kv.Get(ctx, c.opts.Name)
+	if gerr != nil {
+		return fmt.Errorf("update presence of %q: %w", c.opts.Name, gerr)
+	}
+	var r record
+	_ = json.Unmarshal(e.Value(), &r)
+	if r.Session == cl.session {
+		cl.rev = e.Revision()
+		return nil
+	}
+	cl.lost = fmt.Errorf("%w: %q was claimed by another agent (pid %d on %s) while this one was unreachable",
+		ErrNameTaken, c.opts.Name, r.PID, r.Host)
+	return cl.lost
+}
+
+// SetState records what the agent is doing. It needs Register.
+func (c *Client) SetState(ctx context.Context, st State) error {
+	c.mu.Lock()
+	cl := c.claim
+	c.mu.Unlock()
+	if cl == nil {
+		return fmt.Errorf("set state: %w", ErrNotRegistered)
+	}
+	return c.putPresence(ctx, cl, st)
+}
+
+// Agents lists every agent ever registered in the workspace, by name, with
+// its state (offline when its heartbeats stopped) and pending count.
+func (c *Client) Agents(ctx context.Context) ([]Presence, error) {
+	lister, err := c.kv.ListKeys(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list agents: %w", err)
+	}
+	var names []string
+	for k := range lister.Keys() {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	now := time.Now()
+	out := make([]Presence, 0, len(names))
+	for _, n := range names {
+		e, err := c.kv.Get(ctx, n)
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("list agents: %s: %w", n, err)
+		}
+		var r record
+		_ = json.Unmarshal(e.Value(), &r)
+		p := Presence{Name: n, Workspace: c.opts.Workspace, State: r.State, Since: r.Since, Seen: e.Created(), Host: r.Host, PID: r.PID}
+		if r.stale(e.Created(), now) && p.State != StateOffline {
+			p.State, p.Since = StateOffline, e.Created()
+		}
+		if p.Pending, err = c.pending(ctx, n); err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// pending counts the messages in agent's inbox not yet acknowledged.
+func (c *Client) pending(ctx context.Context, agent string) (uint64, error) {
+	cons, err := c.stream.Consumer(ctx, agent)
+	if err == nil {
+		info, err := cons.Info(ctx)
+		if err != nil {
+			return 0, fmt.Errorf("pending for %s: %w", agent, err)
+		}
+		return info.NumPending + uint64(info.NumAckPending), nil
+	}
+	if !errors.Is(err, jetstream.ErrConsumerNotFound) {
+		return 0, fmt.Errorf("pending for %s: %w", agent, err)
+	}
+	subj := InboxSubject(c.opts.Workspace, agent)
+	info, err := c.stream.Info(ctx, jetstream.WithSubjectFilter(subj))
+	if err != nil {
+		return 0, fmt.Errorf("pending for %s: %w", agent, err)
+	}
+	return info.State.Subjects[subj], nil
+}
+
+// presenceWatch keeps the names of a workspace's agents up to date, so that
+// Send knows its recipients without a round trip.
+type presenceWatch struct {
+	w     jetstream.KeyWatcher
+	ready chan struct{}
+	mu    sync.Mutex
+	names map[string]bool
+	done  chan struct{}
+}
+
+func watchPresence(kv jetstream.KeyValue) (*presenceWatch, error) {
+	w, err := kv.WatchAll(context.Background(), jetstream.MetaOnly())
+	if err != nil {
+		return nil, err
+	}
+	pw := &presenceWatch{w: w, ready: make(chan struct{}), names: map[string]bool{}, done: make(chan struct{})}
+	go pw.run()
+	return pw, nil
+}
+
+func (pw *presenceWatch) run() {
+	defer close(pw.done)
+	readied := false
+	for e := range pw.w.Updates() {
+		if e == nil {
+			if !readied {
+				close(pw.ready)
+				readied = true
+			}
+			continue
+		}
+		pw.mu.Lock()
+		pw.names[e.Key()] = e.Operation() == jetstream.KeyValuePut
+		pw.mu.Unlock()
+	}
+}
+
+func (pw *presenceWatch) stop() {
+	_ = pw.w.Stop()
+}
+
+// wait blocks until the watch has the bucket's initial state.
+func (pw *presenceWatch) wait(ctx context.Context) error {
+	select {
+	case <-pw.ready:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// has reports whether name was ever registered.
+func (pw *presenceWatch) has(name string) bool {
+	pw.mu.Lock()
+	defer pw.mu.Unlock()
+	return pw.names[name]
+}
+
+// others lists the registered names except self, sorted.
+func (pw *presenceWatch) others(self string) []string {
+	pw.mu.Lock()
+	defer pw.mu.Unlock()
+	out := make([]string, 0, len(pw.names))
+	for k, v := range pw.names {
+		if v && k != self {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}

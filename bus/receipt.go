@@ -1,0 +1,82 @@
+package bus
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+)
+
+// Status is where a message is on its way to an agent.
+type Status string
+
+// Delivery statuses, in the order a message normally goes through them.
+const (
+	StatusQueued    Status = "queued"    // stored in the recipient's inbox (implicit: no receipt is sent)
+	StatusDelivered Status = "delivered" // typed into the agent or handed over by a hook
+	StatusConfirmed Status = "confirmed" // seen on the agent's screen or in its prompt hook
+	StatusFailed    Status = "failed"    // given up; Reason says why
+	StatusHeld      Status = "held"      // held back by loop damping; Reason says why
+)
+
+// Receipt reports the status of one message at one recipient. Receipts are
+// stored with the messages (subject relay.<workspace>.receipt.<id>) and
+// seen live by the sender.
+type Receipt struct {
+	ID        string    `json:"id"` // the message's id
+	Workspace string    `json:"workspace"`
+	From      string    `json:"from"`  // who sent the message
+	Agent     string    `json:"agent"` // who reports: the recipient
+	Status    Status    `json:"status"`
+	Reason    string    `json:"reason,omitempty"`
+	Time      time.Time `json:"time"`
+}
+
+// Receipt records status (with an optional reason) for the message env as
+// this client's agent, the recipient.
+func (c *Client) Receipt(ctx context.Context, env Envelope, st Status, reason string) error {
+	if err := ValidName("message id", env.ID); err != nil {
+		return fmt.Errorf("receipt: %w", err)
+	}
+	r := Receipt{ID: env.ID, Workspace: c.opts.Workspace, From: env.From, Agent: c.opts.Name, Status: st, Reason: reason, Time: time.Now().UTC()}
+	data, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("receipt: %w", err)
+	}
+	msgID := env.ID + "." + c.opts.Name + "." + string(st)
+	if err := c.publish(ctx, ReceiptSubject(c.opts.Workspace, env.ID), data, msgID); err != nil {
+		return fmt.Errorf("receipt %s for %s: %w", st, env.ID, err)
+	}
+	return nil
+}
+
+// Receipts calls fn with the receipts for messages this client's agent
+// sent, as they arrive, until ctx is done. Receipts that arrive while the
+// connection is down are in the log but not passed to fn.
+func (c *Client) Receipts(ctx context.Context, fn func(Receipt)) error {
+	ch := make(chan *nats.Msg, 256)
+	sub, err := c.nc.ChanSubscribe(ReceiptSubject(c.opts.Workspace, "*"), ch)
+	if err != nil {
+		return fmt.Errorf("subscribe to receipts: %w", err)
+	}
+	defer sub.Unsubscribe()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-c.closed:
+			return nil
+		case m := <-ch:
+			var r Receipt
+			if err := json.Unmarshal(m.Data, &r); err != nil {
+				c.log.Warn("bad receipt", "subject", m.Subject, "err", err)
+				continue
+			}
+			if r.From == c.opts.Name {
+				fn(r)
+			}
+		}
+	}
+}

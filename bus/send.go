@@ -1,0 +1,137 @@
+package bus
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
+)
+
+// ErrUnknownAgent means the recipient never registered in the workspace.
+// Send returns it together with the stored envelope: the message waits in
+// the recipient's inbox in case it joins, and the sender should be told.
+var ErrUnknownAgent = errors.New("unknown agent")
+
+// ErrNoRecipients means a broadcast found no other agent in the workspace;
+// nothing was stored.
+var ErrNoRecipients = errors.New("no other agents in the workspace")
+
+// Message is what SendMessage sends: Send's recipient and body plus the
+// optional threading fields of the envelope.
+type Message struct {
+	To      string // an agent's name, or Broadcast ("*")
+	Body    string
+	Thread  string
+	ReplyTo string
+	Hops    int
+	Kind    Kind // empty means KindMessage
+}
+
+// Send sends body to the agent named to, or to every other agent of the
+// workspace when to is "*" (one copy in each inbox). It returns once the
+// hub has stored the message. When the error wraps ErrUnknownAgent the
+// message was stored all the same and the returned envelope is valid.
+func (c *Client) Send(ctx context.Context, to, body string) (Envelope, error) {
+	return c.SendMessage(ctx, Message{To: to, Body: body})
+}
+
+// SendMessage is Send with the envelope's optional fields.
+func (c *Client) SendMessage(ctx context.Context, m Message) (Envelope, error) {
+	env := Envelope{
+		ID: nuid.Next(), Workspace: c.opts.Workspace, From: c.opts.Name, To: m.To, Body: m.Body,
+		Thread: m.Thread, ReplyTo: m.ReplyTo, Hops: m.Hops, Created: time.Now().UTC(), Kind: m.Kind,
+	}
+	if env.Kind == "" {
+		env.Kind = KindMessage
+	}
+	if c.opts.Name == "" {
+		return env, fmt.Errorf("send: %w: the client has no agent name", ErrNotRegistered)
+	}
+	if err := env.Validate(); err != nil {
+		return env, fmt.Errorf("send to %s: %w", m.To, err)
+	}
+	data, err := json.Marshal(env)
+	if err != nil {
+		return env, fmt.Errorf("send to %s: %w", m.To, err)
+	}
+	if err := c.watch.wait(ctx); err != nil {
+		return env, fmt.Errorf("send to %s: %w", m.To, err)
+	}
+	if m.To == Broadcast {
+		to := c.watch.others(c.opts.Name)
+		if len(to) == 0 {
+			return env, fmt.Errorf("send to *: %w %q", ErrNoRecipients, c.opts.Workspace)
+		}
+		for _, r := range to {
+			if err := c.publish(ctx, InboxSubject(c.opts.Workspace, r), data, env.ID+"."+r); err != nil {
+				return env, fmt.Errorf("send to * (copy for %s): %w", r, err)
+			}
+		}
+		return env, nil
+	}
+	known := c.watch.has(m.To)
+	if !known { // the watch may lag behind a registration a moment ago
+		_, err := c.kv.Get(ctx, m.To)
+		known = err == nil
+	}
+	if err := c.publish(ctx, InboxSubject(c.opts.Workspace, m.To), data, env.ID); err != nil {
+		return env, fmt.Errorf("send to %s: %w", m.To, err)
+	}
+	if !known {
+		return env, fmt.Errorf("%w: %q has never joined workspace %q%s; the message waits in its inbox in case it does",
+			ErrUnknownAgent, m.To, c.opts.Workspace, c.suggest(m.To))
+	}
+	return env, nil
+}
+
+// suggest names a registered agent that differs from name only in case.
+func (c *Client) suggest(name string) string {
+	for _, n := range c.watch.others("") {
+		if strings.EqualFold(n, name) {
+			return fmt.Sprintf(" (did you mean %q?)", n)
+		}
+	}
+	return ""
+}
+
+// publish stores data on subj through JetStream, retrying with the same
+// Nats-Msg-Id (so at most one copy is kept) while the hub is unreachable,
+// until ctx is done.
+func (c *Client) publish(ctx context.Context, subj string, data []byte, msgID string) error {
+	backoff := 50 * time.Millisecond
+	for {
+		msg := &nats.Msg{Subject: subj, Data: data, Header: nats.Header{}}
+		msg.Header.Set(jetstream.MsgIDHeader, msgID)
+		actx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		_, err := c.js.PublishMsg(actx, msg)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("publish %s: %w (last error: %v)", subj, ctx.Err(), err)
+		}
+		if !retryable(err) {
+			return fmt.Errorf("publish %s: %w", subj, err)
+		}
+		c.log.Warn("publish not acknowledged; retrying", "subject", subj, "err", err)
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("publish %s: %w (last error: %v)", subj, ctx.Err(), err)
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, time.Second)
+	}
+}
+
+func retryable(err error) bool {
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
+		errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse) ||
+		errors.Is(err, nats.ErrDisconnected) || errors.Is(err, nats.ErrConnectionReconnecting)
+}

@@ -1,0 +1,305 @@
+package hub
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// ErrNoHub means no hub is running for a home: there is no record of one,
+// it was stopped, its process is gone, or its port does not answer.
+var ErrNoHub = errors.New("no hub running")
+
+// state is hub.json.
+type state struct {
+	URL     string    `json:"url"`
+	Port    int       `json:"port"`
+	PID     int       `json:"pid"`
+	Started time.Time `json:"started,omitzero"`
+}
+
+func statePath(home string) string { return filepath.Join(Dir(home), "hub.json") }
+
+func readState(home string) (state, error) {
+	var st state
+	b, err := os.ReadFile(statePath(home))
+	if err != nil {
+		return st, err
+	}
+	if err := json.Unmarshal(b, &st); err != nil {
+		return st, fmt.Errorf("read %s: %w", statePath(home), err)
+	}
+	return st, nil
+}
+
+func writeState(home string, st state) error {
+	b, _ := json.MarshalIndent(st, "", "  ")
+	if err := writeFileAtomic(statePath(home), append(b, '\n')); err != nil {
+		return fmt.Errorf("record hub: %w", err)
+	}
+	return nil
+}
+
+// writeFileAtomic writes a 0600 file through a temporary file and a rename,
+// so that a reader never sees half of it.
+func writeFileAtomic(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return err
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	if err := os.Chmod(f.Name(), 0o600); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}
+
+var errLocked = errors.New("locked")
+
+// tryLock takes an exclusive flock on path without waiting.
+func tryLock(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open lock %s: %w", path, err)
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return nil, errLocked
+		}
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	return f, nil
+}
+
+// lock takes an exclusive flock on path, polling until ctx is done.
+func lock(ctx context.Context, path string) (*os.File, error) {
+	for {
+		f, err := tryLock(path)
+		if !errors.Is(err, errLocked) {
+			return f, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("wait for lock %s: %w", path, ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+func pidAlive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	err := unix.Kill(pid, 0)
+	return err == nil || errors.Is(err, unix.EPERM)
+}
+
+// Discover returns the URL and token of the hub running for home, or an
+// error wrapping ErrNoHub that says why none is (never started, stopped,
+// process gone, port not answering).
+func Discover(home string) (url, token string, err error) {
+	st, err := readState(home)
+	if errors.Is(err, os.ErrNotExist) {
+		return "", "", fmt.Errorf("%w in %s", ErrNoHub, home)
+	}
+	if err != nil {
+		return "", "", err
+	}
+	if st.PID == 0 {
+		return "", "", fmt.Errorf("%w in %s: the hub at %s was stopped", ErrNoHub, home, st.URL)
+	}
+	if !pidAlive(st.PID) {
+		return "", "", fmt.Errorf("%w in %s: the hub at %s (pid %d) is gone", ErrNoHub, home, st.URL, st.PID)
+	}
+	if err := probe(st.URL); err != nil {
+		return "", "", fmt.Errorf("%w in %s: the hub at %s (pid %d) does not answer: %v", ErrNoHub, home, st.URL, st.PID, err)
+	}
+	b, err := os.ReadFile(filepath.Join(Dir(home), "token"))
+	if err != nil {
+		return "", "", fmt.Errorf("read hub token: %w", err)
+	}
+	return st.URL, strings.TrimSpace(string(b)), nil
+}
+
+// probe checks that a NATS server answers at rawURL: it sends INFO first.
+func probe(rawURL string) error {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return err
+	}
+	c, err := net.DialTimeout("tcp", u.Host, time.Second)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	_ = c.SetReadDeadline(time.Now().Add(2 * time.Second))
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil {
+		return err
+	}
+	if !strings.HasPrefix(line, "INFO ") {
+		return fmt.Errorf("not a NATS server (said %.20q)", line)
+	}
+	return nil
+}
+
+// DetachOptions configure StartDetached.
+type DetachOptions struct {
+	// Home is the state folder; required.
+	Home string
+	// Executable is the relay binary; it is run as `Executable up Args...`.
+	Executable string
+	// Args follow "up" (for example "--listen", "127.0.0.1:4222").
+	Args []string
+	// Env is the child's environment; nil means os.Environ(). RELAY_HOME is
+	// set to Home either way.
+	Env []string
+	// Timeout bounds the wait for the hub to answer; zero means 15 s.
+	Timeout time.Duration
+}
+
+// StartDetached starts `relay up` in a new session, with its output going
+// to hub.log in the hub's folder, and waits until it answers. It returns the
+// hub's URL and token.
+func StartDetached(ctx context.Context, o DetachOptions) (url, token string, err error) {
+	if o.Executable == "" {
+		return "", "", errors.New("start detached hub: no relay executable")
+	}
+	if o.Timeout == 0 {
+		o.Timeout = 15 * time.Second
+	}
+	dir := Dir(o.Home)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", "", fmt.Errorf("start detached hub: %w", err)
+	}
+	logPath := filepath.Join(dir, "hub.log")
+	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return "", "", fmt.Errorf("start detached hub: %w", err)
+	}
+	defer logf.Close()
+	devnull, err := os.Open(os.DevNull)
+	if err != nil {
+		return "", "", fmt.Errorf("start detached hub: %w", err)
+	}
+	defer devnull.Close()
+	env := o.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	env = append(append([]string(nil), env...), "RELAY_HOME="+o.Home)
+	attr := &os.ProcAttr{
+		Env:   env,
+		Files: []*os.File{devnull, logf, logf},
+		Sys:   &syscall.SysProcAttr{Setsid: true},
+	}
+	argv := append([]string{o.Executable, "up"}, o.Args...)
+	proc, err := os.StartProcess(o.Executable, argv, attr)
+	if err != nil {
+		return "", "", fmt.Errorf("start detached hub %s: %w", o.Executable, err)
+	}
+	exited := make(chan error, 1)
+	go func() { // reap the child whenever it ends
+		st, err := proc.Wait()
+		if err == nil {
+			err = fmt.Errorf("%v", st)
+		}
+		exited <- err
+	}()
+	deadline := time.NewTimer(o.Timeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(25 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		u, tok, derr := Discover(o.Home)
+		if derr == nil {
+			if st, _ := readState(o.Home); st.PID == proc.Pid {
+				return u, tok, nil
+			}
+		}
+		select {
+		case err := <-exited:
+			return "", "", fmt.Errorf("detached hub exited (%v); see %s", err, logPath)
+		case <-ctx.Done():
+			return "", "", fmt.Errorf("start detached hub: %w", ctx.Err())
+		case <-deadline.C:
+			_ = proc.Signal(syscall.SIGTERM)
+			return "", "", fmt.Errorf("detached hub did not answer within %v; see %s", o.Timeout, logPath)
+		case <-tick.C:
+		}
+	}
+}
+
+// EnsureRunning returns the hub running for home, or starts a detached one
+// with exe (the relay binary) and returns that. A lock file makes two
+// callers at once (two wrappers in two terminals) start only one hub.
+func EnsureRunning(ctx context.Context, home, exe string) (url, token string, err error) {
+	if err := os.MkdirAll(Dir(home), 0o700); err != nil {
+		return "", "", fmt.Errorf("ensure hub: %w", err)
+	}
+	if u, t, err := Discover(home); err == nil {
+		return u, t, nil
+	}
+	l, err := lock(ctx, filepath.Join(Dir(home), "start.lock"))
+	if err != nil {
+		return "", "", fmt.Errorf("ensure hub: %w", err)
+	}
+	defer l.Close()
+	if u, t, err := Discover(home); err == nil {
+		return u, t, nil
+	}
+	return StartDetached(ctx, DetachOptions{Home: home, Executable: exe})
+}
+
+// Stop sends SIGTERM to the hub running for home and waits until its
+// process is gone. It returns an error wrapping ErrNoHub when none runs.
+func Stop(ctx context.Context, home string) (url string, err error) {
+	st, err := readState(home)
+	if errors.Is(err, os.ErrNotExist) || (err == nil && (st.PID == 0 || !pidAlive(st.PID))) {
+		return "", fmt.Errorf("%w in %s", ErrNoHub, home)
+	}
+	if err != nil {
+		return "", err
+	}
+	if st.PID == os.Getpid() {
+		return "", fmt.Errorf("stop hub: the hub runs in this process (pid %d)", st.PID)
+	}
+	if err := unix.Kill(st.PID, unix.SIGTERM); err != nil {
+		return "", fmt.Errorf("stop hub (pid %d): %w", st.PID, err)
+	}
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for pidAlive(st.PID) {
+		if l, err := tryLock(filepath.Join(Dir(home), "hub.lock")); err == nil {
+			l.Close() // the hub let go of its home: it is done
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return "", fmt.Errorf("stop hub (pid %d): still running: %w", st.PID, ctx.Err())
+		case <-tick.C:
+		}
+	}
+	return st.URL, nil
+}

@@ -1,0 +1,298 @@
+// Package hub runs relay's hub: an embedded NATS server with JetStream file
+// storage under RELAY_HOME, listening on loopback and guarded by a generated
+// token. It also records where the running hub is (URL, token, pid) so that
+// other relay processes on the machine find it with Discover, starts a
+// detached hub (StartDetached, EnsureRunning) and stops one (Stop).
+//
+// The hub knows nothing about messages: package bus is the client side and
+// creates the streams it needs on any NATS server, embedded or external.
+//
+// Files under RELAY_HOME/hub (all 0600, the folder 0700):
+//
+//	token       the hub's token, generated once and kept across restarts
+//	hub.json    URL, port and pid of the hub (pid 0 once it stopped)
+//	hub.lock    held by the running hub; a second hub on the same home is refused
+//	start.lock  serialises EnsureRunning so two wrappers start one hub
+//	hub.log     output of a detached hub
+//	jetstream/  JetStream storage
+package hub
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+)
+
+// Options configure Start. The zero value (with Home set) runs a hub on
+// 127.0.0.1, on the port it had last time or else a random one.
+type Options struct {
+	// Home is the state folder (RELAY_HOME); required.
+	Home string
+	// Listen is host:port. Empty means 127.0.0.1 and the port the hub had
+	// last time if it is free, else a random one; port 0 means random.
+	// A host that is not loopback needs TLSCert and TLSKey.
+	Listen string
+	// TLSCert and TLSKey are PEM files; with them the hub speaks TLS and may
+	// listen beyond loopback.
+	TLSCert, TLSKey string
+	// Token overrides the stored token (which is generated on first start).
+	Token string
+	// ServerName names the NATS server; empty means "relay-hub".
+	ServerName string
+	// Logger receives the NATS server's notices and errors; nil discards them.
+	Logger *slog.Logger
+	// ReadyTimeout bounds the wait for the server to accept connections;
+	// zero means 10 s.
+	ReadyTimeout time.Duration
+}
+
+// ErrHubRunning is returned by Start when a hub already runs on the same home.
+var ErrHubRunning = errors.New("a hub is already running")
+
+// ErrNotLoopback is returned by Start when asked to listen beyond loopback
+// without TLS: the token would cross the network in clear text.
+var ErrNotLoopback = errors.New("listen address is not loopback")
+
+// Hub is a running embedded NATS server. Stop it with Shutdown.
+type Hub struct {
+	srv   *server.Server
+	url   string
+	token string
+	home  string
+	lock  *os.File
+	port  int
+}
+
+// Dir returns the hub's folder inside home.
+func Dir(home string) string { return filepath.Join(home, "hub") }
+
+func (o *Options) fill() error {
+	if o.Home == "" {
+		return errors.New("start hub: no state folder (RELAY_HOME)")
+	}
+	if o.ServerName == "" {
+		o.ServerName = "relay-hub"
+	}
+	if o.ReadyTimeout == 0 {
+		o.ReadyTimeout = 10 * time.Second
+	}
+	if (o.TLSCert == "") != (o.TLSKey == "") {
+		return errors.New("start hub: TLS needs both a certificate and a key file")
+	}
+	return nil
+}
+
+// listenAddr resolves Options.Listen into a host and a nats-server port
+// (-1 for random).
+func (o *Options) listenAddr(lastPort int) (string, int, error) {
+	if o.Listen == "" {
+		if lastPort > 0 && portFree("127.0.0.1", lastPort) {
+			return "127.0.0.1", lastPort, nil
+		}
+		return "127.0.0.1", -1, nil
+	}
+	host, p, err := net.SplitHostPort(o.Listen)
+	if err != nil {
+		return "", 0, fmt.Errorf("listen address %q: want HOST:PORT (e.g. 127.0.0.1:4222): %w", o.Listen, err)
+	}
+	port, err := strconv.Atoi(p)
+	if err != nil || port < 0 || port > 65535 {
+		return "", 0, fmt.Errorf("listen address %q: port %q is not a number from 0 to 65535", o.Listen, p)
+	}
+	if port == 0 {
+		port = -1
+	}
+	if host == "" {
+		host = "0.0.0.0"
+	}
+	if !isLoopback(host) && o.TLSCert == "" {
+		return "", 0, fmt.Errorf("%w: %s would expose the hub beyond this machine with its token in clear text; "+
+			"listen on 127.0.0.1, or give a TLS certificate and key", ErrNotLoopback, o.Listen)
+	}
+	return host, port, nil
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func portFree(host string, port int) bool {
+	l, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
+	if err != nil {
+		return false
+	}
+	l.Close()
+	return true
+}
+
+// Start runs an embedded NATS server with JetStream and records it in
+// Options.Home so that Discover finds it. It returns once the server accepts
+// connections.
+func Start(ctx context.Context, opts Options) (*Hub, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("start hub: %w", err)
+	}
+	if err := opts.fill(); err != nil {
+		return nil, err
+	}
+	dir := Dir(opts.Home)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("start hub: create %s: %w", dir, err)
+	}
+	lock, err := tryLock(filepath.Join(dir, "hub.lock"))
+	if err != nil {
+		if errors.Is(err, errLocked) {
+			st, _ := readState(opts.Home)
+			return nil, fmt.Errorf("start hub in %s: %w (pid %d, %s)", opts.Home, ErrHubRunning, st.PID, st.URL)
+		}
+		return nil, fmt.Errorf("start hub: %w", err)
+	}
+	h, err := start(opts, dir, lock)
+	if err != nil {
+		lock.Close()
+		return nil, err
+	}
+	return h, nil
+}
+
+func start(opts Options, dir string, lock *os.File) (*Hub, error) {
+	token := opts.Token
+	if token == "" {
+		var err error
+		if token, err = loadToken(dir); err != nil {
+			return nil, err
+		}
+	}
+	last, _ := readState(opts.Home)
+	host, port, err := opts.listenAddr(last.Port)
+	if err != nil {
+		return nil, fmt.Errorf("start hub: %w", err)
+	}
+	sopts := &server.Options{
+		ServerName:            opts.ServerName,
+		Host:                  host,
+		Port:                  port,
+		Authorization:         token,
+		JetStream:             true,
+		StoreDir:              filepath.Join(dir, "jetstream"),
+		NoSigs:                true,
+		NoLog:                 opts.Logger == nil,
+		MaxPayload:            1 << 20,
+		DisableShortFirstPing: true,
+	}
+	scheme := "nats"
+	if opts.TLSCert != "" {
+		tc, err := server.GenTLSConfig(&server.TLSConfigOpts{CertFile: opts.TLSCert, KeyFile: opts.TLSKey})
+		if err != nil {
+			return nil, fmt.Errorf("start hub: TLS %s, %s: %w", opts.TLSCert, opts.TLSKey, err)
+		}
+		sopts.TLSConfig = tc
+		sopts.TLS = true
+		scheme = "tls"
+	}
+	srv, err := server.NewServer(sopts)
+	if err != nil {
+		return nil, fmt.Errorf("start hub: %w", err)
+	}
+	if opts.Logger != nil {
+		srv.SetLoggerV2(slogAdapter{opts.Logger}, false, false, false)
+	}
+	srv.Start()
+	if !srv.ReadyForConnections(opts.ReadyTimeout) {
+		srv.Shutdown()
+		return nil, fmt.Errorf("start hub: NATS server on %s:%d not ready after %v (port in use?)", host, port, opts.ReadyTimeout)
+	}
+	addr, ok := srv.Addr().(*net.TCPAddr)
+	if !ok {
+		srv.Shutdown()
+		return nil, errors.New("start hub: server has no TCP address")
+	}
+	urlHost := host
+	if host == "0.0.0.0" || host == "::" {
+		urlHost = "127.0.0.1"
+	}
+	h := &Hub{
+		srv:   srv,
+		url:   fmt.Sprintf("%s://%s", scheme, net.JoinHostPort(urlHost, strconv.Itoa(addr.Port))),
+		token: token,
+		home:  opts.Home,
+		lock:  lock,
+		port:  addr.Port,
+	}
+	st := state{URL: h.url, Port: addr.Port, PID: os.Getpid(), Started: time.Now().UTC()}
+	if err := writeState(opts.Home, st); err != nil {
+		srv.Shutdown()
+		return nil, err
+	}
+	return h, nil
+}
+
+// URL is the NATS URL clients connect to (without the token).
+func (h *Hub) URL() string { return h.url }
+
+// Token is the secret clients must present.
+func (h *Hub) Token() string { return h.token }
+
+// Server is the embedded NATS server, for callers that serve more on it
+// (the dashboard) or inspect it in tests.
+func (h *Hub) Server() *server.Server { return h.srv }
+
+// Shutdown stops the server, waits for it and marks the hub stopped in its
+// home. It is safe to call more than once.
+func (h *Hub) Shutdown() {
+	if h.lock == nil {
+		return
+	}
+	h.srv.Shutdown()
+	h.srv.WaitForShutdown()
+	_ = writeState(h.home, state{URL: h.url, Port: h.port, PID: 0})
+	h.lock.Close()
+	h.lock = nil
+}
+
+// loadToken reads the stored token or creates one (32 random bytes, hex).
+func loadToken(dir string) (string, error) {
+	path := filepath.Join(dir, "token")
+	b, err := os.ReadFile(path)
+	if err == nil {
+		if t := strings.TrimSpace(string(b)); t != "" {
+			return t, nil
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return "", fmt.Errorf("read hub token %s: %w", path, err)
+	}
+	raw := make([]byte, 32)
+	if _, err := rand.Read(raw); err != nil {
+		return "", fmt.Errorf("generate hub token: %w", err)
+	}
+	t := hex.EncodeToString(raw)
+	if err := writeFileAtomic(path, []byte(t+"\n")); err != nil {
+		return "", fmt.Errorf("write hub token: %w", err)
+	}
+	return t, nil
+}
+
+// slogAdapter passes the NATS server's log lines to a slog.Logger.
+type slogAdapter struct{ l *slog.Logger }
+
+func (a slogAdapter) Noticef(f string, v ...any) { a.l.Info(fmt.Sprintf(f, v...), "from", "nats") }
+func (a slogAdapter) Warnf(f string, v ...any)   { a.l.Warn(fmt.Sprintf(f, v...), "from", "nats") }
+func (a slogAdapter) Fatalf(f string, v ...any)  { a.l.Error(fmt.Sprintf(f, v...), "from", "nats") }
+func (a slogAdapter) Errorf(f string, v ...any)  { a.l.Error(fmt.Sprintf(f, v...), "from", "nats") }
+func (a slogAdapter) Debugf(f string, v ...any)  { a.l.Debug(fmt.Sprintf(f, v...), "from", "nats") }
+func (a slogAdapter) Tracef(f string, v ...any)  { a.l.Debug(fmt.Sprintf(f, v...), "from", "nats") }
