@@ -1,0 +1,178 @@
+package screen
+
+import (
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/golden/*.txt from tmux")
+
+// stream is a byte stream with the screen size it was written for.
+type stream struct {
+	name       string
+	cols, rows int
+	data       []byte
+}
+
+// recordings loads the raw recordings of ../testdata/recordings with the
+// sizes from their .json files.
+func recordings(t testing.TB) []stream {
+	t.Helper()
+	files, err := filepath.Glob("../testdata/recordings/*/*.raw")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) == 0 {
+		t.Fatal("no recordings in ../testdata/recordings")
+	}
+	var out []stream
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		meta, err := os.ReadFile(strings.TrimSuffix(f, ".raw") + ".json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var size struct{ Cols, Rows int }
+		if err := json.Unmarshal(meta, &size); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		name := filepath.Base(filepath.Dir(f)) + "-" + strings.TrimSuffix(filepath.Base(f), ".raw")
+		out = append(out, stream{name, size.Cols, size.Rows, data})
+	}
+	return out
+}
+
+// allStreams returns the recordings and the synthetic streams.
+func allStreams(t testing.TB) []stream {
+	out := recordings(t)
+	for _, c := range synthCases() {
+		out = append(out, stream{"synth-" + c.name, c.cols, c.rows, []byte(c.data)})
+	}
+	return out
+}
+
+// TestGolden replays every stream and compares Text with tmux's capture
+// stored in testdata/golden (rewritten from a live tmux with -update): whole,
+// one byte per Write (UTF-8 and sequences split everywhere), and in chunks.
+func TestGolden(t *testing.T) {
+	for _, st := range allStreams(t) {
+		t.Run(st.name, func(t *testing.T) {
+			golden := filepath.Join("testdata", "golden", st.name+".txt")
+			if *update {
+				want := tmuxCapture(t, st.cols, st.rows, st.data)
+				if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(golden, []byte(want), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test ./screen -run TestGolden -update with tmux installed)", err)
+			}
+			for _, chunk := range []int{0, 1, 7} {
+				s := New(st.cols, st.rows)
+				feed(s, st.data, chunk)
+				if got := s.Text(); got != string(want) {
+					t.Errorf("chunk %d: screen differs from tmux:\n%s", chunk, diffText(string(want), got))
+				}
+			}
+		})
+	}
+}
+
+// feed writes data to s in chunks of n bytes (all at once when n is 0).
+func feed(s *Screen, data []byte, n int) {
+	if n <= 0 {
+		s.Write(data)
+		return
+	}
+	for len(data) > 0 {
+		k := min(n, len(data))
+		s.Write(data[:k])
+		data = data[k:]
+	}
+}
+
+// diffText shows the rows where want and got differ.
+func diffText(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	var sb strings.Builder
+	for i := 0; i < max(len(w), len(g)); i++ {
+		var a, b string
+		if i < len(w) {
+			a = w[i]
+		}
+		if i < len(g) {
+			b = g[i]
+		}
+		mark := "  "
+		if a != b {
+			mark = "! "
+		}
+		sb.WriteString(mark + "tmux  |" + a + "|\n")
+		if a != b {
+			sb.WriteString(mark + "model |" + b + "|\n")
+		}
+	}
+	return sb.String()
+}
+
+// TestAgainstTmux compares the synthetic streams, and more random ones,
+// with a live tmux (skipped without tmux, and with -short).
+func TestAgainstTmux(t *testing.T) {
+	if testing.Short() {
+		t.Skip("live tmux comparison skipped with -short")
+	}
+	cases := synthCases()
+	for seed := uint64(100); seed < 110; seed++ {
+		cases = append(cases, soup(seed))
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			want := tmuxCapture(t, c.cols, c.rows, []byte(c.data))
+			s := New(c.cols, c.rows)
+			s.Write([]byte(c.data))
+			if got := s.Text(); got != want {
+				t.Errorf("screen differs from tmux:\n%s", diffText(want, got))
+			}
+		})
+	}
+}
+
+// TestBisect finds the shortest prefix of the synthetic stream named by
+// $SCREEN_BISECT on which the model and tmux differ (a debugging aid).
+func TestBisect(t *testing.T) {
+	name := os.Getenv("SCREEN_BISECT")
+	if name == "" {
+		t.Skip("set SCREEN_BISECT to a synthetic case name")
+	}
+	for _, c := range synthCases() {
+		if c.name != name {
+			continue
+		}
+		lo, hi := 0, len(c.data)
+		for lo < hi {
+			mid := (lo + hi) / 2
+			s := New(c.cols, c.rows)
+			s.Write([]byte(c.data[:mid+1]))
+			if s.Text() == tmuxCapture(t, c.cols, c.rows, []byte(c.data[:mid+1])) {
+				lo = mid + 1
+			} else {
+				hi = mid
+			}
+		}
+		s := New(c.cols, c.rows)
+		s.Write([]byte(c.data[:lo+1]))
+		t.Logf("first difference after %q", c.data[:lo+1])
+		t.Log(diffText(tmuxCapture(t, c.cols, c.rows, []byte(c.data[:lo+1])), s.Text()))
+	}
+}

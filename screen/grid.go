@@ -1,0 +1,307 @@
+package screen
+
+// cell is one column of a row. A zero ch is a blank (printed as a space). A
+// wide character occupies its cell (flagWide) and the next (flagTail).
+type cell struct {
+	ch     rune // character, or clusterBase+index into Screen.clusters
+	fg, bg Color
+	attr   uint8
+	flags  uint8
+}
+
+// Attribute bits of cell.attr.
+const (
+	attrBold uint8 = 1 << iota
+	attrFaint
+	attrItalic
+	attrUnderline
+	attrReverse
+	attrBlink
+	attrHidden
+	attrStrike
+)
+
+// Bits of cell.flags.
+const (
+	flagWide uint8 = 1 << iota // first cell of a wide character
+	flagTail                   // second cell of a wide character
+)
+
+// clusterBase marks cell characters that index Screen.clusters (a base
+// character with combining marks).
+const clusterBase rune = 0x200000
+
+// row is one line of a buffer.
+type row struct {
+	cells   []cell
+	wrapped bool
+	version uint64
+}
+
+// buffer is the main or the alternate screen.
+type buffer struct {
+	rows []*row
+}
+
+func newBuffer(cols, rows int) *buffer {
+	b := &buffer{rows: make([]*row, rows)}
+	for i := range b.rows {
+		b.rows[i] = &row{cells: make([]cell, cols)}
+	}
+	return b
+}
+
+// blank returns the cell that erasing leaves: no character, the pen's
+// background (as tmux does).
+func (s *Screen) blank() cell { return cell{bg: s.pen.bg} }
+
+// clearCells blanks cells [x0, x1) of row y and records the change. Like
+// tmux it leaves the other half of a wide character it cuts as it is.
+func (s *Screen) clearCells(y, x0, x1 int) {
+	x0, x1 = max(x0, 0), min(x1, s.cols)
+	if x0 >= x1 {
+		return
+	}
+	r := s.cur.rows[y]
+	b := s.blank()
+	changed := false
+	for x := x0; x < x1; x++ {
+		if r.cells[x] != b {
+			r.cells[x] = b
+			changed = true
+		}
+	}
+	if x0 == 0 && x1 == s.cols && r.wrapped {
+		r.wrapped = false
+		changed = true
+	}
+	if changed {
+		s.touch(y)
+	}
+}
+
+// clearRows blanks whole rows top..bot (inclusive).
+func (s *Screen) clearRows(top, bot int) {
+	for y := max(top, 0); y <= bot && y < s.rows; y++ {
+		s.clearCells(y, 0, s.cols)
+	}
+}
+
+// scrollUp moves rows of the region top..bot up by n, blank rows entering
+// at the bottom. Rows leaving the top of the whole main screen are reported
+// as scrollback.
+func (s *Screen) scrollUp(top, bot, n int) {
+	h := bot - top + 1
+	n = min(n, h)
+	if n <= 0 {
+		return
+	}
+	report := s.opts.OnScrollOff != nil && s.cur == s.main && top == 0 && bot == s.rows-1
+	rows := s.cur.rows
+	var out [64]*row
+	gone := out[:0]
+	for i := 0; i < n; i++ {
+		r := rows[top+i]
+		if report {
+			s.opts.OnScrollOff(s.lineOf(r))
+		}
+		gone = append(gone, r)
+	}
+	copy(rows[top:], rows[top+n:bot+1])
+	b := s.blank()
+	for i, r := range gone {
+		for x := range r.cells {
+			r.cells[x] = b
+		}
+		r.wrapped = false
+		rows[bot-n+1+i] = r
+	}
+	s.touchRange(top, bot)
+}
+
+// scrollDown moves rows of the region top..bot down by n, blank rows
+// entering at the top.
+func (s *Screen) scrollDown(top, bot, n int) {
+	h := bot - top + 1
+	n = min(n, h)
+	if n <= 0 {
+		return
+	}
+	rows := s.cur.rows
+	var out [64]*row
+	gone := append(out[:0], rows[bot-n+1:bot+1]...)
+	copy(rows[top+n:bot+1], rows[top:bot-n+1])
+	b := s.blank()
+	for i, r := range gone {
+		for x := range r.cells {
+			r.cells[x] = b
+		}
+		r.wrapped = false
+		rows[top+i] = r
+	}
+	s.touchRange(top, bot)
+}
+
+// linefeed moves the cursor down, scrolling the region at its bottom.
+func (s *Screen) linefeed() {
+	switch {
+	case s.cy == s.rlower:
+		s.scrollUp(s.rupper, s.rlower, 1)
+	case s.cy < s.rows-1:
+		s.cy++
+	}
+}
+
+// reverseIndex moves the cursor up, scrolling the region at its top.
+func (s *Screen) reverseIndex() {
+	switch {
+	case s.cy == s.rupper:
+		s.scrollDown(s.rupper, s.rlower, 1)
+	case s.cy > 0:
+		s.cy--
+	}
+}
+
+// insertChars inserts n blank cells at the cursor (ICH).
+func (s *Screen) insertChars(n int) {
+	if s.cx > s.cols-1 {
+		return
+	}
+	s.insertCells(s.cx, min(n, s.cols-s.cx), s.pen.bg)
+}
+
+// insertCells shifts the cells from x right by n the way tmux's
+// grid_view_insert_cells does, quirks included: when nothing is left to
+// move nothing changes, and when fewer cells move than are inserted, only
+// as many are blanked.
+func (s *Screen) insertCells(x, n int, bg Color) {
+	r := s.cur.rows[s.cy]
+	if x >= s.cols-1 {
+		r.cells[x] = cell{bg: bg}
+		s.touch(s.cy)
+		return
+	}
+	count := s.cols - x - n
+	if count <= 0 {
+		return
+	}
+	copy(r.cells[x+n:x+n+count], r.cells[x:x+count])
+	for xx := x; xx < x+count && xx < x+n; xx++ {
+		r.cells[xx] = cell{bg: bg}
+	}
+	s.touch(s.cy)
+}
+
+// deleteChars removes n cells at the cursor, shifting the rest left (DCH).
+func (s *Screen) deleteChars(n int) {
+	x := s.cx
+	if x >= s.cols {
+		return
+	}
+	n = min(n, s.cols-x)
+	r := s.cur.rows[s.cy]
+	copy(r.cells[x:], r.cells[x+n:])
+	b := s.blank()
+	for i := s.cols - n; i < s.cols; i++ {
+		r.cells[i] = b
+	}
+	s.touch(s.cy)
+}
+
+// clearTails blanks the padding cells of a wide character from column x
+// on, after its first cell was overwritten (tmux's screen_write_overwrite).
+func clearTails(r *row, x int) {
+	for ; x < len(r.cells) && r.cells[x].flags&flagTail != 0; x++ {
+		r.cells[x] = cell{}
+	}
+}
+
+// insertLines inserts n blank rows at the cursor row (IL).
+func (s *Screen) insertLines(n int) {
+	if s.cy >= s.rupper && s.cy <= s.rlower {
+		s.scrollDown(s.cy, s.rlower, n)
+		return
+	}
+	// Outside the scroll region tmux moves the rows below the cursor down
+	// and blanks only the rows it moved away from: when fewer rows move
+	// than are inserted, some stay as they were.
+	n = min(n, s.rows-s.cy)
+	count := s.rows - s.cy - n
+	if count <= 0 {
+		return
+	}
+	rows := s.cur.rows
+	for k := count - 1; k >= 0; k-- {
+		dst, src := rows[s.cy+n+k], rows[s.cy+k]
+		copy(dst.cells, src.cells)
+		dst.wrapped = src.wrapped
+	}
+	b := s.blank()
+	for y := s.cy; y < s.cy+min(count, n); y++ {
+		for x := range rows[y].cells {
+			rows[y].cells[x] = b
+		}
+		rows[y].wrapped = false
+	}
+	s.touchRange(s.cy, s.rows-1)
+}
+
+// deleteLines removes n rows at the cursor row (DL).
+func (s *Screen) deleteLines(n int) {
+	if s.cy < s.rupper || s.cy > s.rlower {
+		s.scrollUpNoReport(s.cy, s.rows-1, n)
+		return
+	}
+	s.scrollUpNoReport(s.cy, s.rlower, n)
+}
+
+// scrollUpNoReport scrolls without reporting scrollback: deleted lines are
+// gone, not scrolled off.
+func (s *Screen) scrollUpNoReport(top, bot, n int) {
+	cb := s.opts.OnScrollOff
+	s.opts.OnScrollOff = nil
+	s.scrollUp(top, bot, n)
+	s.opts.OnScrollOff = cb
+}
+
+// resize cuts or pads buffer b to cols x rows and returns the new row of a
+// cursor that was on row cy. Rows cut at the top of the active main screen
+// are reported as scrollback.
+func (b *buffer) resize(s *Screen, cols, rows, cy int, active bool) int {
+	if cols != s.cols {
+		for _, r := range b.rows {
+			if cols < len(r.cells) {
+				r.cells = r.cells[:cols]
+			} else {
+				r.cells = append(r.cells, make([]cell, cols-len(r.cells))...)
+			}
+		}
+	}
+	for len(b.rows) > rows {
+		n := len(b.rows)
+		if n-1 > cy && isBlankRow(b.rows[n-1]) {
+			b.rows = b.rows[:n-1]
+			continue
+		}
+		if active && b == s.main && s.opts.OnScrollOff != nil {
+			s.opts.OnScrollOff(s.lineOf(b.rows[0]))
+		}
+		b.rows = b.rows[1:]
+		if cy > 0 {
+			cy--
+		}
+	}
+	for len(b.rows) < rows {
+		b.rows = append(b.rows, &row{cells: make([]cell, cols)})
+	}
+	return cy
+}
+
+func isBlankRow(r *row) bool {
+	for _, c := range r.cells {
+		if c.ch != 0 && c.ch != ' ' {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,294 @@
+package screen
+
+import (
+	"math"
+	"unicode/utf8"
+
+	"github.com/charmbracelet/x/ansi/parser"
+)
+
+// Write feeds the program's output to the screen. It consumes all of p and
+// never fails; sequences and UTF-8 characters may be split across calls.
+func (s *Screen) Write(p []byte) (int, error) {
+	i := 0
+	for i < len(p) {
+		switch s.state {
+		case stGround:
+			i = s.ground(p, i)
+		case stSeq:
+			b := p[i]
+			i++
+			s.seqByte(b)
+		default:
+			i = s.stringBytes(p, i)
+		}
+	}
+	return len(p), nil
+}
+
+// ground handles text and C0 controls from p[i:] until an escape sequence
+// starts or p ends, and returns the index of the next byte to handle.
+func (s *Screen) ground(p []byte, i int) int {
+	for i < len(p) {
+		b := p[i]
+		if b < 0x80 {
+			s.uneed = 0 // tmux abandons an open UTF-8 character here
+		}
+		switch {
+		case b >= 0x20 && b < 0x7f:
+			j := i + 1
+			for j < len(p) && p[j] >= 0x20 && p[j] < 0x7f {
+				j++
+			}
+			s.printASCII(p[i:j])
+			i = j
+		case b >= 0x80:
+			i = s.utf8Bytes(p, i)
+			continue
+		case b == 0x1b:
+			s.startSeq()
+			return i + 1
+		case b == 0x7f:
+			i++
+		default:
+			s.execute(b)
+			i++
+		}
+	}
+	return i
+}
+
+// utf8Bytes decodes UTF-8 from p[i:] the way tmux does: a lead byte opens a
+// character of the size it announces, the following bytes of 0x80 and up
+// fill it, and an invalid result is dropped. Bytes below 0x80 in between are
+// handled as usual and leave the character open.
+func (s *Screen) utf8Bytes(p []byte, i int) int {
+	if s.uneed == 0 {
+		// Fast path: a whole valid character in p.
+		if r, n := utf8.DecodeRune(p[i:]); n > 1 {
+			s.printRune(r)
+			return i + n
+		}
+		b := p[i]
+		switch {
+		case b >= 0xc2 && b <= 0xdf:
+			s.uneed = 2
+		case b >= 0xe0 && b <= 0xef:
+			s.uneed = 3
+		case b >= 0xf0 && b <= 0xf4:
+			s.uneed = 4
+		default:
+			return i + 1 // not a lead byte: dropped
+		}
+		s.ubuf[0], s.uhave, s.ubad = b, 1, false
+		i++
+	}
+	for i < len(p) && p[i] >= 0x80 && s.uhave < s.uneed {
+		b := p[i]
+		if b&0xc0 != 0x80 {
+			s.ubad = true
+		}
+		s.ubuf[s.uhave] = b
+		s.uhave++
+		i++
+	}
+	if s.uhave == s.uneed {
+		n := s.uneed
+		s.uneed, s.uhave = 0, 0
+		if !s.ubad {
+			if r, m := utf8.DecodeRune(s.ubuf[:n]); m == n {
+				s.printRune(r)
+			}
+		}
+	}
+	return i
+}
+
+// seqByte feeds one byte of an escape or CSI sequence to the x/ansi parser,
+// taking over the strings it would otherwise collect.
+func (s *Screen) seqByte(b byte) {
+	if b >= 0x80 {
+		return // tmux ignores 8-bit bytes inside sequences
+	}
+	st := s.parser.State()
+	if st == parser.EscapeState {
+		switch b {
+		case ']':
+			s.startString(stOSC)
+			return
+		case 'P':
+			s.startString(stDCSHead)
+			return
+		case 'X', '^':
+			s.startString(stConsume)
+			return
+		case '_', 'k':
+			s.startString(stAPC)
+			return
+		}
+	}
+	switch {
+	case b >= '0' && b <= '9':
+		if s.seqNum = s.seqNum*10 + int(b-'0'); s.seqNum > math.MaxInt32 {
+			s.seqBad = true
+			s.seqNum = 0
+		}
+	case b == ';':
+		s.seqNum = 0
+		if s.seqCnt++; s.seqCnt >= maxParams {
+			s.seqBad = true
+		}
+	case b == 0x1b:
+		s.seqNum, s.seqCnt, s.seqBad = 0, 0, false
+	}
+	s.parser.Advance(b)
+	if s.parser.State() == parser.GroundState {
+		s.toGround()
+	}
+}
+
+// maxParams is tmux's limit on the parameters of a sequence; it ignores
+// sequences with more.
+const maxParams = 24
+
+// startSeq starts an escape sequence at an ESC byte.
+func (s *Screen) startSeq() {
+	s.state = stSeq
+	s.seqNum, s.seqCnt, s.seqBad = 0, 0, false
+	s.parser.Reset()
+	s.parser.Advance(0x1b)
+}
+
+// toGround returns to text after a sequence; like tmux, a UTF-8 character
+// left open before the sequence is abandoned.
+func (s *Screen) toGround() {
+	s.state = stGround
+	s.uneed, s.uhave = 0, 0
+}
+
+func (s *Screen) startString(st int) {
+	s.parser.Reset()
+	s.state = st
+	s.osc = s.osc[:0]
+	s.oscLen = 0
+}
+
+// stringBytes consumes the contents of an OSC, DCS, APC, PM or SOS string
+// from p[i:] and returns the index of the next byte to handle.
+func (s *Screen) stringBytes(p []byte, i int) int {
+	for i < len(p) {
+		b := p[i]
+		switch s.state {
+		case stDCSBody:
+			if b == 0x1b {
+				s.state = stDCSEsc
+			}
+			i++
+			continue
+		case stDCSEsc:
+			if b == '\\' {
+				s.toGround()
+				return i + 1
+			}
+			s.state = stDCSBody
+			i++
+			continue
+		}
+		// The other string states end at ESC, CAN and SUB (and OSC at BEL).
+		switch {
+		case b == 0x1b:
+			s.endString()
+			s.startSeq()
+			return i + 1
+		case b == 0x18 || b == 0x1a:
+			s.endString()
+			s.toGround()
+			return i + 1
+		case b == 0x07 && s.state == stOSC:
+			s.endString()
+			s.toGround()
+			return i + 1
+		}
+		switch s.state {
+		case stOSC:
+			if b >= 0x20 {
+				if len(s.osc) < maxOSCData {
+					s.osc = append(s.osc, b)
+				}
+			}
+		case stDCSHead:
+			if b >= 0x40 && b <= 0x7e {
+				s.state = stDCSBody
+			}
+		}
+		i++
+	}
+	return i
+}
+
+// endString dispatches a finished OSC string.
+func (s *Screen) endString() {
+	if s.state != stOSC {
+		return
+	}
+	data := s.osc
+	num, j := -1, 0
+	for j < len(data) && data[j] >= '0' && data[j] <= '9' && j < 9 {
+		if num < 0 {
+			num = 0
+		}
+		num = num*10 + int(data[j]-'0')
+		j++
+	}
+	if j < len(data) && data[j] != ';' {
+		num = -1 // not a number after all
+		j = 0
+	} else if j < len(data) {
+		j++
+	}
+	payload := data[j:]
+	switch num {
+	case 0, 2:
+		if !utf8.Valid(payload) {
+			return
+		}
+		s.title = string(payload)
+		if s.opts.OnTitle != nil {
+			s.opts.OnTitle(s.title)
+		}
+	case 1:
+		// icon name: ignored
+	default:
+		if s.opts.OnOSC != nil {
+			s.opts.OnOSC(num, string(payload))
+		}
+	}
+}
+
+// execute performs a C0 control.
+func (s *Screen) execute(b byte) {
+	s.last = -1
+	switch b {
+	case 0x08: // BS
+		if s.cx > 0 {
+			s.cx = min(s.cx, s.cols) - 1
+		} else if s.cy > 0 && s.cur.rows[s.cy-1].wrapped {
+			s.cy--
+			s.cx = s.cols - 1
+		}
+	case 0x09: // HT
+		if s.cx >= s.cols-1 {
+			return
+		}
+		for {
+			s.cx++
+			if s.cx >= s.cols-1 || s.tabs[s.cx] {
+				break
+			}
+		}
+	case 0x0a, 0x0b, 0x0c: // LF, VT, FF
+		s.linefeed()
+	case 0x0d: // CR
+		s.cx = 0
+	}
+}

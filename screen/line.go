@@ -1,0 +1,162 @@
+package screen
+
+import (
+	"strings"
+	"unicode/utf8"
+)
+
+// Line is one row of the screen as text.
+type Line struct {
+	// Text holds the row's characters with trailing blanks trimmed; a wide
+	// character appears once, blank cells before the end as spaces.
+	Text string
+	// Spans are the style runs covering Text, as byte offsets into Text.
+	Spans []Span
+	// Wrapped reports that the terminal auto-wrapped from this row into the
+	// next (a soft wrap).
+	Wrapped bool
+	// Version changes whenever a cell of this row changes (and when rows
+	// move, by scrolling or by inserting and deleting lines).
+	Version uint64
+}
+
+// Span is a run of Text, from byte Start to byte End, in one style.
+type Span struct {
+	Start, End int
+	Style      Style
+}
+
+// Style is how a run of text is drawn.
+type Style struct {
+	FG, BG                                  Color
+	Bold, Faint, Italic, Underline, Reverse bool
+}
+
+func styleOf(c *cell) Style {
+	return Style{
+		FG: c.fg, BG: c.bg,
+		Bold:      c.attr&attrBold != 0,
+		Faint:     c.attr&attrFaint != 0,
+		Italic:    c.attr&attrItalic != 0,
+		Underline: c.attr&attrUnderline != 0,
+		Reverse:   c.attr&attrReverse != 0,
+	}
+}
+
+// sameStyle reports whether two cells draw with the same Style.
+func sameStyle(a, b *cell) bool {
+	const mask = attrBold | attrFaint | attrItalic | attrUnderline | attrReverse
+	return a.fg == b.fg && a.bg == b.bg && a.attr&mask == b.attr&mask
+}
+
+// Lines returns the visible rows of the active screen, top to bottom. The
+// slice and its Lines are fresh: callers may keep them.
+func (s *Screen) Lines() []Line {
+	out := make([]Line, s.rows)
+	var buf []byte
+	for y, r := range s.cur.rows {
+		out[y], buf = s.buildLine(r, buf[:0])
+	}
+	return out
+}
+
+// Line returns visible row y (0-based) of the active screen; a row outside
+// the screen is an empty Line.
+func (s *Screen) Line(y int) Line {
+	if y < 0 || y >= s.rows {
+		return Line{}
+	}
+	l, _ := s.buildLine(s.cur.rows[y], nil)
+	return l
+}
+
+// lineOf builds the Line of r.
+func (s *Screen) lineOf(r *row) Line {
+	l, _ := s.buildLine(r, nil)
+	return l
+}
+
+// usedCells returns the number of cells of r up to its last non-blank one.
+func usedCells(r *row) int {
+	n := len(r.cells)
+	for n > 0 {
+		c := &r.cells[n-1]
+		if c.ch != 0 && c.ch != ' ' {
+			break
+		}
+		n--
+	}
+	return n
+}
+
+// buildLine renders r into a Line, using buf as scratch space.
+func (s *Screen) buildLine(r *row, buf []byte) (Line, []byte) {
+	l := Line{Wrapped: r.wrapped, Version: r.version}
+	n := usedCells(r)
+	if n == 0 {
+		return l, buf
+	}
+	var spans []Span
+	start := 0
+	var prev *cell
+	for x := 0; x < n; x++ {
+		c := &r.cells[x]
+		if c.flags&flagTail != 0 {
+			continue
+		}
+		if prev == nil || !sameStyle(prev, c) {
+			if prev != nil {
+				spans = append(spans, Span{Start: start, End: len(buf), Style: styleOf(prev)})
+			}
+			start = len(buf)
+			prev = c
+		}
+		switch {
+		case c.ch == 0:
+			buf = append(buf, ' ')
+		case c.ch < utf8.RuneSelf:
+			buf = append(buf, byte(c.ch))
+		case c.ch >= clusterBase:
+			buf = append(buf, s.clusters[c.ch-clusterBase]...)
+		default:
+			buf = utf8.AppendRune(buf, c.ch)
+		}
+	}
+	spans = append(spans, Span{Start: start, End: len(buf), Style: styleOf(prev)})
+	l.Text = string(buf)
+	l.Spans = spans
+	return l, buf
+}
+
+// Text returns the visible screen as `tmux capture-pane -p` prints it: each
+// row with trailing blanks trimmed, followed by a newline.
+func (s *Screen) Text() string {
+	var sb strings.Builder
+	var buf []byte
+	for _, r := range s.cur.rows {
+		buf = s.appendText(r, buf[:0])
+		sb.Write(buf)
+		sb.WriteByte('\n')
+	}
+	return sb.String()
+}
+
+// appendText appends the text of r (trailing blanks trimmed) to buf.
+func (s *Screen) appendText(r *row, buf []byte) []byte {
+	n := usedCells(r)
+	for x := 0; x < n; x++ {
+		c := &r.cells[x]
+		switch {
+		case c.flags&flagTail != 0:
+		case c.ch == 0:
+			buf = append(buf, ' ')
+		case c.ch < utf8.RuneSelf:
+			buf = append(buf, byte(c.ch))
+		case c.ch >= clusterBase:
+			buf = append(buf, s.clusters[c.ch-clusterBase]...)
+		default:
+			buf = utf8.AppendRune(buf, c.ch)
+		}
+	}
+	return buf
+}

@@ -1,0 +1,254 @@
+package screen
+
+// printASCII writes a run of printable ASCII at the cursor.
+func (s *Screen) printASCII(p []byte) {
+	if s.insert {
+		for _, b := range p {
+			s.printRune(rune(b))
+		}
+		return
+	}
+	s.last = rune(p[len(p)-1])
+	pen := s.pen
+	for len(p) > 0 {
+		if s.cx >= s.cols {
+			if !s.autowrap {
+				// Without autowrap the last column takes every character.
+				s.cx = s.cols - 1
+				s.putCell(s.cx, rune(p[len(p)-1]))
+				return
+			}
+			s.wrap()
+		}
+		r := s.cur.rows[s.cy]
+		x := s.cx
+		n := min(len(p), s.cols-x)
+		end := x + n
+		if x != 0 && r.cells[x].flags&flagTail != 0 {
+			// tmux's screen_write_collect_end: a run that starts on the
+			// padding of a wide character erases it, and the character
+			// too unless it is in column 0.
+			xx := x
+			for ; xx > 0 && r.cells[xx].flags&flagTail != 0; xx-- {
+				r.cells[xx] = cell{}
+			}
+			if xx > 0 && r.cells[xx].flags&flagWide != 0 {
+				r.cells[xx] = cell{}
+			}
+		}
+		changed := false
+		cells := r.cells[x:end]
+		for k, b := range p[:n] {
+			pen.ch = rune(b)
+			if cells[k] != pen {
+				cells[k] = pen
+				changed = true
+			}
+		}
+		if end < s.cols && r.cells[end].flags&flagTail != 0 {
+			clearTails(r, end)
+			changed = true
+		}
+		if changed {
+			s.touch(s.cy)
+		}
+		p = p[n:]
+		s.cx = end
+		if !s.autowrap && s.cx >= s.cols {
+			s.cx = s.cols - 1
+			if len(p) > 0 {
+				s.putCell(s.cx, rune(p[len(p)-1]))
+			}
+			return
+		}
+	}
+}
+
+// wrap moves from the pending-wrap position to the start of the next row,
+// marking the row as soft-wrapped.
+func (s *Screen) wrap() {
+	if r := s.cur.rows[s.cy]; !r.wrapped {
+		r.wrapped = true
+		s.touch(s.cy)
+	}
+	s.linefeed()
+	s.cx = 0
+}
+
+// putCell writes a narrow character with the pen at column x of the cursor
+// row, fixing up any wide character it overwrites.
+func (s *Screen) putCell(x int, ch rune) {
+	r := s.cur.rows[s.cy]
+	c := s.pen
+	c.ch = ch
+	if r.cells[x] != c {
+		overwrite(r, x, 1)
+		r.cells[x] = c
+		s.touch(s.cy)
+	}
+}
+
+// printRune writes one character of any width at the cursor.
+func (s *Screen) printRune(ch rune) {
+	if ch < 0x80 {
+		s.last = ch
+	} else {
+		s.last = -1
+	}
+	w := runeWidth(ch)
+	if w == 0 || (s.zwj && ch >= 0x80) {
+		// After a joiner tmux joins any character to the previous cell.
+		s.combine(ch)
+		return
+	}
+	cols := s.cols
+	if !s.autowrap && w > 1 && (w > cols || (s.cx != cols && s.cx > cols-w)) {
+		return
+	}
+	if s.insert && s.cx < cols {
+		s.insertCells(s.cx, w, DefaultColor)
+	}
+	if s.autowrap && s.cx > cols-w {
+		s.wrap()
+	}
+	if s.cx > cols-w {
+		if s.autowrap || w > cols {
+			return
+		}
+		s.cx = cols - w
+	}
+	if w == 1 {
+		s.putCell(s.cx, ch)
+	} else {
+		r := s.cur.rows[s.cy]
+		x := s.cx
+		c := s.pen
+		c.ch, c.flags = ch, flagWide
+		t := s.pen
+		t.ch, t.flags = 0, flagTail
+		if r.cells[x] != c || r.cells[x+1] != t {
+			overwrite(r, x, 2)
+			r.cells[x], r.cells[x+1] = c, t
+			s.touch(s.cy)
+		}
+	}
+	if s.autowrap || s.cx+w <= cols-1 {
+		s.cx += w
+	} else {
+		s.cx = cols - 1
+	}
+}
+
+// overwrite prepares cells x.. of r for a character of width w the way
+// tmux's screen_write_overwrite does: writing on the padding of a wide
+// character erases the padding back to the character and the character
+// itself; writing on a wide character (or with a wide one) erases the
+// padding left behind to the right.
+func overwrite(r *row, x, w int) {
+	old := r.cells[x]
+	if old.flags&flagTail != 0 {
+		xx := x + 1
+		for {
+			xx--
+			if xx <= 0 || r.cells[xx].flags&flagTail == 0 {
+				break
+			}
+			r.cells[xx] = cell{}
+		}
+		r.cells[xx] = cell{}
+	}
+	if w != 1 || old.flags&(flagWide|flagTail) != 0 {
+		clearTails(r, x+w)
+	}
+}
+
+// zwj is the zero width joiner. tmux holds it back and appends it, before
+// the next zero-width character, to the cell that character joins.
+const zwj = '\u200d'
+
+// combine appends a zero-width character to the one before the cursor, as
+// tmux does; with nothing before it on the row it is dropped.
+func (s *Screen) combine(ch rune) {
+	if ch == zwj {
+		s.zwj = true
+		return
+	}
+	joined := s.zwj
+	s.zwj = false
+	x := min(s.cx, s.cols) - 1
+	if x < 0 {
+		return
+	}
+	r := s.cur.rows[s.cy]
+	if r.cells[x].flags&flagTail != 0 && x > 0 {
+		x--
+		if r.cells[x].flags&flagWide == 0 {
+			return
+		}
+	} else if r.cells[x].flags&flagWide != 0 {
+		return
+	}
+	c := &r.cells[x]
+	base := " "
+	if c.ch != 0 {
+		base = s.cellString(c.ch)
+	}
+	if joined {
+		base += string(zwj)
+	}
+	if len(base) > 32 {
+		return // bound the size of a cluster
+	}
+	s.addCluster(c, base+string(ch))
+	s.touch(s.cy)
+}
+
+// cellString returns the text of a cell character.
+func (s *Screen) cellString(ch rune) string {
+	if ch >= clusterBase {
+		return s.clusters[ch-clusterBase]
+	}
+	return string(ch)
+}
+
+// maxClusters bounds the cluster table; when full it is rebuilt from the
+// cells that still use it.
+const maxClusters = 1 << 14
+
+func (s *Screen) addCluster(c *cell, text string) {
+	if len(s.clusters) >= maxClusters {
+		s.compactClusters()
+		if len(s.clusters) >= maxClusters {
+			return
+		}
+	}
+	c.ch = clusterBase + rune(len(s.clusters))
+	s.clusters = append(s.clusters, text)
+}
+
+// compactClusters drops clusters no cell refers to any more.
+func (s *Screen) compactClusters() {
+	old := s.clusters
+	s.clusters = make([]string, 0, len(old)/2)
+	remap := map[rune]rune{}
+	for _, b := range []*buffer{s.main, s.alt} {
+		if b == nil {
+			continue
+		}
+		for _, r := range b.rows {
+			for x := range r.cells {
+				c := &r.cells[x]
+				if c.ch < clusterBase {
+					continue
+				}
+				n, ok := remap[c.ch]
+				if !ok {
+					n = clusterBase + rune(len(s.clusters))
+					s.clusters = append(s.clusters, old[c.ch-clusterBase])
+					remap[c.ch] = n
+				}
+				c.ch = n
+			}
+		}
+	}
+}
