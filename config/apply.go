@@ -89,8 +89,8 @@ func (a *applier) apply() {
 				a.c.Delivery.Mode = m
 				a.set("delivery.mode")
 			} else {
-				a.fail("delivery.mode", "%q is not a delivery mode (want wait, queue or steer)%s",
-					*dl.Mode, didYouMean(*dl.Mode, []string{"wait", "queue", "steer", "followUp"}))
+				a.fail("delivery.mode", "%q is not a delivery mode%s", *dl.Mode,
+					hint(*dl.Mode, []string{"wait", "queue", "steer", "followUp"}, "wait, queue or steer"))
 			}
 		}
 		a.millis("delivery.idle_quiet_ms", dl.IdleQuietMS, &a.c.Delivery.IdleQuiet)
@@ -339,9 +339,9 @@ func (a *applier) patterns() {
 		out := "patterns." + name
 		setFrom := func(field string) { a.c.sources[out+"."+field] = a.f.source(tkey + "." + field) }
 		if fp.Command != nil {
+			a.setCmd[name] = struct{}{} // a bad command is reported once, not also as missing
 			if cmd, ok := a.command(tkey+".command", fp.Command); ok {
 				p.Command = cmd
-				a.setCmd[name] = struct{}{}
 				setFrom("command")
 			}
 		}
@@ -416,7 +416,7 @@ func (a *applier) hooks() {
 	for _, raw := range names {
 		ev, ok := ParseEvent(raw)
 		if !ok {
-			a.fail("hooks."+raw, "unknown event%s (events: %s)", didYouMean(raw, eventNames()), eventList())
+			a.fail("hooks."+raw, "unknown event%s", hint(raw, eventNames(), eventList()))
 			continue
 		}
 		for gi, fg := range a.f.data.Hooks[raw] {

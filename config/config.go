@@ -248,6 +248,7 @@ type Source struct {
 	Kind SourceKind
 	File string // FromFile: the file's path
 	Line int    // FromFile: the key's line
+	Col  int    // FromFile: the key's column
 	Name string // FromEnv: the variable; FromFlag: the flag (`--hub`)
 }
 

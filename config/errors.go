@@ -113,6 +113,14 @@ func didYouMean(word string, candidates []string) string {
 	return ""
 }
 
+// hint is didYouMean, or else ` (want WANT)`.
+func hint(word string, candidates []string, want string) string {
+	if s := didYouMean(word, candidates); s != "" {
+		return s
+	}
+	return " (want " + want + ")"
+}
+
 // editDistance is the Levenshtein distance between a and b, counted in
 // runes.
 func editDistance(a, b string) int {

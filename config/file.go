@@ -92,13 +92,20 @@ type parsedFile struct {
 
 // at returns an *Error placed at key's position in the file.
 func (f *parsedFile) errAt(key, format string, args ...any) *Error {
-	p := f.pos[key]
+	p, ok := f.pos[key]
+	if !ok {
+		p = f.pos[key+"[0]"] // an array of tables: its first header
+	}
 	return &Error{File: f.name, Line: p.Line, Col: p.Col, Key: key, Msg: fmt.Sprintf(format, args...)}
 }
 
 // source returns the Source of key in this file.
 func (f *parsedFile) source(key string) Source {
-	return Source{Kind: FromFile, File: f.name, Line: f.pos[key].Line}
+	p, ok := f.pos[key]
+	if !ok {
+		p = f.pos[key+"[0]"]
+	}
+	return Source{Kind: FromFile, File: f.name, Line: p.Line, Col: p.Col}
 }
 
 // parseFile decodes one file's bytes. Syntax and type errors stop at the
@@ -135,7 +142,7 @@ func parseFile(name string, data []byte) (*parsedFile, Errors) {
 	return f, nil
 }
 
-var typeErrRE = regexp.MustCompile(`^toml: cannot decode TOML (\w+(?: \w+)?) into .* of type (\S+)$`)
+var typeErrRE = regexp.MustCompile(`^toml: cannot decode TOML (\w+(?: \w+)?) into (?:struct field \S+ of type )?(\S+)$`)
 
 // decodeMessage turns go-toml's message into the user's words: Go type
 // names become TOML ones.
@@ -143,6 +150,9 @@ func decodeMessage(de *toml.DecodeError) string {
 	msg := de.Error()
 	if m := typeErrRE.FindStringSubmatch(msg); m != nil {
 		return fmt.Sprintf("wrong type: want %s, have %s", tomlTypeName(m[2]), article(m[1]))
+	}
+	if strings.HasSuffix(msg, "is already defined") {
+		return "defined twice"
 	}
 	return "syntax error: " + strings.TrimPrefix(msg, "toml: ")
 }

@@ -136,7 +136,7 @@ func Load(src Sources) (*Config, error) {
 	}
 	for _, p := range c.Patterns {
 		if _, ok := setCmd[p.Name]; !ok {
-			errs = append(errs, &Error{File: p.Source.File, Line: p.Source.Line, Key: "patterns." + p.Name,
+			errs = append(errs, &Error{File: p.Source.File, Line: p.Source.Line, Col: p.Source.Col, Key: "patterns." + p.Name,
 				Msg: "missing command (a string run by sh -c, or a list of strings)"})
 		}
 	}
@@ -171,16 +171,19 @@ func overlay(c *Config, getenv func(string) string, fl Flags) Errors {
 		{"RELAY_PROFILE", "--profile", "profile", fl.Profile, &c.Profile, nameCheck("a profile name")},
 	}
 	for _, e := range entries {
-		if getenv != nil {
-			if v := getenv(e.env); v != "" {
-				if msg := e.check(v); msg != "" {
-					errs = append(errs, &Error{Key: e.env, Msg: msg})
-				} else {
-					*e.dst = v
-					c.sources[e.key] = Source{Kind: FromEnv, Name: e.env}
-				}
+		if getenv == nil {
+			break
+		}
+		if v := getenv(e.env); v != "" {
+			if msg := e.check(v); msg != "" {
+				errs = append(errs, &Error{Key: e.env, Msg: msg})
+			} else {
+				*e.dst = v
+				c.sources[e.key] = Source{Kind: FromEnv, Name: e.env}
 			}
 		}
+	}
+	for _, e := range entries {
 		if e.fval != "" {
 			if msg := e.check(e.fval); msg != "" {
 				errs = append(errs, &Error{Key: e.flag, Msg: msg})
