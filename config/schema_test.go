@@ -31,8 +31,11 @@ func TestSchemaMatchesStruct(t *testing.T) {
 	fromSchema := map[string]bool{}
 	walkSchema(t, defs, schema, "", fromSchema)
 	// hooks lists every event and alias by name; the struct has a map.
-	var events []string
+	var events, keys []string
 	for k := range fromSchema {
+		keys = append(keys, k)
+	}
+	for _, k := range keys {
 		if rest, ok := strings.CutPrefix(k, "hooks."); ok {
 			ev, _, _ := strings.Cut(rest, "[")
 			ev, _, _ = strings.Cut(ev, ".")
