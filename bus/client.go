@@ -237,16 +237,21 @@ func (c *Client) Close() error {
 	cl := c.claim
 	c.claim = nil
 	c.mu.Unlock()
+	connected := c.nc.IsConnected()
 	if cl != nil {
 		cl.stop()
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		_ = c.putPresence(ctx, cl, StateOffline)
-		cancel()
+		if connected { // else the claim ages out by itself
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			_ = c.putPresence(ctx, cl, StateOffline)
+			cancel()
+		}
 	}
-	if c.watch != nil {
+	if c.watch != nil && connected { // else Close drops it without a round trip
 		c.watch.stop()
 	}
-	if err := c.nc.Drain(); err != nil {
+	if !connected {
+		c.nc.Close()
+	} else if err := c.nc.Drain(); err != nil {
 		c.nc.Close()
 	}
 	<-c.closed

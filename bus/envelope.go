@@ -56,10 +56,12 @@ func invalid(format string, args ...any) error {
 }
 
 // ParseEnvelope decodes and validates an envelope received from any
-// client. The error says what was wrong.
+// client. The error says what was wrong; the envelope then holds what
+// could be decoded (to tell the sender).
 func ParseEnvelope(data []byte) (Envelope, error) {
 	var e Envelope
 	if !utf8.Valid(data) {
+		_ = json.Unmarshal(data, &e) // best effort, to tell the sender
 		return e, invalid("not valid UTF-8 (at byte %d)", invalidAt(data))
 	}
 	if err := json.Unmarshal(data, &e); err != nil {

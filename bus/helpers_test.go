@@ -71,8 +71,8 @@ func register(t testing.TB, h *hub.Hub, name string, mods ...func(*bus.Options))
 // collector gathers what an Inbox hands over, acknowledging each delivery
 // unless told not to.
 type collector struct {
-	mu   sync.Mutex
-	got  []*bus.Delivery
+	mu    sync.Mutex
+	got   []*bus.Delivery
 	noAck bool
 }
 

@@ -137,13 +137,14 @@ func (c *Client) apply(entries map[string]*Entry, order *[]string, subject strin
 		recipient := parts[3]
 		env, err := ParseEnvelope(data)
 		key := env.ID
-		if err != nil || key == "" {
+		if ValidName("message id", key) != nil {
 			key = fmt.Sprintf("#%d", seq)
 		}
 		e, ok := entries[key]
 		if !ok {
 			e = &Entry{Envelope: env, Seq: seq, Status: map[string]Status{}}
 			if err != nil {
+				e.ID = key
 				e.Invalid = err.Error()
 				e.Status[recipient] = StatusFailed
 				if e.To == "" {
