@@ -1,0 +1,137 @@
+package delivery
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// DefaultMaxBytes caps the body typed into an agent. Longer bodies are cut
+// at a line or word boundary and end with how to read the rest.
+const DefaultMaxBytes = 4096
+
+// Sanitize makes untrusted text safe to type into an agent: escape
+// sequences and control characters are removed (tabs become spaces, line
+// breaks stay), invalid UTF-8 is replaced, and a line that starts with `@`
+// gets the grammar's escape (`\@`), so that a message can never make the
+// receiving wrapper route a command by being echoed on its screen.
+func Sanitize(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == 0x1b: // ESC: skip the whole sequence
+			i += escapeLen(s[i:])
+			continue
+		case r == 0x9b: // C1 CSI
+			i += n + csiLen(s[i+n:])
+			continue
+		case r == '\n':
+			b.WriteByte('\n')
+		case r == '\r':
+			if i+1 < len(s) && s[i+1] == '\n' {
+				break // CR LF: the LF writes the line break
+			}
+			b.WriteByte('\n')
+		case r == '\t':
+			b.WriteString("    ")
+		case unicode.IsControl(r), r == '\u2028', r == '\u2029':
+		default:
+			b.WriteRune(r)
+		}
+		i += n
+	}
+	lines := strings.Split(b.String(), "\n")
+	for i, l := range lines {
+		if t := strings.TrimLeft(l, " "); strings.HasPrefix(t, "@") {
+			lines[i] = l[:len(l)-len(t)] + `\` + t
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// escapeLen returns the length of the escape sequence at the start of s
+// (which starts with ESC).
+func escapeLen(s string) int {
+	if len(s) < 2 {
+		return len(s)
+	}
+	switch s[1] {
+	case '[':
+		return 2 + csiLen(s[2:])
+	case ']', 'P', '_', '^', 'X': // OSC, DCS, APC, PM, SOS: up to BEL or ST
+		for j := 2; j < len(s); j++ {
+			if s[j] == 0x07 {
+				return j + 1
+			}
+			if s[j] == 0x1b && j+1 < len(s) && s[j+1] == '\\' {
+				return j + 2
+			}
+		}
+		return len(s)
+	default:
+		if s[1] >= 0x20 && s[1] <= 0x2f && len(s) >= 3 { // ESC ( B and the like
+			return 3
+		}
+		return 2
+	}
+}
+
+// csiLen returns the length of a CSI sequence's parameters and final byte.
+func csiLen(s string) int {
+	for j := 0; j < len(s); j++ {
+		if s[j] >= 0x40 && s[j] <= 0x7e {
+			return j + 1
+		}
+		if s[j] < 0x20 || s[j] > 0x7e {
+			return j // malformed: stop before the odd byte
+		}
+	}
+	return len(s)
+}
+
+// Cap cuts s to at most max bytes at a line or word boundary and says so,
+// naming the command that shows the whole message.
+func Cap(s string, max int, id string) string {
+	if max <= 0 {
+		max = DefaultMaxBytes
+	}
+	if len(s) <= max {
+		return s
+	}
+	note := fmt.Sprintf(" […%d more bytes cut]", len(s)-max)
+	if id != "" {
+		note = fmt.Sprintf(" […%d more bytes; the whole message: relay log --id %s]", len(s)-max, id)
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	if i := strings.LastIndexAny(s[:cut], "\n "); i > max/2 {
+		cut = i
+	}
+	return strings.TrimRight(s[:cut], " \n") + note
+}
+
+// Message is what the agent reads for one message from a peer: a line that
+// says who sent it, its id and how to answer, then the body.
+func Message(from, id, body string, max int) string {
+	from = Sanitize(from)
+	body = Cap(Sanitize(body), max, id)
+	return fmt.Sprintf("[relay] Message from agent %s (id %s). To answer, write a line starting with @relay:%s\n%s", from, id, from, body)
+}
+
+// Notice is a short note from relay itself (a handler's result, an error,
+// a held message).
+func Notice(text string, max int) string {
+	return "[relay] " + Cap(Sanitize(text), max, "")
+}
+
+// OneLine joins the lines of s for agents that submit at every line break
+// (no bracketed paste): line breaks become " ⏎ ".
+func OneLine(s string) string {
+	return strings.ReplaceAll(s, "\n", " ⏎ ")
+}

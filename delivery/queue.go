@@ -1,0 +1,298 @@
+// Package delivery decides when and how text is typed into an agent: it
+// waits until the agent is idle, holds no draft of the human's and the human
+// has stopped typing, then types pending messages (one at a time, or
+// coalesced) through the wrapper's single stdin writer, and reports each
+// message's fate: delivered, confirmed or failed.
+package delivery
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Mode says how pending messages are typed.
+type Mode string
+
+const (
+	// ModeWait types one message at each idle moment (the default).
+	ModeWait Mode = "wait"
+	// ModeQueue types everything pending as one injection at the next idle
+	// moment ("followUp" is an alias).
+	ModeQueue Mode = "queue"
+	// ModeSteer types at once, even while the agent works (it may
+	// interrupt); the human's draft and typing still hold it back.
+	ModeSteer Mode = "steer"
+)
+
+// ParseMode reads a mode's name as configuration spells it.
+func ParseMode(s string) (Mode, error) {
+	switch strings.ToLower(s) {
+	case "", "wait":
+		return ModeWait, nil
+	case "queue", "followup":
+		return ModeQueue, nil
+	case "steer":
+		return ModeSteer, nil
+	}
+	return "", fmt.Errorf("unknown delivery mode %q (want wait, queue, followUp or steer)", s)
+}
+
+// Status is a message's delivery status, as its receipt reports it.
+type Status string
+
+const (
+	StatusDelivered Status = "delivered" // typed in
+	StatusConfirmed Status = "confirmed" // seen by the agent
+	StatusFailed    Status = "failed"    // given up, with a reason
+)
+
+// State is what the agent looks like now, from its screen or its hooks.
+type State struct {
+	Ready   bool // started and able to take input
+	Busy    bool // working on a turn
+	Draft   bool // its input box holds text (the human's)
+	Waiting bool // waiting on the human (a permission prompt)
+}
+
+// Item is one thing to type in. Text is final (formatted and sanitised).
+type Item struct {
+	ID   string
+	Text string
+	// Done is called with each status change (delivered, then confirmed,
+	// or failed with a reason). It may be nil.
+	Done func(st Status, reason string)
+}
+
+// Clock is time as the queue sees it; tests pass a fake one.
+type Clock interface {
+	Now() time.Time
+	After(d time.Duration) <-chan time.Time
+}
+
+type realClock struct{}
+
+func (realClock) Now() time.Time                         { return time.Now() }
+func (realClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+
+// Options configures a Queue; zero values mean defaults.
+type Options struct {
+	Mode Mode
+	// HumanQuiet is how long the human must not have typed; 2s by default.
+	HumanQuiet time.Duration
+	// Recheck bounds how long the queue waits, after typing, for the agent
+	// to show a new idle moment before it looks again; 3s by default.
+	Recheck time.Duration
+	// LastHuman returns when the human last typed.
+	LastHuman func() time.Time
+	// Type types text into the agent (paste, settle, Enter). Required.
+	Type func(ctx context.Context, text string) error
+	// Confirm, if set, checks after typing that the agent took the text;
+	// an error is a failed receipt with its reason.
+	Confirm func(ctx context.Context, text string) error
+	// Journal remembers what was typed, across crashes; nil keeps nothing.
+	Journal *Journal
+	// Retries is how often typing is retried before the items fail; 2 by
+	// default.
+	Retries int
+	Clock   Clock
+}
+
+func (o *Options) fill() {
+	if o.Mode == "" {
+		o.Mode = ModeWait
+	}
+	if o.HumanQuiet == 0 {
+		o.HumanQuiet = 2 * time.Second
+	}
+	if o.Recheck == 0 {
+		o.Recheck = 3 * time.Second
+	}
+	if o.LastHuman == nil {
+		o.LastHuman = func() time.Time { return time.Time{} }
+	}
+	if o.Retries == 0 {
+		o.Retries = 2
+	}
+	if o.Clock == nil {
+		o.Clock = realClock{}
+	}
+}
+
+// Queue holds what waits to be typed into one agent. It is safe for
+// concurrent use; Run does the typing.
+type Queue struct {
+	o    Options
+	wake chan struct{}
+
+	mu       sync.Mutex
+	items    []Item
+	state    State
+	settling bool      // typed; waiting for the agent to show a new idle moment
+	typedAt  time.Time // when the last injection was typed
+}
+
+// NewQueue returns a queue; call Run to start delivering.
+func NewQueue(o Options) *Queue {
+	o.fill()
+	return &Queue{o: o, wake: make(chan struct{}, 1)}
+}
+
+// Add queues an item. An item whose id the journal already holds was typed
+// before a crash: it is reported delivered again and not typed twice.
+func (q *Queue) Add(it Item) {
+	if q.o.Journal != nil && it.ID != "" && q.o.Journal.Seen(it.ID) {
+		if it.Done != nil {
+			it.Done(StatusDelivered, "already typed before a restart")
+		}
+		return
+	}
+	q.mu.Lock()
+	q.items = append(q.items, it)
+	q.mu.Unlock()
+	q.poke()
+}
+
+// SetState records the agent's state (from its screen or hooks).
+func (q *Queue) SetState(s State) {
+	q.mu.Lock()
+	if q.settling && (s.Busy || s.Draft || s.Waiting) {
+		// The agent reacted to what was typed; its next idle is new.
+		q.settling = false
+	}
+	q.state = s
+	q.mu.Unlock()
+	q.poke()
+}
+
+// Pending returns how many items wait.
+func (q *Queue) Pending() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.items)
+}
+
+func (q *Queue) poke() {
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Run delivers items until ctx is done.
+func (q *Queue) Run(ctx context.Context) error {
+	for {
+		batch, wait := q.next()
+		if batch == nil {
+			var timer <-chan time.Time
+			if wait > 0 {
+				timer = q.o.Clock.After(wait)
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-q.wake:
+			case <-timer:
+			}
+			continue
+		}
+		q.deliver(ctx, batch)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+}
+
+// next returns the items to type now, or nil and how long to wait before
+// looking again (0: until something changes).
+func (q *Queue) next() ([]Item, time.Duration) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.items) == 0 {
+		return nil, 0
+	}
+	now := q.o.Clock.Now()
+	s := q.state
+	switch {
+	case !s.Ready, s.Draft, s.Waiting:
+		return nil, 0
+	case s.Busy && q.o.Mode != ModeSteer:
+		return nil, 0
+	}
+	if q.settling {
+		if left := q.typedAt.Add(q.o.Recheck).Sub(now); left > 0 {
+			return nil, left
+		}
+		q.settling = false
+	}
+	if left := q.o.LastHuman().Add(q.o.HumanQuiet).Sub(now); left > 0 {
+		return nil, left
+	}
+	n := 1
+	if q.o.Mode != ModeWait {
+		n = len(q.items)
+	}
+	batch := q.items[:n:n]
+	q.items = q.items[n:]
+	return batch, 0
+}
+
+// deliver types a batch as one injection and reports its fate.
+func (q *Queue) deliver(ctx context.Context, batch []Item) {
+	texts := make([]string, len(batch))
+	for i, it := range batch {
+		texts[i] = it.Text
+	}
+	text := strings.Join(texts, "\n\n")
+	var err error
+	for try := 0; try <= q.o.Retries; try++ {
+		if err = q.o.Type(ctx, text); err == nil || ctx.Err() != nil {
+			break
+		}
+	}
+	q.mu.Lock()
+	q.settling, q.typedAt = true, q.o.Clock.Now()
+	q.mu.Unlock()
+	if err != nil {
+		report(batch, StatusFailed, fmt.Sprintf("typing failed: %v", err))
+		return
+	}
+	if q.o.Journal != nil {
+		ids := make([]string, 0, len(batch))
+		for _, it := range batch {
+			if it.ID != "" {
+				ids = append(ids, it.ID)
+			}
+		}
+		if jerr := q.o.Journal.Mark(ids...); jerr != nil {
+			// Typed all the same; a crash now could type it twice.
+			report(batch, StatusDelivered, "journal: "+jerr.Error())
+		} else {
+			report(batch, StatusDelivered, "")
+		}
+	} else {
+		report(batch, StatusDelivered, "")
+	}
+	if q.o.Confirm == nil {
+		return
+	}
+	if cerr := q.o.Confirm(ctx, text); cerr != nil {
+		if errors.Is(cerr, context.Canceled) {
+			return
+		}
+		report(batch, StatusFailed, "not confirmed: "+cerr.Error())
+		return
+	}
+	report(batch, StatusConfirmed, "")
+}
+
+func report(batch []Item, st Status, reason string) {
+	for _, it := range batch {
+		if it.Done != nil {
+			it.Done(st, reason)
+		}
+	}
+}

@@ -1,0 +1,259 @@
+package delivery
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/relayhq/relay/internal/testutil"
+)
+
+// typist records what the queue typed.
+type typist struct {
+	mu    sync.Mutex
+	typed []string
+	fail  int // fail this many calls first
+}
+
+func (ty *typist) Type(ctx context.Context, text string) error {
+	ty.mu.Lock()
+	defer ty.mu.Unlock()
+	if ty.fail > 0 {
+		ty.fail--
+		return errors.New("pty gone")
+	}
+	ty.typed = append(ty.typed, text)
+	return nil
+}
+
+func (ty *typist) got() []string {
+	ty.mu.Lock()
+	defer ty.mu.Unlock()
+	return append([]string(nil), ty.typed...)
+}
+
+type receipts struct {
+	mu  sync.Mutex
+	log []string
+}
+
+func (r *receipts) done(id string) func(Status, string) {
+	return func(st Status, reason string) {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.log = append(r.log, strings.TrimSpace(fmt.Sprintf("%s %s %s", id, st, reason)))
+	}
+}
+
+func (r *receipts) get() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.log...)
+}
+
+var idle = State{Ready: true}
+
+func texts(b []Item) []string {
+	var s []string
+	for _, it := range b {
+		s = append(s, it.Text)
+	}
+	return s
+}
+
+// TestNextDecides checks when the queue types, step by step, without
+// running it: each case sets a state and says what next must return.
+func TestNextDecides(t *testing.T) {
+	clock := newFakeClock()
+	var human time.Time
+	for _, tc := range []struct {
+		name     string
+		mode     Mode
+		state    State
+		humanAgo time.Duration // 0: never typed
+		items    []string
+		want     []string
+		wantWait time.Duration
+	}{
+		{name: "idle agent takes one", state: idle, items: []string{"a", "b"}, want: []string{"a"}},
+		{name: "not started yet", state: State{}, items: []string{"a"}},
+		{name: "busy agent waits", state: State{Ready: true, Busy: true}, items: []string{"a"}},
+		{name: "draft in the input box waits", state: State{Ready: true, Draft: true}, items: []string{"a"}},
+		{name: "permission prompt waits", state: State{Ready: true, Waiting: true}, items: []string{"a"}},
+		{name: "human typed just now", state: idle, humanAgo: 500 * time.Millisecond, items: []string{"a"}, wantWait: 1500 * time.Millisecond},
+		{name: "human quiet long enough", state: idle, humanAgo: 3 * time.Second, items: []string{"a"}, want: []string{"a"}},
+		{name: "queue mode coalesces", mode: ModeQueue, state: idle, items: []string{"a", "b", "c"}, want: []string{"a", "b", "c"}},
+		{name: "steer types while busy", mode: ModeSteer, state: State{Ready: true, Busy: true}, items: []string{"a"}, want: []string{"a"}},
+		{name: "steer still respects a draft", mode: ModeSteer, state: State{Ready: true, Busy: true, Draft: true}, items: []string{"a"}},
+		{name: "nothing pending", state: idle},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			human = time.Time{}
+			if tc.humanAgo > 0 {
+				human = clock.Now().Add(-tc.humanAgo)
+			}
+			q := NewQueue(Options{Mode: tc.mode, Clock: clock, LastHuman: func() time.Time { return human }, Type: (&typist{}).Type})
+			for _, s := range tc.items {
+				q.Add(Item{Text: s})
+			}
+			q.SetState(tc.state)
+			batch, wait := q.next()
+			if got := texts(batch); strings.Join(got, ",") != strings.Join(tc.want, ",") {
+				t.Errorf("typed %q, want %q", got, tc.want)
+			}
+			if wait != tc.wantWait {
+				t.Errorf("wait %v, want %v", wait, tc.wantWait)
+			}
+		})
+	}
+}
+
+// TestWaitModeOneMessagePerIdleMoment: after typing, the next message waits
+// until the agent has reacted (busy) and is idle again.
+func TestWaitModeOneMessagePerIdleMoment(t *testing.T) {
+	clock := newFakeClock()
+	q := NewQueue(Options{Clock: clock, Type: (&typist{}).Type})
+	q.Add(Item{Text: "one"})
+	q.Add(Item{Text: "two"})
+	q.SetState(idle)
+	if b, _ := q.next(); len(b) != 1 || b[0].Text != "one" {
+		t.Fatalf("first: %v", texts(b))
+	}
+	q.deliver(context.Background(), nil)
+	if b, _ := q.next(); b != nil {
+		t.Fatalf("typed %v before the agent showed a new idle moment", texts(b))
+	}
+	q.SetState(State{Ready: true, Busy: true}) // reacts to "one"
+	q.SetState(idle)                          // done with it
+	if b, _ := q.next(); len(b) != 1 || b[0].Text != "two" {
+		t.Fatalf("second: %v", texts(b))
+	}
+}
+
+// TestWaitModeRecheck: an agent that never shows a reaction (a plain shell
+// reading lines) still gets the next message after Recheck.
+func TestWaitModeRecheck(t *testing.T) {
+	clock := newFakeClock()
+	q := NewQueue(Options{Clock: clock, Recheck: time.Second, Type: (&typist{}).Type})
+	q.Add(Item{Text: "one"})
+	q.Add(Item{Text: "two"})
+	q.SetState(idle)
+	q.next()
+	q.deliver(context.Background(), nil)
+	if b, wait := q.next(); b != nil || wait != time.Second {
+		t.Fatalf("got %v, wait %v", texts(b), wait)
+	}
+	clock.Advance(time.Second)
+	if b, _ := q.next(); len(b) != 1 {
+		t.Fatalf("nothing typed after Recheck")
+	}
+}
+
+func TestRunDeliversAndReports(t *testing.T) {
+	ty := &typist{}
+	var r receipts
+	q := NewQueue(Options{Type: ty.Type, Confirm: func(ctx context.Context, text string) error { return nil }})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go q.Run(ctx)
+	q.Add(Item{ID: "m1", Text: "hello", Done: r.done("m1")})
+	q.SetState(State{Ready: true, Draft: true})
+	q.SetState(idle) // the human cleared the draft
+	testutil.Eventually(t, func() error {
+		if got := r.get(); strings.Join(got, "|") != "m1 delivered|m1 confirmed" {
+			return fmt.Errorf("receipts %q", got)
+		}
+		return nil
+	})
+	if got := ty.got(); len(got) != 1 || got[0] != "hello" {
+		t.Fatalf("typed %q", got)
+	}
+}
+
+func TestRunRetriesThenFails(t *testing.T) {
+	ty := &typist{fail: 10}
+	var r receipts
+	q := NewQueue(Options{Type: ty.Type, Retries: 2})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go q.Run(ctx)
+	q.Add(Item{ID: "m1", Text: "hello", Done: r.done("m1")})
+	q.SetState(idle)
+	testutil.Eventually(t, func() error {
+		if got := r.get(); len(got) != 1 || got[0] != "m1 failed typing failed: pty gone" {
+			return fmt.Errorf("receipts %q", got)
+		}
+		return nil
+	})
+	if ty.fail != 7 {
+		t.Errorf("typed %d times, want 3", 10-ty.fail)
+	}
+}
+
+func TestConfirmFailureIsReported(t *testing.T) {
+	var r receipts
+	q := NewQueue(Options{Type: (&typist{}).Type, Confirm: func(context.Context, string) error {
+		return errors.New("input box did not clear")
+	}})
+	q.Add(Item{ID: "m1", Text: "x", Done: r.done("m1")})
+	q.SetState(idle)
+	b, _ := q.next()
+	q.deliver(context.Background(), b)
+	if got := r.get(); strings.Join(got, "|") != "m1 delivered|m1 failed not confirmed: input box did not clear" {
+		t.Fatalf("receipts %q", got)
+	}
+}
+
+// TestJournalSurvivesRestart: a message typed before a crash and delivered
+// again after it is not typed twice.
+func TestJournalSurvivesRestart(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "journal")
+	j, err := OpenJournal(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ty := &typist{}
+	q := NewQueue(Options{Type: ty.Type, Journal: j})
+	q.Add(Item{ID: "m1", Text: "first"})
+	q.SetState(idle)
+	b, _ := q.next()
+	q.deliver(context.Background(), b)
+	j.Close() // the wrapper crashes here, before the hub got the ack
+
+	j2, err := OpenJournal(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j2.Close()
+	var r receipts
+	q2 := NewQueue(Options{Type: ty.Type, Journal: j2})
+	q2.Add(Item{ID: "m1", Text: "first", Done: r.done("m1")}) // redelivered by the hub
+	q2.Add(Item{ID: "m2", Text: "second"})
+	q2.SetState(idle)
+	b, _ = q2.next()
+	if got := texts(b); len(got) != 1 || got[0] != "second" {
+		t.Fatalf("after restart the queue offers %q, want only second", got)
+	}
+	if got := r.get(); len(got) != 1 || !strings.HasPrefix(got[0], "m1 delivered") {
+		t.Fatalf("the redelivered message was not reported delivered: %q", got)
+	}
+	if got := ty.got(); len(got) != 1 {
+		t.Fatalf("typed %q", got)
+	}
+}
+
+func TestParseMode(t *testing.T) {
+	for in, want := range map[string]Mode{"": ModeWait, "wait": ModeWait, "followUp": ModeQueue, "queue": ModeQueue, "steer": ModeSteer} {
+		if got, err := ParseMode(in); err != nil || got != want {
+			t.Errorf("ParseMode(%q) = %q, %v", in, got, err)
+		}
+	}
+	if _, err := ParseMode("later"); err == nil || !strings.Contains(err.Error(), `"later"`) {
+		t.Errorf("ParseMode(later) error %v", err)
+	}
+}
