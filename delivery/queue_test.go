@@ -129,7 +129,7 @@ func TestWaitModeOneMessagePerIdleMoment(t *testing.T) {
 		t.Fatalf("typed %v before the agent showed a new idle moment", texts(b))
 	}
 	q.SetState(State{Ready: true, Busy: true}) // reacts to "one"
-	q.SetState(idle)                          // done with it
+	q.SetState(idle)                           // done with it
 	if b, _ := q.next(); len(b) != 1 || b[0].Text != "two" {
 		t.Fatalf("second: %v", texts(b))
 	}

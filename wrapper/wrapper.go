@@ -96,8 +96,8 @@ type Session struct {
 
 	exited   chan struct{} // closed when the child has exited
 	outDone  chan struct{} // closed when the output loop has ended
+	inDone   chan struct{} // closed when the input loop has ended
 	status   int           // the exit code, valid after exited
-	panicVal any           // a panic in a goroutine, re-raised by Wait
 	stopSigs func()
 }
 
@@ -115,6 +115,7 @@ func Start(opts Options) (*Session, error) {
 		log:     opts.Logger,
 		exited:  make(chan struct{}),
 		outDone: make(chan struct{}),
+		inDone:  make(chan struct{}),
 	}
 	s.cols, s.rows = opts.Cols, opts.Rows
 	if c, r, ok := s.human.size(); ok {
@@ -194,6 +195,8 @@ func (s *Session) Wait() int {
 	s.stopSigs()
 	s.stdin.stop()
 	s.ptmx.Close()
+	<-s.inDone
+	s.stdin.close()
 	s.log.Info("child exited", "status", s.status)
 	return s.status
 }
@@ -267,6 +270,7 @@ func writeAll(w io.Writer, p []byte) (int, error) {
 // piped stdin it passes the end on: the child's EOF character when it reads
 // lines (canonical mode).
 func (s *Session) inputLoop() {
+	defer close(s.inDone)
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := s.stdin.Read(buf)
