@@ -110,7 +110,7 @@ func ClaudeCmd(stateDir string, opts ClaudeOptions) (Cmd, error) {
 	}
 	env = mergeEnv(env, opts.Env)
 	argv := append([]string{opts.Binary}, opts.ExtraArgs...)
-	return Cmd{Argv: argv, Env: env, Dir: work, Cols: opts.Cols, Rows: opts.Rows}, nil
+	return Cmd{Argv: argv, Env: env, Dir: work, Cols: opts.Cols, Rows: opts.Rows, ConfigDir: config}, nil
 }
 
 // baseEnv is the environment every CLI gets: a private HOME, the test's

@@ -26,18 +26,18 @@ func TestClaudeSmoke(t *testing.T) {
 			cmd := agenttest.Claude(t, agenttest.ClaudeOptions{Model: m.URL, Cols: 100, Rows: 30, Renderer: renderer})
 			start := time.Now()
 			term := agenttest.Start(t, cmd)
-			if _, err := term.WaitScreen(30*time.Second, agenttest.ClaudeReady); err != nil {
+			if _, err := term.WaitReady(60*time.Second, agenttest.ClaudeReady); err != nil {
 				t.Fatalf("Claude Code never became ready: %v", err)
 			}
 			t.Logf("ready after %v", time.Since(start).Round(time.Millisecond))
 
-			term.Submit("say hello")
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			if _, err := m.WaitForRequest(ctx, "say hello"); err != nil {
+			enters, err := term.SubmitConfirm("say hello", 0, 20*time.Second, func() bool { return m.Count("say hello") > 0 })
+			if err != nil {
 				t.Fatal(err)
 			}
-			t.Logf("prompt reached the model after %v", time.Since(start).Round(time.Millisecond))
+			t.Logf("prompt reached the model after %v (%d Enter)", time.Since(start).Round(time.Millisecond), enters)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
 			if _, err := m.WaitForRequest(ctx, "Bash completed"); err != nil {
 				t.Fatalf("the tool result never came back: %v", err)
 			}

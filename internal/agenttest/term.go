@@ -31,6 +31,10 @@ type Cmd struct {
 	Dir string
 	// Cols and Rows size the terminal; 0 means 80 and 24.
 	Cols, Rows int
+	// ConfigDir is the CLI's private configuration folder (CLAUDE_CONFIG_DIR,
+	// CODEX_HOME or GEMINI_CLI_HOME), for tests that add hooks or read
+	// transcripts; empty for other programs.
+	ConfigDir string
 	// AnswerQueries makes the harness answer the terminal queries the TUIs
 	// send at start (primary device attributes and cursor position) the
 	// way a terminal would. None of the three CLIs needs it.
@@ -190,11 +194,36 @@ func (tm *Term) Paste(s string) { tm.must(tm.Write([]byte("\x1b[200~" + s + "\x1
 func (tm *Term) Enter() { tm.must(tm.Write([]byte("\r"))) }
 
 // Submit pastes s, waits SubmitSettle, and presses Enter: the way that was
-// submitted reliably by all three CLIs.
+// submitted by all three CLIs once they are idle.
 func (tm *Term) Submit(s string) {
 	tm.Paste(s)
 	time.Sleep(SubmitSettle)
 	tm.Enter()
+}
+
+// SubmitConfirm pastes s, waits settle (0 means SubmitSettle), presses
+// Enter, and waits up to timeout for submitted to report true (typically
+// "the mock model saw s"). If half the timeout passes without it, it
+// presses Enter once more: on a loaded machine a slow TUI can read the
+// paste and the Enter together and take the Enter for a newline. It
+// returns how many Enters it took, or an error.
+func (tm *Term) SubmitConfirm(s string, settle, timeout time.Duration, submitted func() bool) (int, error) {
+	if settle <= 0 {
+		settle = SubmitSettle
+	}
+	tm.Paste(s)
+	time.Sleep(settle)
+	for enters := 1; enters <= 2; enters++ {
+		tm.Enter()
+		deadline := time.Now().Add(timeout / 2)
+		for time.Now().Before(deadline) {
+			if submitted() {
+				return enters, nil
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	return 2, fmt.Errorf("text not submitted after two Enters within %v: %.60q", timeout, s)
 }
 
 func (tm *Term) must(_ int, err error) {
@@ -326,3 +355,39 @@ func (tm *Term) WriteRaw(path string) error {
 }
 
 var _ io.Writer = (*Term)(nil)
+
+// ReadyQuiet is how long the output must stay unchanged before WaitReady
+// trusts a ready screen: Gemini CLI draws its input row before it reads
+// input, and an early paste plus Enter arrive together and become a
+// newline.
+const ReadyQuiet = 500 * time.Millisecond
+
+// WaitReady waits until the output has been quiet for ReadyQuiet and the
+// tmux-rendered screen satisfies ready (e.g. ClaudeReady), and returns that
+// screen. On timeout the error shows the last screen.
+func (tm *Term) WaitReady(timeout time.Duration, ready func(screen string) bool) (string, error) {
+	deadline := time.Now().Add(timeout)
+	screen := ""
+	for {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return screen, fmt.Errorf("not ready after %v; screen:\n%s", timeout, screen)
+		}
+		if err := tm.WaitQuiet(ReadyQuiet, left); err != nil {
+			return screen, fmt.Errorf("not ready: %w; screen:\n%s", err, screen)
+		}
+		cols, rows := tm.Size()
+		s, err := RenderScreen(tm.Raw(), cols, rows)
+		if err != nil {
+			return "", err
+		}
+		screen = s
+		if ready(screen) {
+			return screen, nil
+		}
+		if tm.Exited() {
+			return screen, fmt.Errorf("program exited before it was ready; screen:\n%s", screen)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
