@@ -2,12 +2,9 @@ package wrapper
 
 import (
 	"context"
-	"errors"
+	"io"
 	"sync"
 )
-
-// ErrTapClosed is returned by Tap.Next once the tap is closed and drained.
-var ErrTapClosed = errors.New("tap closed")
 
 // DefaultTapLimit is how many bytes a Tap holds for a slow reader before it
 // drops the oldest ones. 4 MiB is several full screens of the busiest TUI
@@ -78,7 +75,7 @@ func (t *Tap) signal() {
 // Next waits for output and returns all of it, with the number of bytes
 // dropped before it since the previous call (the reader should reset its
 // model when that is not zero). The chunk is valid until the next call to
-// Next. After Close, Next returns what is left, then ErrTapClosed.
+// Next. After Close, Next returns what is left, then io.EOF.
 func (t *Tap) Next(ctx context.Context) (chunk []byte, skipped int64, err error) {
 	for {
 		t.mu.Lock()
@@ -93,7 +90,7 @@ func (t *Tap) Next(ctx context.Context) (chunk []byte, skipped int64, err error)
 		closed := t.closed
 		t.mu.Unlock()
 		if closed {
-			return nil, 0, ErrTapClosed
+			return nil, 0, io.EOF
 		}
 		select {
 		case <-t.ready:
@@ -110,7 +107,7 @@ func (t *Tap) Skipped() int64 {
 	return t.total
 }
 
-// Close ends the tap: Next returns what is pending, then ErrTapClosed.
+// Close ends the tap: Next returns what is pending, then io.EOF.
 func (t *Tap) Close() error {
 	t.mu.Lock()
 	t.closed = true

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"testing"
 	"time"
 )
@@ -71,8 +72,8 @@ func TestTapClose(t *testing.T) {
 	if err != nil || string(chunk) != "last words" {
 		t.Fatalf("got %q, %v", chunk, err)
 	}
-	if _, _, err := tap.Next(context.Background()); !errors.Is(err, ErrTapClosed) {
-		t.Fatalf("want ErrTapClosed, got %v", err)
+	if _, _, err := tap.Next(context.Background()); !errors.Is(err, io.EOF) {
+		t.Fatalf("want io.EOF, got %v", err)
 	}
 }
 
