@@ -75,6 +75,7 @@ func (s *Screen) alignmentTest() {
 		for x := range r.cells {
 			r.cells[x] = cell{ch: 'E'}
 		}
+		r.used = len(r.cells)
 	}
 	s.touchAll()
 	s.cx, s.cy = 0, 0

@@ -34,8 +34,30 @@ const clusterBase rune = 0x200000
 // row is one line of a buffer.
 type row struct {
 	cells   []cell
+	used    int // cells from here on are all zero (blank, default colours)
 	wrapped bool
 	version uint64
+}
+
+// blankRow fills r with b.
+func blankRow(r *row, b cell) {
+	if b == (cell{}) {
+		clear(r.cells[:r.used])
+		r.used = 0
+	} else {
+		for x := range r.cells {
+			r.cells[x] = b
+		}
+		r.used = len(r.cells)
+	}
+	r.wrapped = false
+}
+
+// grow records that cells before n may be non-zero.
+func (r *row) grow(n int) {
+	if n > r.used {
+		r.used = n
+	}
 }
 
 // buffer is the main or the alternate screen.
@@ -64,6 +86,11 @@ func (s *Screen) clearCells(y, x0, x1 int) {
 	}
 	r := s.cur.rows[y]
 	b := s.blank()
+	whole := x0 == 0 && x1 == s.cols
+	zero := b == (cell{})
+	if zero {
+		x1 = min(x1, r.used)
+	}
 	changed := false
 	for x := x0; x < x1; x++ {
 		if r.cells[x] != b {
@@ -71,7 +98,13 @@ func (s *Screen) clearCells(y, x0, x1 int) {
 			changed = true
 		}
 	}
-	if x0 == 0 && x1 == s.cols && r.wrapped {
+	switch {
+	case !zero:
+		r.grow(x1)
+	case x1 >= r.used && x0 < r.used:
+		r.used = x0
+	}
+	if whole && r.wrapped {
 		r.wrapped = false
 		changed = true
 	}
@@ -110,10 +143,7 @@ func (s *Screen) scrollUp(top, bot, n int) {
 	copy(rows[top:], rows[top+n:bot+1])
 	b := s.blank()
 	for i, r := range gone {
-		for x := range r.cells {
-			r.cells[x] = b
-		}
-		r.wrapped = false
+		blankRow(r, b)
 		rows[bot-n+1+i] = r
 	}
 	s.touchRange(top, bot)
@@ -133,10 +163,7 @@ func (s *Screen) scrollDown(top, bot, n int) {
 	copy(rows[top+n:bot+1], rows[top:bot-n+1])
 	b := s.blank()
 	for i, r := range gone {
-		for x := range r.cells {
-			r.cells[x] = b
-		}
-		r.wrapped = false
+		blankRow(r, b)
 		rows[top+i] = r
 	}
 	s.touchRange(top, bot)
@@ -178,6 +205,7 @@ func (s *Screen) insertCells(x, n int, bg Color) {
 	r := s.cur.rows[s.cy]
 	if x >= s.cols-1 {
 		r.cells[x] = cell{bg: bg}
+		r.grow(x + 1)
 		s.touch(s.cy)
 		return
 	}
@@ -188,6 +216,10 @@ func (s *Screen) insertCells(x, n int, bg Color) {
 	copy(r.cells[x+n:x+n+count], r.cells[x:x+count])
 	for xx := x; xx < x+count && xx < x+n; xx++ {
 		r.cells[xx] = cell{bg: bg}
+	}
+	r.used = min(r.used+n, s.cols)
+	if bg != DefaultColor {
+		r.used = s.cols
 	}
 	s.touch(s.cy)
 }
@@ -204,6 +236,9 @@ func (s *Screen) deleteChars(n int) {
 	b := s.blank()
 	for i := s.cols - n; i < s.cols; i++ {
 		r.cells[i] = b
+	}
+	if b != (cell{}) {
+		r.used = s.cols
 	}
 	s.touch(s.cy)
 }
@@ -234,14 +269,11 @@ func (s *Screen) insertLines(n int) {
 	for k := count - 1; k >= 0; k-- {
 		dst, src := rows[s.cy+n+k], rows[s.cy+k]
 		copy(dst.cells, src.cells)
-		dst.wrapped = src.wrapped
+		dst.wrapped, dst.used = src.wrapped, src.used
 	}
 	b := s.blank()
 	for y := s.cy; y < s.cy+min(count, n); y++ {
-		for x := range rows[y].cells {
-			rows[y].cells[x] = b
-		}
-		rows[y].wrapped = false
+		blankRow(rows[y], b)
 	}
 	s.touchRange(s.cy, s.rows-1)
 }
@@ -272,6 +304,7 @@ func (b *buffer) resize(s *Screen, cols, rows, cy int, active bool) int {
 		for _, r := range b.rows {
 			if cols < len(r.cells) {
 				r.cells = r.cells[:cols]
+				r.used = min(r.used, cols)
 			} else {
 				r.cells = append(r.cells, make([]cell, cols-len(r.cells))...)
 			}
@@ -297,11 +330,4 @@ func (b *buffer) resize(s *Screen, cols, rows, cy int, active bool) int {
 	return cy
 }
 
-func isBlankRow(r *row) bool {
-	for _, c := range r.cells {
-		if c.ch != 0 && c.ch != ' ' {
-			return false
-		}
-	}
-	return true
-}
+func isBlankRow(r *row) bool { return usedCells(r) == 0 }

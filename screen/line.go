@@ -53,9 +53,8 @@ func sameStyle(a, b *cell) bool {
 // slice and its Lines are fresh: callers may keep them.
 func (s *Screen) Lines() []Line {
 	out := make([]Line, s.rows)
-	var buf []byte
 	for y, r := range s.cur.rows {
-		out[y], buf = s.buildLine(r, buf[:0])
+		out[y] = s.lineOf(r)
 	}
 	return out
 }
@@ -66,19 +65,55 @@ func (s *Screen) Line(y int) Line {
 	if y < 0 || y >= s.rows {
 		return Line{}
 	}
-	l, _ := s.buildLine(s.cur.rows[y], nil)
+	return s.lineOf(s.cur.rows[y])
+}
+
+// lineOf builds the Line of r, with the Screen's scratch buffers.
+func (s *Screen) lineOf(r *row) Line {
+	l := Line{Wrapped: r.wrapped, Version: r.version}
+	n := usedCells(r)
+	if n == 0 {
+		return l
+	}
+	buf, spans := s.scratch[:0], s.spans[:0]
+	start := 0
+	prev := &r.cells[0]
+	for x := 0; x < n; x++ {
+		c := &r.cells[x]
+		if c.flags&flagTail != 0 {
+			continue
+		}
+		if !sameStyle(prev, c) {
+			spans = append(spans, Span{Start: start, End: len(buf), Style: styleOf(prev)})
+			start = len(buf)
+			prev = c
+		}
+		buf = appendCell(buf, c, s.clusters)
+	}
+	spans = append(spans, Span{Start: start, End: len(buf), Style: styleOf(prev)})
+	l.Text = string(buf)
+	l.Spans = append([]Span(nil), spans...)
+	s.scratch, s.spans = buf, spans
 	return l
 }
 
-// lineOf builds the Line of r.
-func (s *Screen) lineOf(r *row) Line {
-	l, _ := s.buildLine(r, nil)
-	return l
+// appendCell appends the text of c to buf.
+func appendCell(buf []byte, c *cell, clusters []string) []byte {
+	switch {
+	case c.ch == 0:
+		return append(buf, ' ')
+	case c.ch < utf8.RuneSelf:
+		return append(buf, byte(c.ch))
+	case c.ch >= clusterBase:
+		return append(buf, clusters[c.ch-clusterBase]...)
+	default:
+		return utf8.AppendRune(buf, c.ch)
+	}
 }
 
 // usedCells returns the number of cells of r up to its last non-blank one.
 func usedCells(r *row) int {
-	n := len(r.cells)
+	n := r.used
 	for n > 0 {
 		c := &r.cells[n-1]
 		if c.ch != 0 && c.ch != ' ' {
@@ -87,45 +122,6 @@ func usedCells(r *row) int {
 		n--
 	}
 	return n
-}
-
-// buildLine renders r into a Line, using buf as scratch space.
-func (s *Screen) buildLine(r *row, buf []byte) (Line, []byte) {
-	l := Line{Wrapped: r.wrapped, Version: r.version}
-	n := usedCells(r)
-	if n == 0 {
-		return l, buf
-	}
-	var spans []Span
-	start := 0
-	var prev *cell
-	for x := 0; x < n; x++ {
-		c := &r.cells[x]
-		if c.flags&flagTail != 0 {
-			continue
-		}
-		if prev == nil || !sameStyle(prev, c) {
-			if prev != nil {
-				spans = append(spans, Span{Start: start, End: len(buf), Style: styleOf(prev)})
-			}
-			start = len(buf)
-			prev = c
-		}
-		switch {
-		case c.ch == 0:
-			buf = append(buf, ' ')
-		case c.ch < utf8.RuneSelf:
-			buf = append(buf, byte(c.ch))
-		case c.ch >= clusterBase:
-			buf = append(buf, s.clusters[c.ch-clusterBase]...)
-		default:
-			buf = utf8.AppendRune(buf, c.ch)
-		}
-	}
-	spans = append(spans, Span{Start: start, End: len(buf), Style: styleOf(prev)})
-	l.Text = string(buf)
-	l.Spans = spans
-	return l, buf
 }
 
 // Text returns the visible screen as `tmux capture-pane -p` prints it: each
@@ -145,17 +141,8 @@ func (s *Screen) Text() string {
 func (s *Screen) appendText(r *row, buf []byte) []byte {
 	n := usedCells(r)
 	for x := 0; x < n; x++ {
-		c := &r.cells[x]
-		switch {
-		case c.flags&flagTail != 0:
-		case c.ch == 0:
-			buf = append(buf, ' ')
-		case c.ch < utf8.RuneSelf:
-			buf = append(buf, byte(c.ch))
-		case c.ch >= clusterBase:
-			buf = append(buf, s.clusters[c.ch-clusterBase]...)
-		default:
-			buf = utf8.AppendRune(buf, c.ch)
+		if c := &r.cells[x]; c.flags&flagTail == 0 {
+			buf = appendCell(buf, c, s.clusters)
 		}
 	}
 	return buf

@@ -36,19 +36,22 @@ func (s *Screen) printASCII(p []byte) {
 				r.cells[xx] = cell{}
 			}
 		}
-		changed := false
+		// Branch-free compare and store: diff collects every changed bit.
+		var diff uint32
 		cells := r.cells[x:end]
+		fg, bg, attr := pen.fg, pen.bg, uint32(pen.attr)
 		for k, b := range p[:n] {
-			pen.ch = rune(b)
-			if cells[k] != pen {
-				cells[k] = pen
-				changed = true
-			}
+			c := &cells[k]
+			diff |= uint32(c.ch) ^ uint32(b) | uint32(c.fg^fg) | uint32(c.bg^bg) |
+				(uint32(c.attr)^attr)<<8 | uint32(c.flags)
+			*c = cell{ch: rune(b), fg: fg, bg: bg, attr: pen.attr}
 		}
+		changed := diff != 0
 		if end < s.cols && r.cells[end].flags&flagTail != 0 {
 			clearTails(r, end)
 			changed = true
 		}
+		r.grow(end)
 		if changed {
 			s.touch(s.cy)
 		}
@@ -84,6 +87,7 @@ func (s *Screen) putCell(x int, ch rune) {
 	if r.cells[x] != c {
 		overwrite(r, x, 1)
 		r.cells[x] = c
+		r.grow(x + 1)
 		s.touch(s.cy)
 	}
 }
@@ -129,6 +133,7 @@ func (s *Screen) printRune(ch rune) {
 		if r.cells[x] != c || r.cells[x+1] != t {
 			overwrite(r, x, 2)
 			r.cells[x], r.cells[x+1] = c, t
+			r.grow(x + 2)
 			s.touch(s.cy)
 		}
 	}
@@ -200,6 +205,7 @@ func (s *Screen) combine(ch rune) {
 		return // bound the size of a cluster
 	}
 	s.addCluster(c, base+string(ch))
+	r.grow(x + 1)
 	s.touch(s.cy)
 }
 

@@ -88,6 +88,8 @@ type Screen struct {
 	title    string
 	version  uint64
 	clusters []string // combining sequences, referenced from cells
+	scratch  []byte   // reused to build lines
+	spans    []Span   // reused to build lines
 
 	// input state
 	state  int
