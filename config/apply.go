@@ -20,7 +20,7 @@ var (
 	// subject tokens, so no dots, spaces or wildcards.
 	nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
 	// namespaceRE is the shape of a user namespace (compared in lower case).
-	namespaceRE = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,31}$`)
+	namespaceRE = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,63}$`)
 )
 
 // applier applies one file's values onto the merged Config, checking each
@@ -321,7 +321,7 @@ func (a *applier) patterns() {
 			continue
 		}
 		if !namespaceRE.MatchString(name) {
-			a.fail(tkey, "%q is not a namespace name (a letter, then letters, digits, '_' or '-', at most 32)", raw)
+			a.fail(tkey, "%q is not a namespace name (a letter, then letters, digits, '_' or '-', at most 64)", raw)
 			continue
 		}
 		i, ok := a.pat[name]
@@ -421,6 +421,9 @@ func (a *applier) hooks() {
 		}
 		for gi, fg := range a.f.data.Hooks[raw] {
 			gkey := fmt.Sprintf("hooks.%s[%d]", raw, gi)
+			// The key `relay config show` uses: the index in the merged list.
+			out := fmt.Sprintf("hooks.%s[%d]", ev, len(a.c.Hooks[ev]))
+			srcs := map[string]Source{}
 			g := HookGroup{Source: a.f.source(gkey)}
 			if fg.Matcher != nil {
 				g.Matcher = *fg.Matcher
@@ -430,6 +433,7 @@ func (a *applier) hooks() {
 					continue
 				}
 				g.Re = re
+				srcs[out+".matcher"] = a.f.source(gkey + ".matcher")
 			}
 			if len(fg.Hooks) == 0 {
 				a.fail(gkey, "no hooks: add [[hooks.%s.hooks]] with type = \"command\" and a command", raw)
@@ -455,6 +459,8 @@ func (a *applier) hooks() {
 					continue
 				}
 				h.Command = cmd
+				hout := fmt.Sprintf("%s.hooks[%d]", out, len(g.Hooks))
+				srcs[hout+".command"] = a.f.source(hkey + ".command")
 				if fh.Timeout != nil {
 					d, msg := parseDuration(fh.Timeout)
 					if msg != "" {
@@ -463,11 +469,15 @@ func (a *applier) hooks() {
 						continue
 					}
 					h.Timeout = d
+					srcs[hout+".timeout"] = a.f.source(hkey + ".timeout")
 				}
 				g.Hooks = append(g.Hooks, h)
 			}
 			if good {
 				a.c.Hooks[ev] = append(a.c.Hooks[ev], g)
+				for k, src := range srcs {
+					a.c.sources[k] = src
+				}
 			}
 		}
 	}

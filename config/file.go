@@ -109,8 +109,9 @@ func (f *parsedFile) source(key string) Source {
 }
 
 // parseFile decodes one file's bytes. Syntax and type errors stop at the
-// first (the decoder cannot go on); unknown keys are all reported, each
-// with the nearest valid key when one is close.
+// first (the decoder cannot go on: the file is nil); unknown keys are all
+// reported, each with the nearest valid key when one is close, and the
+// file is returned for its other values to be checked.
 func parseFile(name string, data []byte) (*parsedFile, Errors) {
 	f := &parsedFile{name: name}
 	dec := toml.NewDecoder(bytes.NewReader(data)).DisallowUnknownFields()
@@ -131,7 +132,10 @@ func parseFile(name string, data []byte) (*parsedFile, Errors) {
 			}
 			es = append(es, &Error{File: name, Line: line, Col: col, Key: strings.Join(key, "."), Msg: msg})
 		}
-		return nil, es
+		// The rest of the file was decoded: check it too, so that one run
+		// reports every mistake.
+		f.pos = index(data)
+		return f, es
 	case errors.As(err, &de):
 		line, col := de.Position()
 		return nil, Errors{{File: name, Line: line, Col: col, Key: strings.Join(de.Key(), "."), Msg: decodeMessage(de)}}

@@ -34,6 +34,7 @@ func FuzzLoad(f *testing.F) {
 			return
 		}
 		a := &applier{c: Default(), f: pf, base: base, pat: map[string]int{}, setCmd: map[string]struct{}{}}
+		_ = errs
 		a.apply()
 		for _, e := range a.errs {
 			if e.File != name {

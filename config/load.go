@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
 )
 
 // Sources says where Load looks. The zero value reads nothing but the
@@ -124,15 +126,13 @@ func Load(src Sources) (*Config, error) {
 		}
 		c.Files = append(c.Files, FileInfo{Path: cand.path, Scope: cand.scope, Found: true})
 		f, ferrs := parseFile(cand.path, data)
-		if len(ferrs) > 0 {
-			sortErrors(ferrs)
-			errs = append(errs, ferrs...)
-			continue
+		if f != nil {
+			a := &applier{c: c, f: f, base: cand.base, home: home, pat: pat, setCmd: setCmd}
+			a.apply()
+			ferrs = append(ferrs, a.errs...)
 		}
-		a := &applier{c: c, f: f, base: cand.base, home: home, pat: pat, setCmd: setCmd}
-		a.apply()
-		sortErrors(a.errs)
-		errs = append(errs, a.errs...)
+		sortErrors(ferrs)
+		errs = append(errs, ferrs...)
 	}
 	for _, p := range c.Patterns {
 		if _, ok := setCmd[p.Name]; !ok {
@@ -140,7 +140,7 @@ func Load(src Sources) (*Config, error) {
 				Msg: "missing command (a string run by sh -c, or a list of strings)"})
 		}
 	}
-	errs = append(errs, overlay(c, src.Env, src.Flags)...)
+	errs = append(dropConsequences(errs), overlay(c, src.Env, src.Flags)...)
 	if len(errs) > 0 {
 		return nil, errs
 	}
@@ -195,3 +195,35 @@ func overlay(c *Config, getenv func(string) string, fl Flags) Errors {
 	}
 	return errs
 }
+
+// dropConsequences removes a "missing command" or "no hooks" mistake about
+// a table that also holds an unknown key: the unknown key is the likely
+// cause (`comand = …`), and saying both is noise.
+func dropConsequences(errs Errors) Errors {
+	var unknown []string
+	for _, e := range errs {
+		if strings.HasPrefix(e.Msg, "unknown key") {
+			unknown = append(unknown, e.Key)
+		}
+	}
+	if len(unknown) == 0 {
+		return errs
+	}
+	out := errs[:0:0]
+	for _, e := range errs {
+		if strings.HasPrefix(e.Msg, "missing command") || strings.HasPrefix(e.Msg, "no hooks") {
+			table := indexRE.ReplaceAllString(e.Key, "") + "."
+			caused := false
+			for _, u := range unknown {
+				caused = caused || strings.HasPrefix(u, table)
+			}
+			if caused {
+				continue
+			}
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+var indexRE = regexp.MustCompile(`\[[0-9]+\]`)

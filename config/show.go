@@ -64,12 +64,11 @@ func (c *Config) Values() []Value {
 	for _, ev := range Events() {
 		for gi, g := range c.Hooks[ev] {
 			gk := fmt.Sprintf("hooks.%s[%d].", ev, gi)
-			out = append(out, Value{Key: gk + "matcher", Value: g.Matcher, Source: g.Source})
+			add(gk+"matcher", g.Matcher)
 			for hi, h := range g.Hooks {
 				hk := fmt.Sprintf("%shooks[%d].", gk, hi)
-				out = append(out,
-					Value{Key: hk + "command", Value: commandValue(h.Command), Source: h.Source},
-					Value{Key: hk + "timeout", Value: durationText(h.Timeout), Source: h.Source})
+				add(hk+"command", commandValue(h.Command))
+				add(hk+"timeout", durationText(h.Timeout))
 			}
 		}
 	}
