@@ -14,7 +14,7 @@ import (
 
 // loadConfig writes toml as a project's .relay/config.toml in a fresh
 // folder and loads it.
-func loadConfig(t *testing.T, toml string) (*config.Config, string) {
+func loadConfig(t testing.TB, toml string) (*config.Config, string) {
 	t.Helper()
 	dir := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(dir, ".relay"), 0o755); err != nil {
@@ -30,7 +30,7 @@ func loadConfig(t *testing.T, toml string) (*config.Config, string) {
 	return c, dir
 }
 
-func namespace(t *testing.T, c *config.Config, name string) *hooks.Namespace {
+func namespace(t testing.TB, c *config.Config, name string) *hooks.Namespace {
 	t.Helper()
 	p, ok := c.Pattern(name)
 	if !ok {

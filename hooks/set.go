@@ -81,17 +81,22 @@ func (s *Set) Fire(ctx context.Context, event string, subject string, payload an
 	if len(groups) == 0 {
 		return res, nil
 	}
-	input, vars, err := eventInput(ev, subject, payload)
-	if err != nil {
-		return res, err
-	}
-	for k, v := range s.opts.Vars {
-		vars[k] = v
-	}
+	var input json.RawMessage
+	var vars map[string]string
 	var errs []error
 	for gi, g := range groups {
 		if !g.Matches(subject) {
 			continue
+		}
+		if vars == nil {
+			// Built at the first match: most output lines match nothing.
+			var err error
+			if input, vars, err = eventInput(ev, subject, payload); err != nil {
+				return res, err
+			}
+			for k, v := range s.opts.Vars {
+				vars[k] = v
+			}
 		}
 		for hi, h := range g.Hooks {
 			if err := ctx.Err(); err != nil {
