@@ -1,0 +1,60 @@
+package bus_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/relayhq/relay/bus"
+)
+
+func TestThreeNodeCluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a three-node cluster")
+	}
+	srvs := startCluster(t)
+	on := func(s *server.Server, name string) *bus.Client {
+		c := connectOpts(t, bus.Options{URL: s.ClientURL(), Name: name, Replicas: 3, Heartbeat: 200 * time.Millisecond})
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		if err := c.Register(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	alice := on(srvs[0], "alice")
+	bob := on(srvs[1], "bob")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	// Bob is not reading yet: these wait, replicated on all three nodes.
+	var want []string
+	for i := range 5 {
+		body := fmt.Sprintf("before the node went down %d", i)
+		if _, err := alice.Send(ctx, "bob", body); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, body)
+	}
+	srvs[2].Shutdown()
+	srvs[2].WaitForShutdown()
+	for i := range 5 {
+		body := fmt.Sprintf("after the node went down %d", i)
+		if _, err := alice.Send(ctx, "bob", body); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, body)
+	}
+	var col collector
+	inbox(t, bob, &col)
+	col.waitBodies(t, want...)
+
+	var back collector
+	inbox(t, alice, &back)
+	if _, err := bob.Send(ctx, "*", "broadcast across nodes"); err != nil {
+		t.Fatal(err)
+	}
+	back.waitBodies(t, "broadcast across nodes")
+}
