@@ -195,7 +195,7 @@ func (x *Extractor) block(lines []Line, i int, st start) Command {
 			stop = j
 			break
 		}
-		if isBlank(t) && firstBlank < 0 {
+		if IsBlank(t) && firstBlank < 0 {
 			firstBlank = j
 			if x.mode == Screen {
 				break
@@ -230,7 +230,7 @@ func (x *Extractor) ends(ln Line) bool {
 		return true
 	}
 	t := clean(ln.Text)
-	if isBlank(t) {
+	if IsBlank(t) {
 		return true
 	}
 	if x.mode == Markdown && isFence(t) {
@@ -254,27 +254,29 @@ func fires(c Command) bool {
 	return true
 }
 
-// placeholderWords are targets (and whole bodies) that only ever appear in
-// instructions and templates, compared case-insensitively.
-var placeholderWords = [...]string{
-	"name", "agentname", "agent_name", "agent-name", "agent", "target", "recipient",
-	"peer", "peername", "peer_name", "someone", "somebody", "username", "yourname",
-	"your_name", "your-name", "other", "otheragent", "message", "msg", "text", "body",
-	"...", "…",
+// placeholderWord reports whether w (lower case) only ever appears in
+// instructions and templates, as a target or a whole body.
+func placeholderWord(w string) bool {
+	switch w {
+	case "name", "agentname", "agent_name", "agent-name", "agent", "target", "recipient",
+		"peer", "peername", "peer_name", "someone", "somebody", "username", "yourname",
+		"your_name", "your-name", "other", "otheragent", "message", "msg", "text", "body",
+		"...", "…":
+		return true
+	}
+	return false
 }
 
 // placeholder reports whether s is a template slot rather than a value:
-// one of placeholderWords, or one bracketed token such as <name>, {name},
+// a placeholderWord, or one bracketed token such as <name>, {name},
 // [name] or (name).
 func placeholder(s string) bool {
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return false
 	}
-	for _, w := range placeholderWords {
-		if strings.EqualFold(s, w) {
-			return true
-		}
+	if len(s) <= 16 && placeholderWord(strings.ToLower(s)) {
+		return true
 	}
 	if len(s) >= 2 {
 		if want := closer(s[0]); want != 0 && s[len(s)-1] == want && strings.IndexByte(s[1:len(s)-1], want) < 0 {
@@ -353,9 +355,10 @@ func dedent(s string, n int) string {
 	return s[i:]
 }
 
-// isBlank reports whether t holds nothing but white space and the glyphs a
-// TUI draws around text (an empty bullet, quote or box row).
-func isBlank(t string) bool {
+// IsBlank reports whether t holds nothing but white space and the glyphs a
+// TUI draws around text (an empty bullet, quote or box row): such a line
+// ends a body like an empty one.
+func IsBlank(t string) bool {
 	for _, r := range t {
 		if !unicode.IsSpace(r) && !isGlyph(r) {
 			return false

@@ -1,5 +1,105 @@
 package cli
 
-import "context"
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
 
-func runScan(ctx context.Context, env *Env, args []string) error { return errNotBuilt }
+	"github.com/relayhq/relay/patterns"
+	"github.com/relayhq/relay/scanner"
+)
+
+// scanOptions are the parsed flags of relay scan.
+type scanOptions struct {
+	cols, rows int
+	profile    string
+	ns         []string
+	file       string
+}
+
+// scanRecord is one line of relay scan's output.
+type scanRecord struct {
+	NS        string  `json:"ns"`
+	Target    string  `json:"target"`
+	Body      string  `json:"body"`
+	Block     bool    `json:"block,omitempty"`
+	Truncated bool    `json:"truncated,omitempty"`
+	Row       int     `json:"row"`            // screen row of the first line; negative once scrolled off
+	Time      float64 `json:"time,omitempty"` // seconds into an asciicast
+}
+
+func runScan(ctx context.Context, env *Env, args []string) error {
+	fs := newFlags(env, "scan", "[--cols C --rows R] [--profile P] [--ns NAME]... FILE|-")
+	var o scanOptions
+	fs.IntVar(&o.cols, "cols", 0, "terminal width (default: the asciicast header, a NAME-COLSxROWS file name, else 80)")
+	fs.IntVar(&o.rows, "rows", 0, "terminal height (default: the asciicast header, a NAME-COLSxROWS file name, else 24)")
+	fs.StringVar(&o.profile, "profile", "", "agent profile whose screen cues to use: generic, claude, codex, gemini")
+	fs.Func("ns", "a namespace to treat as registered, beside relay, broadcast and memory (repeatable)", func(v string) error {
+		o.ns = append(o.ns, v)
+		return nil
+	})
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	switch {
+	case fs.NArg() != 1:
+		return usagef("scan takes one FILE (or - for standard input), got %d arguments", fs.NArg())
+	case o.cols < 0 || o.cols > 4096:
+		return usagef("--cols %d: want 1 to 4096", o.cols)
+	case o.rows < 0 || o.rows > 4096:
+		return usagef("--rows %d: want 1 to 4096", o.rows)
+	}
+	o.file = fs.Arg(0)
+	ns, err := patterns.NewNamespaces(o.ns...)
+	if err != nil {
+		return usagef("--ns: %v", err)
+	}
+	cues, ok := scanner.CuesFor(o.profile)
+	if !ok {
+		return usagef("--profile %q: want generic, claude, codex or gemini", o.profile)
+	}
+	var in io.Reader = env.Stdin
+	name := "standard input"
+	if o.file != "-" {
+		f, err := os.Open(o.file)
+		if err != nil {
+			return err // names the file
+		}
+		defer f.Close()
+		in, name = f, o.file
+	}
+	enc := json.NewEncoder(env.Stdout)
+	enc.SetEscapeHTML(false)
+	var werr error
+	err = scanner.Replay(ctx, in, scanner.ReplayOptions{
+		Cols: o.cols, Rows: o.rows, Name: nameForSize(o.file), Namespaces: ns, Cues: cues,
+	}, func(e scanner.Event) {
+		if e.Kind != scanner.EventCommand || werr != nil {
+			return
+		}
+		c := e.Command
+		werr = enc.Encode(scanRecord{
+			NS: c.NS, Target: c.Target, Body: c.Body, Block: c.Block, Truncated: c.Truncated,
+			Row: e.Row, Time: e.Time.Sub(time.Unix(0, 0)).Seconds(),
+		})
+	})
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	if werr != nil {
+		return fmt.Errorf("%s: write output: %w", name, werr)
+	}
+	return nil
+}
+
+// nameForSize is the file name to read a size from ("" for stdin).
+func nameForSize(file string) string {
+	if file == "-" {
+		return ""
+	}
+	return strings.TrimSpace(file)
+}

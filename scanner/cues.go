@@ -1,0 +1,83 @@
+package scanner
+
+import (
+	"time"
+
+	"github.com/relayhq/relay/screen"
+)
+
+// DefaultQuietTime is how long rows must stay unchanged before they are
+// final and the agent counts as idle, when a profile does not say.
+const DefaultQuietTime = 500 * time.Millisecond
+
+// Cues are what one agent CLI shows on screen about itself: how it says it
+// is working, where its input box is, how it draws code. Profiles (package
+// agents) fill them; the zero value is a plain terminal with no cues.
+type Cues struct {
+	// Busy holds texts that, anywhere on screen, mean the agent is working
+	// (Claude Code and Codex: "esc to interrupt"; Gemini: "esc to cancel").
+	Busy []string
+	// Prompt is the glyph that starts the input row ("❯", "›", ">"). The
+	// last row starting with it is the input box: it and the rows below it
+	// are the TUI's own and never fire. Empty: no input box.
+	Prompt string
+	// Placeholders are texts an empty input box shows (Codex: "Ask Codex to
+	// do anything"); they are not a draft. Faint text is never a draft
+	// either.
+	Placeholders []string
+	// Spinner holds the glyphs that start the TUI's status row while it
+	// works (Claude Code: "✢✳✶✻✽·*"); such a row with an ellipsis is not
+	// part of the reply.
+	Spinner string
+	// CodeColors are the foreground colours of code blocks (Claude Code:
+	// palette 153). Rows drawn in them never fire.
+	CodeColors []screen.Color
+	// QuietTime is how long rows must stay unchanged to be final, and the
+	// screen to be idle; zero means DefaultQuietTime.
+	QuietTime time.Duration
+	// WrapSlack is how many columns short of the right edge a TUI may break
+	// a line when it wraps words itself (the rule that keeps a mid-line
+	// mention wrapped to a row start from firing); zero means 2.
+	WrapSlack int
+}
+
+// withDefaults fills in the zero fields.
+func (c Cues) withDefaults() Cues {
+	if c.QuietTime <= 0 {
+		c.QuietTime = DefaultQuietTime
+	}
+	if c.WrapSlack <= 0 {
+		c.WrapSlack = 2
+	}
+	return c
+}
+
+// CuesFor returns the cues of a known profile: "" or "generic" (a plain
+// terminal), "claude", "codex", "gemini". The second result is false for an
+// unknown name.
+func CuesFor(profile string) (Cues, bool) {
+	switch profile {
+	case "", "generic":
+		return Cues{}, true
+	case "claude", "claude-code":
+		return Cues{
+			Busy:       []string{"esc to interrupt"},
+			Prompt:     "❯",
+			Spinner:    "✢✳✶✻✽·*",
+			CodeColors: []screen.Color{screen.PaletteColor(153)},
+		}, true
+	case "codex":
+		return Cues{
+			Busy:         []string{"esc to interrupt"},
+			Prompt:       "›",
+			Placeholders: []string{"Ask Codex to do anything"},
+		}, true
+	case "gemini":
+		return Cues{
+			Busy:         []string{"esc to cancel"},
+			Prompt:       ">",
+			Placeholders: []string{"Type your message or @path/to/file"},
+		}, true
+	}
+	return Cues{}, false
+}

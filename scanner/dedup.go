@@ -1,0 +1,274 @@
+package scanner
+
+import (
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/relayhq/relay/patterns"
+)
+
+// ctxBytes is how much of the text before a command identifies where it
+// stands in the conversation (see docs/scanner.md).
+const ctxBytes = 120
+
+// maxOccurrences bounds the commands remembered for de-duplication.
+const maxOccurrences = 1024
+
+// occurrence is one command that fired: what it said, where, and after
+// what text.
+type occurrence struct {
+	key  string    // namespace, target and collapsed body
+	ctx  string    // up to ctxBytes of the collapsed text before it
+	abs  int64     // absolute row of its first line when last seen
+	seen uint64    // the pass that last matched it
+	when time.Time // when it was last matched
+}
+
+// candidate is a final command found in this pass.
+type candidate struct {
+	cmd patterns.Command
+	key string
+	ctx string
+	abs int64
+	row int
+	// ready is false for a command still open (streaming, moving): it may
+	// keep an occurrence it matches up to date, but never fires.
+	ready bool
+	occ   *occurrence
+}
+
+// evaluate is one pass: re-read the rows, update the state, extract the
+// commands, fire the new final ones. final treats everything as final.
+func (s *Scanner) evaluate(final bool) {
+	now := s.now()
+	s.lastEval = now
+	changed := s.refreshRows()
+	s.updateState(now)
+	if !final && !changed && s.pending == 0 && s.settled {
+		return
+	}
+	s.pass++
+	v := s.buildView()
+	cmds := s.ex.Extract(v.lines)
+	busyCue := s.hasBusyCue()
+	quiet := s.cues.QuietTime
+	cursorPhys := -1
+	if s.scr.CursorVisible() {
+		_, cy := s.scr.Cursor()
+		cursorPhys = len(v.phys) - len(s.rows) + cy
+	}
+	waiting := false
+	oldestOpen := s.scrolled
+	var cands []*candidate
+	for _, c := range cmds {
+		first := v.info[c.Line].first
+		last := v.info[c.End-1].last
+		ctx, ctxFirst := contextBefore(v, c.Line)
+		ready := final || s.ready(v, c, ctxFirst, first, last, now, quiet, busyCue, cursorPhys)
+		if !ready {
+			waiting = true
+			oldestOpen = min(oldestOpen, v.phys[first].abs)
+		}
+		cands = append(cands, &candidate{
+			cmd:   c,
+			key:   c.NS + "\x00" + c.Target + "\x00" + collapse(c.Body),
+			ctx:   ctx,
+			abs:   v.phys[first].abs,
+			row:   v.phys[first].row,
+			ready: ready,
+		})
+	}
+	for _, cd := range s.match(cands, now) {
+		ev := Event{Kind: EventCommand, Time: now, Command: cd.cmd, Row: cd.row}
+		if cd.row < 0 {
+			ev.Row = int(cd.abs - s.scrolled)
+		}
+		s.events = append(s.events, ev)
+	}
+	s.viewFrom = oldestOpen
+	s.pending = 0
+	s.settled = !waiting && now.Sub(s.lastChange) >= quiet
+}
+
+// ready reports whether command c, on phys rows first..last, is final: its
+// rows and those of its context (from ctxFirst) are quiet, something ended
+// it, the cursor has moved past it, and, if the agent shows it is busy,
+// reply text follows it (so it is not the paragraph still being streamed).
+func (s *Scanner) ready(v *view, c patterns.Command, ctxFirst, first, last int, now time.Time, quiet time.Duration, busyCue bool, cursorPhys int) bool {
+	if c.Truncated && v.phys[first].row < 0 {
+		// Cut at the caps and begun in the scrollback: more rows cannot
+		// change it, and waiting longer could lose its start.
+		return true
+	}
+	if !c.Terminated {
+		return false
+	}
+	for p := min(ctxFirst, first); p <= last; p++ {
+		if v.phys[p].row >= 0 && now.Sub(v.phys[p].changed) < quiet {
+			return false
+		}
+	}
+	term := last
+	if c.End < len(v.info) {
+		term = v.info[c.End].last
+	}
+	if cursorPhys >= first && cursorPhys <= term {
+		return false
+	}
+	if busyCue && v.phys[last].row >= 0 {
+		return s.replyFollows(v, c.End, v.phys[last].changed)
+	}
+	return true
+}
+
+// maxParagraphGap is the most blank rows between two paragraphs of one
+// reply; text further down is the TUI's own (a footer, a status line).
+const maxParagraphGap = 3
+
+// replyFollows reports whether the reply goes on after logical line end:
+// the next non-blank line that is not the TUI's own is near (a paragraph
+// gap away) and was drawn no earlier than the command (streaming goes top
+// to bottom; a status line drawn before it does not count).
+func (s *Scanner) replyFollows(v *view, end int, since time.Time) bool {
+	gap := 0
+	for k := end; k < len(v.info); k++ {
+		if v.info[k].chrome {
+			return false
+		}
+		if patterns.IsBlank(v.lines[k].Text) {
+			if gap++; gap > maxParagraphGap {
+				return false
+			}
+			continue
+		}
+		p := v.phys[v.info[k].first]
+		return p.row < 0 || !p.changed.Before(since)
+	}
+	return false
+}
+
+// contextBefore returns up to ctxBytes of the collapsed text of the reply
+// lines before line i, and the first phys row it comes from: it says where
+// a command stands in the conversation, whatever the screen width or the
+// row it is drawn on.
+func contextBefore(v *view, i int) (string, int) {
+	var parts []string
+	n := 0
+	firstPhys := v.info[i].first
+	for k := i - 1; k >= 0 && n < ctxBytes; k-- {
+		if v.info[k].chrome {
+			continue
+		}
+		t := collapse(v.lines[k].Text)
+		if t == "" {
+			continue
+		}
+		parts = append(parts, t)
+		n += len(t) + 1
+		firstPhys = v.info[k].first
+	}
+	var sb strings.Builder
+	for k := len(parts) - 1; k >= 0; k-- {
+		if sb.Len() > 0 {
+			sb.WriteByte(' ')
+		}
+		sb.WriteString(parts[k])
+	}
+	ctx := sb.String()
+	if len(ctx) > ctxBytes {
+		cut := len(ctx) - ctxBytes
+		for cut < len(ctx) && !utf8.RuneStart(ctx[cut]) {
+			cut++
+		}
+		ctx = ctx[cut:]
+	}
+	return ctx, firstPhys
+}
+
+// recentMatch is how long after an occurrence was last seen a copy after
+// a shorter or longer context (one cut by the top of the view) may still be
+// taken for it: long enough for a redraw or a resize, short enough that the
+// same words in a later reply at the top of a fresh screen fire again.
+const recentMatch = 30 * time.Second
+
+// compatible reports whether a candidate after context c can be occurrence
+// o: the same context, or, if o was seen recently, one context cut short
+// (by the top of the view) and a suffix of the other.
+func compatible(o *occurrence, c string, now time.Time) bool {
+	if o.ctx == c {
+		return true
+	}
+	if now.Sub(o.when) > recentMatch {
+		return false
+	}
+	if len(c) < len(o.ctx) {
+		return strings.HasSuffix(o.ctx, c)
+	}
+	return strings.HasSuffix(c, o.ctx)
+}
+
+// match pairs candidates with commands that already fired and returns the
+// ready ones that are new. A candidate is the same occurrence as one that
+// fired when it has the same words, stands after the same text (see
+// compatible), and that occurrence is not already matched in this pass; an
+// occurrence on the same absolute row is preferred, then the nearest (a
+// scroll, a redraw, a resize moves it). The same
+// words after different text, or beside their earlier copy, are new.
+func (s *Scanner) match(cands []*candidate, now time.Time) []*candidate {
+	for _, cd := range cands {
+		for _, o := range s.occ {
+			if o.seen != s.pass && o.key == cd.key && o.abs == cd.abs && compatible(o, cd.ctx, now) {
+				s.claim(o, cd, now)
+				break
+			}
+		}
+	}
+	var fresh []*candidate
+	for _, cd := range cands {
+		if cd.occ != nil {
+			continue
+		}
+		var best *occurrence
+		for _, o := range s.occ {
+			if o.seen == s.pass || o.key != cd.key || !compatible(o, cd.ctx, now) {
+				continue
+			}
+			if best == nil || absDiff(o.abs, cd.abs) < absDiff(best.abs, cd.abs) {
+				best = o
+			}
+		}
+		if best != nil {
+			s.claim(best, cd, now)
+			continue
+		}
+		if !cd.ready {
+			continue
+		}
+		o := &occurrence{key: cd.key, ctx: cd.ctx, abs: cd.abs, seen: s.pass, when: now}
+		cd.occ = o
+		s.occ = append(s.occ, o)
+		fresh = append(fresh, cd)
+	}
+	if len(s.occ) > maxOccurrences {
+		s.occ = append(s.occ[:0], s.occ[len(s.occ)-maxOccurrences/2:]...)
+	}
+	return fresh
+}
+
+// claim marks o as matched by cd in this pass and moves it there.
+func (s *Scanner) claim(o *occurrence, cd *candidate, now time.Time) {
+	o.seen, o.when = s.pass, now
+	o.abs = cd.abs
+	if len(cd.ctx) >= len(o.ctx) {
+		o.ctx = cd.ctx
+	}
+	cd.occ = o
+}
+
+func absDiff(a, b int64) int64 {
+	if a > b {
+		return a - b
+	}
+	return b - a
+}

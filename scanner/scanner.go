@@ -1,0 +1,434 @@
+// Package scanner turns a child program's terminal output into relay
+// commands, each exactly once, and into agent state (busy, idle, a draft in
+// the input box).
+//
+// The flow, one stage per file:
+//
+//	bytes ──Write/Run──▶ screen.Screen (terminal model)        scanner.go
+//	rows + scrolled-off rows ──▶ logical lines, stable or not    view.go
+//	logical lines ──patterns.Extractor──▶ candidate commands     scanner.go
+//	candidates ──occurrences (where, when, context)──▶ events    dedup.go
+//	rows ──Cues──▶ busy / idle / draft                           state.go
+//
+// A Scanner is fed by one goroutine (Write, or Run with a Source); the
+// wrapper may call MarkInjected, Resize and Skip from others. Events go to
+// subscribers synchronously, after the scanner's lock is released; a
+// subscriber must not block. docs/scanner.md explains the de-duplication.
+package scanner
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/relayhq/relay/patterns"
+	"github.com/relayhq/relay/screen"
+)
+
+// EventKind says what an Event reports.
+type EventKind uint8
+
+const (
+	// EventCommand: a command was found; Event.Command holds it.
+	EventCommand EventKind = iota + 1
+	// EventState: the agent's state changed; Event.State holds the new one.
+	EventState
+	// EventSkipped: bytes were dropped because the scanner fell behind;
+	// Event.Skipped holds how many.
+	EventSkipped
+)
+
+// String names the kind.
+func (k EventKind) String() string {
+	switch k {
+	case EventCommand:
+		return "command"
+	case EventState:
+		return "state"
+	case EventSkipped:
+		return "skipped"
+	}
+	return fmt.Sprintf("EventKind(%d)", k)
+}
+
+// State is the agent's state as read off its screen.
+type State struct {
+	// Busy is true while a busy cue is on screen or the screen is still
+	// changing; false once it has been quiet for the cues' QuietTime.
+	Busy bool
+	// Draft is true when the input box holds text that is neither empty nor
+	// a placeholder: someone is typing, so nothing may be injected.
+	Draft bool
+}
+
+// Event is one thing the scanner saw.
+type Event struct {
+	Kind EventKind
+	Time time.Time
+	// Command is set for EventCommand. Its Line and End index the scanner's
+	// logical lines of that moment and mean little outside; use Row.
+	Command patterns.Command
+	// Row is the screen row of the command's first line (0 at the top);
+	// negative when the line had already scrolled off.
+	Row int
+	// State is set for EventState.
+	State State
+	// Skipped is set for EventSkipped: the bytes dropped this time.
+	Skipped int64
+}
+
+// Source yields the child's output for Run. Next blocks until bytes are
+// there; skipped > 0 says that many bytes were dropped before chunk because
+// the scanner fell behind (the wrapper's tap never waits for it). At the end
+// it returns io.EOF.
+type Source interface {
+	Next(ctx context.Context) (chunk []byte, skipped int64, err error)
+}
+
+// Options configures a Scanner. The zero value means an 80x24 screen, the
+// built-in namespaces, generic cues and the real clock.
+type Options struct {
+	Cols, Rows int
+	// Namespaces are the registered namespaces; nil means the built-ins.
+	Namespaces *patterns.Namespaces
+	// Cues are the profile's screen cues (see CuesFor).
+	Cues Cues
+	// Now is the clock; nil means time.Now. Tests and `relay scan` of an
+	// asciicast inject their own.
+	Now func() time.Time
+	// Tick is how often Run re-reads the screen when no output comes, so
+	// that quiet rows become final; zero means a quarter of QuietTime.
+	Tick time.Duration
+}
+
+// Feeding limits: output is fed to the screen in pieces of at most
+// feedPiece bytes, and the rows scrolled off are read as soon as there are
+// forcePass of them, so that a fast `cat` never piles up more than
+// maxHistory rows.
+const (
+	feedPiece  = 2048
+	forcePass  = 1024
+	maxHistory = 8192
+)
+
+// Scanner reads commands and state off a terminal stream.
+type Scanner struct {
+	mu    sync.Mutex
+	scr   *screen.Screen
+	cols  int
+	nrows int
+	ex    *patterns.Extractor
+	cues  Cues
+	now   func() time.Time
+	tick  time.Duration
+
+	rows        []rowState // per screen row
+	lastVersion uint64
+	lastChange  time.Time // last time a row's text changed
+	lastEval    time.Time
+	lastWrite   time.Time // rows can only have changed by then
+	settled     bool      // the last pass found nothing waiting
+
+	hist     []histLine // rows scrolled off, oldest first
+	scrolled int64      // rows scrolled off so far: abs index of screen row 0
+	viewFrom int64      // abs index where the next view must start
+	pending  int        // rows scrolled off since the last pass
+	escTail  []byte     // last bytes of the previous piece, for ESC[3J across pieces
+
+	occ      []*occurrence
+	pass     uint64
+	injected []string
+
+	state      State
+	stateKnown bool
+	events     []Event
+
+	skipped atomic.Int64
+
+	subMu sync.Mutex
+	subs  map[int]func(Event)
+	subID int
+}
+
+// rowState is what the scanner remembers of one screen row.
+type rowState struct {
+	text    string
+	wrapped bool
+	code    bool
+	faint   bool // every non-blank character is faint
+	version uint64
+	changed time.Time
+}
+
+// histLine is a row that scrolled off: final by nature.
+type histLine struct {
+	text    string
+	wrapped bool
+	code    bool
+	abs     int64
+}
+
+// New returns a Scanner.
+func New(opts Options) *Scanner {
+	cues := opts.Cues.withDefaults()
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
+	tick := opts.Tick
+	if tick <= 0 {
+		tick = max(cues.QuietTime/4, time.Millisecond)
+	}
+	s := &Scanner{
+		ex:   patterns.New(patterns.Options{Namespaces: opts.Namespaces, Mode: patterns.Screen}),
+		cues: cues,
+		now:  now,
+		tick: tick,
+		subs: map[int]func(Event){},
+	}
+	s.scr = screen.NewWithOptions(screen.Options{Cols: opts.Cols, Rows: opts.Rows, OnScrollOff: s.onScrollOff})
+	s.cols, s.nrows = s.scr.Size()
+	s.rows = make([]rowState, s.nrows)
+	t := now()
+	s.lastChange, s.lastEval, s.lastWrite = t, t, t
+	return s
+}
+
+// Subscribe calls fn with every event from now on, until cancel is called.
+// fn runs on the goroutine that fed the scanner and must not block.
+func (s *Scanner) Subscribe(fn func(Event)) (cancel func()) {
+	s.subMu.Lock()
+	defer s.subMu.Unlock()
+	id := s.subID
+	s.subID++
+	s.subs[id] = fn
+	return func() {
+		s.subMu.Lock()
+		defer s.subMu.Unlock()
+		delete(s.subs, id)
+	}
+}
+
+// Write feeds terminal output to the scanner; it never fails. Commands and
+// state changes that become final go to the subscribers before it returns.
+func (s *Scanner) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	n := len(p)
+	s.lastWrite = s.now()
+	for len(p) > 0 {
+		piece := p[:min(len(p), feedPiece)]
+		p = p[len(piece):]
+		s.feed(piece)
+		if s.pending >= forcePass {
+			s.evaluate(false)
+		}
+	}
+	if s.now().Sub(s.lastEval) >= s.tick {
+		s.evaluate(false)
+	}
+	s.unlockAndEmit()
+	return n, nil
+}
+
+// Tick re-reads the screen at the current time: rows that have been quiet
+// long enough become final and the state may turn idle. Run calls it
+// periodically; tests call it after moving their clock.
+func (s *Scanner) Tick() {
+	s.mu.Lock()
+	s.evaluate(false)
+	s.unlockAndEmit()
+}
+
+// Flush treats everything on screen as final (the end of a recording or of
+// the child): commands still open fire now.
+func (s *Scanner) Flush() {
+	s.mu.Lock()
+	s.evaluate(true)
+	s.unlockAndEmit()
+}
+
+// Skip records that n bytes of output were dropped before the next Write:
+// the screen model is reset (what follows may be drawn against a screen it
+// never saw) and the count grows.
+func (s *Scanner) Skip(n int64) {
+	if n <= 0 {
+		return
+	}
+	s.mu.Lock()
+	s.skipped.Add(n)
+	s.evaluate(false) // read what scrolled off before the gap
+	s.scr.Reset()
+	s.resetRows()
+	s.events = append(s.events, Event{Kind: EventSkipped, Time: s.now(), Skipped: n})
+	s.unlockAndEmit()
+}
+
+// Skipped returns the total bytes dropped so far. Safe to call any time.
+func (s *Scanner) Skipped() int64 { return s.skipped.Load() }
+
+// Resize tells the scanner the child's terminal changed size.
+func (s *Scanner) Resize(cols, rows int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.scr.Resize(cols, rows)
+	s.cols, s.nrows = s.scr.Size()
+	s.rows = make([]rowState, s.nrows)
+	s.resetRows()
+}
+
+// maxInjected bounds the injected texts remembered.
+const maxInjected = 32
+
+// MarkInjected tells the scanner what the wrapper typed into the child:
+// rows showing that text (the input box, the echoed prompt) never fire.
+func (s *Scanner) MarkInjected(text string) {
+	t := collapse(text)
+	if t == "" {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.injected = append(s.injected, t)
+	if len(s.injected) > maxInjected {
+		s.injected = append(s.injected[:0], s.injected[len(s.injected)-maxInjected:]...)
+	}
+}
+
+// State returns the latest state.
+func (s *Scanner) State() State {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.state
+}
+
+// Text returns the screen as `tmux capture-pane -p` would print it.
+func (s *Scanner) Text() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.scr.Text()
+}
+
+// Run feeds the scanner from src until src ends (io.EOF: everything left
+// becomes final, and Run returns nil), src fails, or ctx ends. Between
+// chunks it re-reads the screen every Tick so that quiet rows fire.
+func (s *Scanner) Run(ctx context.Context, src Source) error {
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(s.tick)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				s.Tick()
+			}
+		}
+	}()
+	defer wg.Wait()
+	defer cancel()
+	for {
+		chunk, skipped, err := src.Next(ctx)
+		if skipped > 0 {
+			s.Skip(skipped)
+		}
+		if len(chunk) > 0 {
+			s.Write(chunk)
+		}
+		switch {
+		case err == nil:
+		case errors.Is(err, io.EOF):
+			s.Flush()
+			return nil
+		case ctx.Err() != nil:
+			return ctx.Err()
+		default:
+			return fmt.Errorf("scan terminal output: %w", err)
+		}
+	}
+}
+
+// feed writes one piece to the screen model.
+func (s *Scanner) feed(p []byte) {
+	if i := s.clearScrollbackAt(p); i >= 0 {
+		// ESC[3J: the program clears the scrollback, usually to redraw the
+		// whole conversation. What scrolled off was read already; forget it
+		// so that the redrawn copies are matched to what fired, not taken
+		// for new lines beside the old.
+		s.scr.Write(p[:i])
+		s.evaluate(false)
+		s.hist = s.hist[:0]
+		s.viewFrom = s.scrolled
+		p = p[i:]
+	}
+	s.scr.Write(p)
+}
+
+var clearScrollback = []byte("\x1b[3J")
+
+// clearScrollbackAt returns where ESC[3J starts in p (0 when it began in
+// the previous piece), or -1.
+func (s *Scanner) clearScrollbackAt(p []byte) int {
+	i := bytes.Index(p, clearScrollback)
+	if i < 0 && len(s.escTail) > 0 && len(p) > 0 {
+		joined := append(append([]byte{}, s.escTail...), p[:min(len(p), 3)]...)
+		if bytes.Contains(joined, clearScrollback) {
+			i = 0
+		}
+	}
+	s.escTail = append(s.escTail[:0], p[max(0, len(p)-3):]...)
+	return i
+}
+
+// onScrollOff keeps a row that left the screen.
+func (s *Scanner) onScrollOff(l screen.Line) {
+	s.hist = append(s.hist, histLine{text: l.Text, wrapped: l.Wrapped, code: s.isCode(l), abs: s.scrolled})
+	s.scrolled++
+	s.pending++
+	if len(s.hist) > maxHistory {
+		drop := len(s.hist) - maxHistory/2
+		s.hist = append(s.hist[:0], s.hist[drop:]...)
+	}
+}
+
+// resetRows forgets what the rows showed: every row counts as just changed.
+func (s *Scanner) resetRows() {
+	now := s.now()
+	for i := range s.rows {
+		s.rows[i] = rowState{changed: now}
+	}
+	s.lastVersion = 0
+	s.lastChange = now
+	s.settled = false
+}
+
+// unlockAndEmit releases the lock and hands pending events to subscribers.
+func (s *Scanner) unlockAndEmit() {
+	evs := s.events
+	s.events = nil
+	s.mu.Unlock()
+	if len(evs) == 0 {
+		return
+	}
+	s.subMu.Lock()
+	fns := make([]func(Event), 0, len(s.subs))
+	for id := 0; id < s.subID; id++ {
+		if fn, ok := s.subs[id]; ok {
+			fns = append(fns, fn)
+		}
+	}
+	s.subMu.Unlock()
+	for _, e := range evs {
+		for _, fn := range fns {
+			fn(e)
+		}
+	}
+}

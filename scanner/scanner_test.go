@@ -1,0 +1,344 @@
+package scanner
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/relayhq/relay/patterns"
+)
+
+// clock is a hand-moved clock.
+type clock struct{ t time.Time }
+
+func (c *clock) now() time.Time          { return c.t }
+func (c *clock) advance(d time.Duration) { c.t = c.t.Add(d) }
+
+// harness is a scanner on a fake clock that records its events.
+type harness struct {
+	t      *testing.T
+	s      *Scanner
+	clk    *clock
+	cmds   []patterns.Command
+	rows   []int
+	states []State
+}
+
+func newHarness(t *testing.T, cols, rows int, profile string, extraNS ...string) *harness {
+	t.Helper()
+	cues, ok := CuesFor(profile)
+	if !ok {
+		t.Fatalf("no cues for %q", profile)
+	}
+	ns, err := patterns.NewNamespaces(extraNS...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &harness{t: t, clk: &clock{t: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}}
+	h.s = New(Options{Cols: cols, Rows: rows, Namespaces: ns, Cues: cues, Now: h.clk.now})
+	h.s.Subscribe(func(e Event) {
+		switch e.Kind {
+		case EventCommand:
+			h.cmds = append(h.cmds, e.Command)
+			h.rows = append(h.rows, e.Row)
+		case EventState:
+			h.states = append(h.states, e.State)
+		}
+	})
+	return h
+}
+
+// write feeds s, then lets time pass and ticks, so quiet rows settle.
+func (h *harness) write(s string) {
+	h.s.Write([]byte(s))
+	h.settle()
+}
+
+func (h *harness) settle() {
+	h.clk.advance(time.Second)
+	h.s.Tick()
+}
+
+// fired returns the commands so far as "@ns:target body" strings.
+func (h *harness) fired() []string {
+	var out []string
+	for _, c := range h.cmds {
+		out = append(out, fmt.Sprintf("@%s:%s %s", c.NS, c.Target, collapse(c.Body)))
+	}
+	return out
+}
+
+func (h *harness) want(want ...string) {
+	h.t.Helper()
+	have := h.fired()
+	if strings.Join(have, "\n") != strings.Join(want, "\n") {
+		h.t.Fatalf("fired:\n  %s\nwant:\n  %s\nscreen:\n%s", strings.Join(have, "\n  "), strings.Join(want, "\n  "), h.s.Text())
+	}
+}
+
+func TestSplitAcrossWrites(t *testing.T) {
+	h := newHarness(t, 80, 24, "generic")
+	h.write("$ agent\r\n@relay:Bob Please run")
+	h.want() // the cursor is still on the line: open
+	h.write(" the integration tests")
+	h.want()
+	h.write("\r\nand report back.\r\n")
+	h.want() // the cursor sits on the blank line after it: more may follow
+	h.write("\r\nDone.\r\n")
+	h.want("@relay:Bob Please run the integration tests and report back.")
+	h.settle()
+	h.want("@relay:Bob Please run the integration tests and report back.")
+}
+
+func TestHalfStreamedBehindBusyCue(t *testing.T) {
+	h := newHarness(t, 80, 24, "claude")
+	frame := func(reply string) string {
+		// Claude Code-like: reply, spinner, input box, footer; the cursor
+		// is hidden and parked in the input box.
+		return "\x1b[?25l\x1b[H\x1b[2J● " + reply + "\x1b[10;1H✢ Cerebrating… (3s)\x1b[12;1H" + strings.Repeat("─", 80) +
+			"\x1b[13;1H❯ \x1b[14;1H" + strings.Repeat("─", 80) + "\x1b[15;1H  esc to interrupt\x1b[13;3H"
+	}
+	h.write(frame("@relay:Bob Please run"))
+	h.settle()
+	h.want() // stalled mid-line while busy: not final
+	h.write(frame("@relay:Bob Please run the tests.\r\n\r\n  Waiting for Bob"))
+	h.want("@relay:Bob Please run the tests.")
+	// The turn ends: the footer loses its busy cue, nothing fires again.
+	h.write("\x1b[10;1H\x1b[2K✻ Worked for 3s\x1b[15;1H\x1b[2K")
+	h.settle()
+	h.want("@relay:Bob Please run the tests.")
+}
+
+func TestLastParagraphFiresWhenIdle(t *testing.T) {
+	h := newHarness(t, 80, 24, "claude")
+	h.write("\x1b[?25l\x1b[2;1H● @relay:Bob last words\x1b[8;1H❯ \x1b[9;1H  esc to interrupt")
+	h.settle()
+	h.want()
+	h.write("\x1b[9;1H\x1b[2K")
+	h.want("@relay:Bob last words")
+}
+
+func TestRedrawDoesNotFireAgain(t *testing.T) {
+	h := newHarness(t, 80, 24, "generic")
+	frame := "\x1b[H\x1b[2J● Three things:\r\n\r\n  @relay:Bob rebase onto main\r\n\r\n  Done.\r\n"
+	h.write(frame)
+	h.want("@relay:Bob rebase onto main")
+	for range 3 {
+		h.write(frame)
+	}
+	h.want("@relay:Bob rebase onto main")
+}
+
+func TestScrollDoesNotFireAgain(t *testing.T) {
+	for _, profile := range []string{"generic", "claude"} {
+		t.Run(profile, func(t *testing.T) {
+			h := newHarness(t, 40, 10, profile)
+			h.write("intro\r\n@relay:Bob hello there\r\n\r\n")
+			h.want("@relay:Bob hello there")
+			for i := range 30 {
+				h.write(fmt.Sprintf("line %d\r\n", i)) // scrolls the command up and off
+			}
+			h.s.Flush()
+			h.want("@relay:Bob hello there")
+		})
+	}
+}
+
+func TestScrolledOffUnseenFires(t *testing.T) {
+	// Output so fast that the command never rests on screen: it is read
+	// when it scrolls off, once.
+	h := newHarness(t, 40, 10, "generic")
+	var b strings.Builder
+	b.WriteString("@relay:Bob from the scrollback\r\n\r\n")
+	for i := range 5000 {
+		fmt.Fprintf(&b, "line %d\r\n", i)
+	}
+	h.s.Write([]byte(b.String()))
+	h.want("@relay:Bob from the scrollback")
+	h.settle()
+	h.s.Flush()
+	h.want("@relay:Bob from the scrollback")
+	if h.rows[0] >= 0 {
+		t.Errorf("row %d, want negative for a scrolled-off line", h.rows[0])
+	}
+}
+
+func TestSameWordsInLaterReplyFireAgain(t *testing.T) {
+	h := newHarness(t, 60, 20, "generic")
+	h.write("> q1\r\n@relay:Bob ok\r\n\r\n")
+	h.write("> q2\r\n@relay:Bob ok\r\n\r\n")
+	h.write("@relay:Bob ok\r\n\r\n") // same words, right after: a new line
+	h.want("@relay:Bob ok", "@relay:Bob ok", "@relay:Bob ok")
+	// Much later, long after the first scrolled away, the same reply again.
+	for i := range 100 {
+		h.write(fmt.Sprintf("work %d\r\n", i))
+	}
+	h.write("@relay:Bob ok\r\n\r\n")
+	h.want("@relay:Bob ok", "@relay:Bob ok", "@relay:Bob ok", "@relay:Bob ok")
+}
+
+func TestSameWordsInAltScreenAtSameRow(t *testing.T) {
+	// A full-screen TUI shows a new conversation where the old one was:
+	// the same words on the same row after different text fire again.
+	h := newHarness(t, 60, 20, "generic")
+	h.write("\x1b[?1049h\x1b[H\x1b[2J❯ first question\r\n\r\n● @relay:Bob ok\r\n\r\n")
+	h.want("@relay:Bob ok")
+	h.write("\x1b[H\x1b[2J❯ second question\r\n\r\n● @relay:Bob ok\r\n\r\n")
+	h.want("@relay:Bob ok", "@relay:Bob ok")
+}
+
+func TestResizeDoesNotFireAgain(t *testing.T) {
+	h := newHarness(t, 60, 20, "generic")
+	draw := func(width int) string {
+		// The TUI wraps its own text at the width and redraws on resize.
+		words := strings.Fields("I will ask Bob now, he knows the migration code best of all of us.")
+		var b strings.Builder
+		b.WriteString("\x1b[H\x1b[2J● ")
+		col := 2
+		for _, w := range words {
+			if col+len(w)+1 > width {
+				b.WriteString("\r\n  ")
+				col = 2
+			}
+			b.WriteString(w + " ")
+			col += len(w) + 1
+		}
+		b.WriteString("\r\n\r\n  @relay:Bob please review the migration\r\n\r\n  Done.\r\n")
+		return b.String()
+	}
+	h.write(draw(60))
+	h.want("@relay:Bob please review the migration")
+	h.s.Resize(30, 20)
+	h.write(draw(30))
+	h.s.Resize(100, 30)
+	h.write(draw(100))
+	h.want("@relay:Bob please review the migration")
+}
+
+func TestClearAndRedrawDoesNotFireAgain(t *testing.T) {
+	// Gemini-like: inline, and when its live area outgrows the window it
+	// clears screen and scrollback and writes the whole conversation again.
+	h := newHarness(t, 50, 8, "generic")
+	conv := " > question\r\n\r\n✦ Sure.\r\n\r\n  @relay:Bob run the tests\r\n\r\n"
+	for i := range 12 {
+		conv += fmt.Sprintf("  detail %d\r\n", i)
+	}
+	conv += "\r\n  @broadcast: freeze at five\r\n\r\n"
+	h.write(conv)
+	h.want("@relay:Bob run the tests", "@broadcast: freeze at five")
+	h.write("\x1b[2J\x1b[3J\x1b[H" + conv + "  more text\r\n")
+	h.settle()
+	h.want("@relay:Bob run the tests", "@broadcast: freeze at five")
+	h.write("\r\n > again\r\n\r\n✦ @relay:Bob run the tests\r\n\r\n")
+	h.want("@relay:Bob run the tests", "@broadcast: freeze at five", "@relay:Bob run the tests")
+}
+
+func TestSoftWrapAtLastColumn(t *testing.T) {
+	h := newHarness(t, 20, 6, "generic")
+	h.write("@relay:Bob abcdefghi") // exactly 20 columns: the cursor waits at the edge
+	h.write("jkl more\r\n\r\n")
+	h.write("@relay:Bob abcd efgh ijk\r\n\r\n") // wraps at a space
+	h.want("@relay:Bob abcdefghijkl more", "@relay:Bob abcd efgh ijk")
+}
+
+func TestMidLineMentionWrappedToRowStart(t *testing.T) {
+	// The TUI wrapped a sentence so that a mention starts a row: not a
+	// command, the previous row was full.
+	h := newHarness(t, 40, 10, "generic")
+	h.write("  Inline mention of a peer, for example\r\n  @relay:Carol in prose, never fires.\r\n\r\n")
+	h.write("  Short line.\r\n  @relay:Bob a real command\r\n\r\n")
+	h.want("@relay:Bob a real command")
+}
+
+func TestCodeColourNeverFires(t *testing.T) {
+	h := newHarness(t, 80, 24, "claude")
+	h.write("● Example:\r\n\r\n  \x1b[38;5;153m@relay:Example inside a code block\x1b[39m\r\n\r\n  @relay:Bob outside\r\n\r\n")
+	h.want("@relay:Bob outside")
+}
+
+func TestInjectedNeverFires(t *testing.T) {
+	h := newHarness(t, 60, 20, "claude")
+	msg := "[relay] Message from Alice (id 7): can you check the build? Answer with: @relay:Alice your answer here"
+	h.s.MarkInjected(msg)
+	h.write("❯ [relay] Message from Alice (id 7): can you check the build?\r\n  Answer with:\r\n  @relay:Alice your answer here\r\n\r\n● @relay:Alice the build is green\r\n\r\n\x1b[18;1H❯ ")
+	h.want("@relay:Alice the build is green")
+}
+
+func TestCJKAndEmoji(t *testing.T) {
+	h := newHarness(t, 30, 10, "generic")
+	h.write("● @relay:太郎 テストを実行して🚀結果を報告してください\r\n\r\n")
+	h.want("@relay:太郎 テストを実行して🚀結果を報告してください")
+}
+
+func TestTabsAndCRLF(t *testing.T) {
+	h := newHarness(t, 60, 10, "generic")
+	h.write("@relay:Bob\tplease\tlook\r\n\r\n@broadcast: one\r\ntwo\r\n\r\n")
+	h.want("@relay:Bob please look", "@broadcast: one two")
+}
+
+func TestTwoCommandsInOneWrite(t *testing.T) {
+	h := newHarness(t, 60, 10, "generic")
+	h.write("@relay:Bob one\r\n@relay:Carol two\r\n\r\n")
+	h.want("@relay:Bob one", "@relay:Carol two")
+}
+
+func TestHugeLineIsBounded(t *testing.T) {
+	h := newHarness(t, 80, 24, "generic")
+	h.s.Write([]byte("@relay:Bob " + strings.Repeat("x", 1<<20) + "\r\n\r\n"))
+	h.s.Flush()
+	if len(h.cmds) != 1 {
+		t.Fatalf("%d commands from one huge line, want 1", len(h.cmds))
+	}
+	if c := h.cmds[0]; len(c.Body) > patterns.MaxBodyBytes || !c.Truncated {
+		t.Fatalf("body of %d bytes, truncated %v: want at most %d, truncated", len(c.Body), c.Truncated, patterns.MaxBodyBytes)
+	}
+}
+
+func TestInvalidUTF8(t *testing.T) {
+	h := newHarness(t, 60, 10, "generic")
+	h.write("@relay:Bob caf\xe9 \xff\xfe ok\r\n\r\n")
+	if len(h.cmds) != 1 || !strings.HasPrefix(h.cmds[0].Body, "caf") || !strings.HasSuffix(h.cmds[0].Body, "ok") {
+		t.Fatalf("commands %+v", h.cmds)
+	}
+}
+
+func TestStateBusyIdleDraft(t *testing.T) {
+	h := newHarness(t, 60, 12, "codex")
+	h.s.Write([]byte("\x1b[H• Working\x1b[8;1H  Working (0s • esc to interrupt)\x1b[10;1H› \x1b[2mAsk Codex to do anything\x1b[22m"))
+	h.settle()
+	if st := h.s.State(); !st.Busy || st.Draft {
+		t.Fatalf("working with a placeholder: %+v", st)
+	}
+	h.s.Write([]byte("\x1b[8;1H\x1b[2K"))
+	h.clk.advance(100 * time.Millisecond)
+	h.s.Tick()
+	if st := h.s.State(); !st.Busy {
+		t.Fatalf("just changed: %+v, want busy", st)
+	}
+	h.settle()
+	if st := h.s.State(); st.Busy || st.Draft {
+		t.Fatalf("quiet: %+v, want idle without draft", st)
+	}
+	h.write("\x1b[10;1H\x1b[2K› fix the flaky test")
+	if st := h.s.State(); !st.Draft {
+		t.Fatalf("typed: %+v, want a draft", st)
+	}
+	h.write("\x1b[10;1H\x1b[2K› Ask Codex to do anything")
+	if st := h.s.State(); st.Draft {
+		t.Fatalf("placeholder (not faint): %+v, want no draft", st)
+	}
+	if len(h.states) < 3 {
+		t.Fatalf("state events %+v", h.states)
+	}
+}
+
+func TestDraftInInputBoxNeverFires(t *testing.T) {
+	h := newHarness(t, 60, 12, "codex")
+	h.write("\x1b[H• Done.\x1b[10;1H› @relay:Bob typed by the human, not sent yet")
+	h.s.Flush()
+	h.want()
+	if !h.s.State().Draft {
+		t.Fatal("want a draft")
+	}
+}

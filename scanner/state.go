@@ -1,0 +1,50 @@
+package scanner
+
+import (
+	"strings"
+	"time"
+)
+
+// hasBusyCue reports whether a busy cue is on screen.
+func (s *Scanner) hasBusyCue() bool {
+	for _, b := range s.cues.Busy {
+		for i := range s.rows {
+			if strings.Contains(s.rows[i].text, b) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// draft reports whether the input box holds text someone typed.
+func (s *Scanner) draft() bool {
+	y := s.inputRow()
+	if y < 0 {
+		return false
+	}
+	r := s.rows[y]
+	t := strings.TrimSpace(strings.TrimPrefix(strings.TrimLeft(r.text, " "), s.cues.Prompt))
+	if t == "" || r.faint {
+		return false
+	}
+	for _, p := range s.cues.Placeholders {
+		if strings.HasPrefix(p, t) || strings.HasPrefix(t, p) {
+			return false
+		}
+	}
+	return true
+}
+
+// updateState recomputes the state and queues an event when it changed.
+func (s *Scanner) updateState(now time.Time) {
+	st := State{
+		Busy:  s.hasBusyCue() || now.Sub(s.lastChange) < s.cues.QuietTime,
+		Draft: s.draft(),
+	}
+	if s.stateKnown && st == s.state {
+		return
+	}
+	s.state, s.stateKnown = st, true
+	s.events = append(s.events, Event{Kind: EventState, Time: now, State: st})
+}

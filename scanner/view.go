@@ -1,0 +1,286 @@
+package scanner
+
+import (
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/mattn/go-runewidth"
+	"github.com/relayhq/relay/patterns"
+	"github.com/relayhq/relay/screen"
+)
+
+// ctxRows is how many rows before the oldest open line a view reaches back,
+// so that a command's context (the text before it) is there.
+const ctxRows = 8
+
+// maxLogical bounds the text of one logical line joined from soft-wrapped
+// rows: a little more than a body may hold, so that a capped body is still
+// marked truncated.
+const maxLogical = patterns.MaxBodyBytes + 4096
+
+// phys is one physical row of a view: a scrolled-off line or a screen row.
+type phys struct {
+	text    string
+	wrapped bool
+	code    bool
+	abs     int64     // absolute row: rows scrolled off before it
+	row     int       // screen row; -1 for a scrolled-off line
+	changed time.Time // last text change; zero for scrolled-off lines
+}
+
+// logical is one logical line: rows joined across soft wraps.
+type logical struct {
+	first, last int  // phys indices
+	chrome      bool // the TUI's own row (status, spinner, rule, input box)
+}
+
+// view is what one pass reads: rows and the logical lines made of them.
+type view struct {
+	phys  []phys
+	info  []logical
+	lines []patterns.Line
+}
+
+// refreshRows re-reads the screen rows if anything changed and reports
+// whether any row's text changed. A change is dated to the last Write, the
+// latest moment it can have happened.
+func (s *Scanner) refreshRows() bool {
+	now := s.lastWrite
+	v := s.scr.Version()
+	if v == s.lastVersion && s.lastVersion != 0 {
+		return false
+	}
+	s.lastVersion = v
+	changed := false
+	for y, l := range s.scr.Lines() {
+		if y >= len(s.rows) {
+			break
+		}
+		r := &s.rows[y]
+		if l.Version == r.version && !r.changed.IsZero() {
+			continue
+		}
+		r.version = l.Version
+		if l.Text != r.text || l.Wrapped != r.wrapped || r.changed.IsZero() {
+			r.text, r.wrapped = l.Text, l.Wrapped
+			r.code = s.isCode(l)
+			r.faint = faintAfterFirst(l)
+			r.changed = now
+			changed = true
+		}
+	}
+	if changed {
+		s.lastChange = now
+	}
+	return changed
+}
+
+// buildView gathers the rows from viewFrom (less some context) to the
+// bottom of the screen and turns them into logical lines.
+func (s *Scanner) buildView() *view {
+	v := &view{}
+	if len(s.hist) > 0 {
+		from := s.viewFrom - ctxRows
+		i := int(min(max(from-s.hist[0].abs, 0), int64(len(s.hist))))
+		for _, h := range s.hist[i:] {
+			v.phys = append(v.phys, phys{text: h.text, wrapped: h.wrapped, code: h.code, abs: h.abs, row: -1})
+		}
+	}
+	input := s.inputRow()
+	for y, r := range s.rows {
+		p := phys{text: r.text, wrapped: r.wrapped, code: r.code, abs: s.scrolled + int64(y), row: y, changed: r.changed}
+		if input >= 0 && y >= input {
+			p.text, p.wrapped = "", false
+		}
+		v.phys = append(v.phys, p)
+	}
+	prevWidth := -1 // width of the previous logical line's last row; -1 after a blank
+	for i := 0; i < len(v.phys); {
+		j := i
+		text := v.phys[i].text
+		code := v.phys[i].code
+		if v.phys[j].wrapped && j+1 < len(v.phys) {
+			var sb strings.Builder
+			sb.WriteString(text)
+			for v.phys[j].wrapped && j+1 < len(v.phys) {
+				// Rows past the cap are consumed but not kept: the body
+				// is cut there anyway, and is marked truncated.
+				if sb.Len() <= maxLogical {
+					padTo(&sb, v.phys[j].text, s.cols)
+					sb.WriteString(v.phys[j+1].text)
+				}
+				code = code && v.phys[j+1].code
+				j++
+			}
+			text = sb.String()
+		}
+		info := logical{first: i, last: j}
+		if input >= 0 && v.phys[i].row >= input {
+			info.chrome = true
+		} else if s.isChrome(text) {
+			info.chrome = true
+			if !strings.Contains(text, "@") {
+				text = ""
+			}
+		}
+		ln := patterns.Line{Text: text, Code: code}
+		if strings.IndexByte(text, '@') >= 0 && s.isInjected(text) {
+			ln.Injected = true
+		}
+		blank := strings.TrimSpace(text) == ""
+		if !blank && prevWidth >= 0 && !code {
+			if prevWidth+1+firstWordWidth(text) > s.cols-s.cues.WrapSlack {
+				ln.Cont = true
+			}
+		}
+		if blank || code || info.chrome {
+			prevWidth = -1
+		} else {
+			prevWidth = runewidth.StringWidth(v.phys[j].text)
+		}
+		v.info = append(v.info, info)
+		v.lines = append(v.lines, ln)
+		i = j + 1
+	}
+	return v
+}
+
+// inputRow returns the screen row of the input box (the last row starting
+// with the prompt glyph), or -1.
+func (s *Scanner) inputRow() int {
+	if s.cues.Prompt == "" {
+		return -1
+	}
+	for y := len(s.rows) - 1; y >= 0; y-- {
+		if strings.HasPrefix(strings.TrimLeft(s.rows[y].text, " "), s.cues.Prompt) {
+			return y
+		}
+	}
+	return -1
+}
+
+// isChrome reports whether text is the TUI's own: a busy cue, a horizontal
+// rule, or a spinner row.
+func (s *Scanner) isChrome(text string) bool {
+	t := strings.TrimSpace(text)
+	if t == "" {
+		return false
+	}
+	for _, b := range s.cues.Busy {
+		if strings.Contains(t, b) {
+			return true
+		}
+	}
+	if isRule(t) {
+		return true
+	}
+	if s.cues.Spinner != "" {
+		r, _ := utf8.DecodeRuneInString(t)
+		if strings.ContainsRune(s.cues.Spinner, r) && strings.Contains(t, "…") {
+			return true
+		}
+	}
+	return false
+}
+
+// isRule reports whether t is a horizontal rule of box-drawing characters.
+func isRule(t string) bool {
+	n := 0
+	for _, r := range t {
+		switch r {
+		case '─', '━', '═', '▄', '▀', '╌', '┄':
+			n++
+		case ' ':
+		default:
+			return false
+		}
+	}
+	return n >= 3
+}
+
+// isInjected reports whether text (less its glyphs) is part of something
+// the wrapper typed.
+func (s *Scanner) isInjected(text string) bool {
+	if len(s.injected) == 0 {
+		return false
+	}
+	t := collapse(strings.TrimLeftFunc(text, func(r rune) bool {
+		return unicode.IsSpace(r) || strings.ContainsRune("●⏺•-*>›»│┃✦❯", r)
+	}))
+	if len(t) < 6 {
+		return false
+	}
+	for _, in := range s.injected {
+		if strings.Contains(in, t) {
+			return true
+		}
+	}
+	return false
+}
+
+// isCode reports whether most of l's visible characters are drawn in a code
+// colour.
+func (s *Scanner) isCode(l screen.Line) bool {
+	if len(s.cues.CodeColors) == 0 || l.Text == "" {
+		return false
+	}
+	code, all := 0, 0
+	for _, sp := range l.Spans {
+		if sp.Start < 0 || sp.End > len(l.Text) || sp.Start >= sp.End {
+			continue
+		}
+		n := len(l.Text[sp.Start:sp.End]) - strings.Count(l.Text[sp.Start:sp.End], " ")
+		all += n
+		for _, c := range s.cues.CodeColors {
+			if sp.Style.FG == c {
+				code += n
+				break
+			}
+		}
+	}
+	return all > 0 && code*2 > all
+}
+
+// faintAfterFirst reports whether every visible character after the first
+// (the prompt glyph) is faint: placeholder text, not a draft.
+func faintAfterFirst(l screen.Line) bool {
+	t := l.Text
+	i := strings.IndexFunc(t, func(r rune) bool { return !unicode.IsSpace(r) })
+	if i < 0 {
+		return true
+	}
+	_, size := utf8.DecodeRuneInString(t[i:])
+	after := i + size
+	for _, sp := range l.Spans {
+		if sp.End <= after || sp.Start >= len(t) || sp.End > len(t) {
+			continue
+		}
+		seg := t[max(sp.Start, after):sp.End]
+		if strings.TrimSpace(seg) != "" && !sp.Style.Faint {
+			return false
+		}
+	}
+	return true
+}
+
+// padTo pads the soft-wrapped row just written to sb with spaces to cols
+// columns (it lost its trailing blanks when it was read).
+func padTo(sb *strings.Builder, row string, cols int) {
+	for w := runewidth.StringWidth(row); w < cols; w++ {
+		sb.WriteByte(' ')
+	}
+}
+
+// firstWordWidth returns the width of the first word of text.
+func firstWordWidth(text string) int {
+	t := strings.TrimLeftFunc(text, unicode.IsSpace)
+	if i := strings.IndexFunc(t, unicode.IsSpace); i >= 0 {
+		t = t[:i]
+	}
+	return runewidth.StringWidth(t)
+}
+
+// collapse folds runs of white space to one space and trims the ends.
+func collapse(s string) string { return strings.Join(strings.Fields(s), " ") }
