@@ -134,3 +134,23 @@ command = "env | grep ^RELAY_ | sort > env.txt"
 		"RELAY_AGENT=alice", "RELAY_COUNT=3", "RELAY_EVENT=SessionStart", "RELAY_RESUMED=true",
 		"RELAY_SESSION_ID=s-9", "RELAY_SOURCE=startup", "RELAY_SUBJECT=claude", ""}, "\n"))
 }
+
+// TestFirePayloadFields: the typed payloads put their fields, the embedded
+// Session's included, at the top level of stdin and in RELAY_* variables.
+func TestFirePayloadFields(t *testing.T) {
+	t.Parallel()
+	c, dir := loadConfig(t, `
+[[hooks.MessageReceived]]
+[[hooks.MessageReceived.hooks]]
+command = 'cat > in.json; printf "%s|%s|%s|%s" "$RELAY_FROM" "$RELAY_MESSAGE" "$RELAY_AGENT" "$RELAY_SUBJECT" > env.txt'
+`)
+	set := hooks.NewSet(c.Hooks, hooks.SetOptions{Dir: dir})
+	p := hooks.MessagePayload{Session: hooks.Session{Agent: "alice", SessionID: "s1", Workspace: "w", Cwd: "/x"},
+		ID: "m1", From: "bob", To: "alice", Message: "run `make test`"}
+	if _, err := set.Fire(context.Background(), "MessageReceived", p.From, p); err != nil {
+		t.Fatal(err)
+	}
+	assertFile(t, filepath.Join(dir, "env.txt"), "bob|run `make test`|alice|bob")
+	assertFile(t, filepath.Join(dir, "in.json"),
+		`{"agent":"alice","cwd":"/x","from":"bob","hook_event_name":"MessageReceived","id":"m1","message":"run `+"`make test`"+`","session_id":"s1","subject":"bob","to":"alice","workspace":"w"}`)
+}

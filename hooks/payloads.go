@@ -1,0 +1,58 @@
+package hooks
+
+// The payloads of the lifecycle events, as Set.Fire callers should pass
+// them. Each is JSON on the hook's stdin (plus `hook_event_name` and
+// `subject`), and each top-level text, number or boolean field is also an
+// environment variable: `from` is RELAY_FROM, `message` is RELAY_MESSAGE.
+
+// Session is what every event carries about the session that fired it.
+type Session struct {
+	Agent     string `json:"agent"`      // RELAY_AGENT
+	SessionID string `json:"session_id"` // RELAY_SESSION_ID
+	Workspace string `json:"workspace"`  // RELAY_WORKSPACE
+	Cwd       string `json:"cwd"`        // RELAY_CWD: the agent's working folder
+}
+
+// SessionStartPayload is SessionStart's (subject: the profile name).
+type SessionStartPayload struct {
+	Session
+	Profile string   `json:"profile"`
+	Command []string `json:"command"` // the wrapped command line (JSON only)
+}
+
+// SessionEndPayload is SessionEnd's (subject: the exit status, "0").
+type SessionEndPayload struct {
+	Session
+	ExitCode int `json:"exit_code"`
+}
+
+// OutputPayload is Output's (subject: the line).
+type OutputPayload struct {
+	Session
+	Line string `json:"line"`
+}
+
+// IdlePayload is Idle's (subject: the agent's name).
+type IdlePayload struct {
+	Session
+}
+
+// MessagePayload is MessageReceived's (subject: the sender) and
+// MessageSent's (subject: the target, "*" for all). A MessageReceived hook
+// may answer `{"message": "…"}` to rewrite Message, `{"hold": true}` to
+// keep it queued, or exit 2 to refuse it.
+type MessagePayload struct {
+	Session
+	ID      string `json:"id"`
+	From    string `json:"from"`
+	To      string `json:"to"`
+	Message string `json:"message"`
+	Thread  string `json:"thread,omitempty"`
+}
+
+// ToolCallPayload is ToolCall's (subject: the tool's name).
+type ToolCallPayload struct {
+	Session
+	Tool  string `json:"tool"`
+	Input any    `json:"input,omitempty"` // the tool's input as the agent reported it (JSON only)
+}
