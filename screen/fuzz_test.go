@@ -1,0 +1,73 @@
+package screen
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// FuzzScreen feeds random bytes at random sizes, split at random points
+// with a resize in between: no panic, the row count always matches, the
+// cursor stays on the screen and memory stays bounded.
+func FuzzScreen(f *testing.F) {
+	files, _ := filepath.Glob("../testdata/recordings/*/*.raw")
+	for _, name := range files {
+		if data, err := os.ReadFile(name); err == nil {
+			f.Add(uint8(80), uint8(24), uint16(len(data)/2), data)
+		}
+	}
+	for _, c := range synthCases() {
+		f.Add(uint8(c.cols), uint8(c.rows), uint16(len(c.data)/3), []byte(c.data))
+	}
+	f.Add(uint8(1), uint8(1), uint16(0), []byte("中\u0301\x1b[2@\x1b[L\x1b]0;x"))
+	f.Fuzz(func(t *testing.T, cols, rows uint8, cut uint16, data []byte) {
+		s := New(int(cols)%200+1, int(rows)%60+1)
+		k := min(int(cut), len(data))
+		s.Write(data[:k])
+		check(t, s)
+		s.Resize(int(rows)%50+1, int(cols)%70+1)
+		check(t, s)
+		s.Write(data[k:])
+		check(t, s)
+	})
+}
+
+// check verifies the invariants of s.
+func check(t *testing.T, s *Screen) {
+	t.Helper()
+	cols, rows := s.Size()
+	if n := len(s.Lines()); n != rows {
+		t.Fatalf("Lines() has %d rows, want %d", n, rows)
+	}
+	if n := strings.Count(s.Text(), "\n"); n != rows {
+		t.Fatalf("Text() has %d rows, want %d", n, rows)
+	}
+	if x, y := s.Cursor(); x < 0 || x >= cols || y < 0 || y >= rows {
+		t.Fatalf("cursor %d,%d outside %dx%d", x, y, cols, rows)
+	}
+	if s.cx > cols || s.rupper < 0 || s.rlower >= rows || s.rupper >= s.rlower && rows > 1 {
+		t.Fatalf("state out of range: cx %d region %d-%d on %dx%d", s.cx, s.rupper, s.rlower, cols, rows)
+	}
+	for _, b := range []*buffer{s.main, s.alt} {
+		if b == nil {
+			continue
+		}
+		if len(b.rows) != rows {
+			t.Fatalf("buffer has %d rows, want %d", len(b.rows), rows)
+		}
+		for y, r := range b.rows {
+			if len(r.cells) != cols {
+				t.Fatalf("row %d has %d cells, want %d", y, len(r.cells), cols)
+			}
+			for x := r.used; x < cols; x++ {
+				if r.cells[x] != (cell{}) {
+					t.Fatalf("row %d: cell %d beyond used %d is %+v", y, x, r.used, r.cells[x])
+				}
+			}
+		}
+	}
+	if len(s.clusters) > maxClusters || cap(s.osc) > 2*maxOSCData {
+		t.Fatalf("unbounded state: %d clusters, OSC buffer %d", len(s.clusters), cap(s.osc))
+	}
+}
