@@ -136,6 +136,7 @@ func Start(opts Options) (*Session, error) {
 	if _, err := s.human.enterRaw(); err != nil {
 		s.log.Warn("raw mode", "err", err)
 	}
+	defer s.restoreOnPanic()
 	if s.stdin, err = newStdinReader(opts.Stdin); err != nil {
 		s.human.restore()
 		_ = cmd.Process.Kill()
@@ -159,14 +160,18 @@ func (s *Session) Go(fn func()) { s.goSafe(fn) }
 
 func (s *Session) goSafe(fn func()) {
 	go func() {
-		defer func() {
-			if r := recover(); r != nil {
-				s.human.restore()
-				panic(r)
-			}
-		}()
+		defer s.restoreOnPanic()
 		fn()
 	}()
+}
+
+// restoreOnPanic, deferred, restores the human's terminal when a panic
+// passes and lets the panic go on.
+func (s *Session) restoreOnPanic() {
+	if r := recover(); r != nil {
+		s.human.restore()
+		panic(r)
+	}
 }
 
 // Pid returns the child's process id.

@@ -2,28 +2,34 @@ package cli
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
+	"errors"
 	"fmt"
-	"log/slog"
 	"os"
-	"path/filepath"
-	"regexp"
-	"strings"
 
-	"github.com/relayhq/relay/wrapper"
+	"github.com/relayhq/relay"
+	"github.com/relayhq/relay/delivery"
 )
 
 // wrapOptions are the parsed flags of `relay wrap`.
 type wrapOptions struct {
-	Name    string
-	Command []string
+	Name      string
+	Profile   string
+	Workspace string
+	Hub       string
+	Delivery  string
+	NoPrimer  bool
+	Command   []string
 }
 
 func parseWrap(env *Env, args []string) (*wrapOptions, error) {
 	o := &wrapOptions{}
-	fs := newFlags(env, "wrap", "[--name NAME] [--] COMMAND [ARGS...]")
-	fs.StringVar(&o.Name, "name", "", "the agent's name in the team (default: from COMMAND, made unique)")
+	fs := newFlags(env, "wrap", "[--name NAME] [--profile P] [--workspace W] [--hub URL] [--] COMMAND [ARGS...]")
+	fs.StringVar(&o.Name, "name", env.getenv("RELAY_NAME"), "the agent's name in the team (default: from COMMAND, made unique)")
+	fs.StringVar(&o.Profile, "profile", env.getenv("RELAY_PROFILE"), "the agent CLI's profile: claude, codex, gemini, aider, generic (default: from COMMAND)")
+	fs.StringVar(&o.Workspace, "workspace", env.getenv("RELAY_WORKSPACE"), "the workspace to join (default: default)")
+	fs.StringVar(&o.Hub, "hub", env.getenv("RELAY_HUB"), "a NATS URL, or none to run the agent alone (default: the hub in RELAY_HOME, started if needed)")
+	fs.StringVar(&o.Delivery, "delivery", "wait", "how messages are typed in: wait, queue (followUp) or steer")
+	fs.BoolVar(&o.NoPrimer, "no-primer", false, "do not teach the agent the protocol at start")
 	if err := parseFlags(fs, args); err != nil {
 		return nil, err
 	}
@@ -31,43 +37,27 @@ func parseWrap(env *Env, args []string) (*wrapOptions, error) {
 	if len(o.Command) == 0 {
 		return nil, usagef("missing COMMAND to wrap, as in: relay wrap --name Alice -- claude")
 	}
-	if o.Name == "" {
-		o.Name = nameFromCommand(o.Command[0])
-	}
-	if !validName(o.Name) {
+	if o.Name != "" && !validName(o.Name) {
 		return nil, usagef("invalid --name %q: use letters, digits, '-' and '_' (at most 64)", o.Name)
+	}
+	if _, err := delivery.ParseMode(o.Delivery); err != nil {
+		return nil, usagef("--delivery: %v", err)
 	}
 	return o, nil
 }
 
-var nameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
-
-func validName(s string) bool { return nameRE.MatchString(s) }
-
-// nameFromCommand derives an agent name from the program's file name:
-// "/usr/bin/claude" gives "claude".
-func nameFromCommand(cmd string) string {
-	base := filepath.Base(cmd)
-	var b strings.Builder
-	for _, r := range base {
+func validName(s string) bool {
+	if len(s) == 0 || len(s) > 64 {
+		return false
+	}
+	for _, r := range s {
 		switch {
 		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_':
-			b.WriteRune(r)
-		}
-		if b.Len() == 64 {
-			break
+		default:
+			return false
 		}
 	}
-	if b.Len() == 0 {
-		return "agent"
-	}
-	return b.String()
-}
-
-func newSessionID() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
+	return true
 }
 
 func runWrap(ctx context.Context, env *Env, args []string) error {
@@ -79,55 +69,43 @@ func runWrap(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	session := newSessionID()
-	logger, closeLog, err := openLog(home, "wrap-"+o.Name+"-"+session)
+	stdin, ok := env.Stdin.(*os.File)
+	if !ok {
+		return fmt.Errorf("stdin must be a file or a terminal")
+	}
+	logger, closeLog, err := openLog(home, "wrap-"+safeFileName(o.Name, o.Command[0]))
 	if err != nil {
 		return err
 	}
 	defer closeLog()
-
-	childEnv := append(env.environ(),
-		"RELAY_NAME="+o.Name,
-		"RELAY_SESSION_ID="+session,
-		"RELAY_HOME="+home,
-	)
-	stdin, _ := env.Stdin.(*os.File)
-	opts := wrapper.Options{
-		Command: o.Command,
-		Env:     childEnv,
-		Stdin:   stdin,
-		Stdout:  env.Stdout,
-		Logger:  logger,
-	}
-	if stdin == nil {
-		return fmt.Errorf("stdin must be a file or terminal")
-	}
-	code, err := wrapper.Run(ctx, opts, func(s *wrapper.Session) {
-		if env.getenv("RELAY_TEST_PANIC") == "1" {
-			// For the tests of the terminal's restore after a panic.
-			s.Go(func() { panic("RELAY_TEST_PANIC") })
-		}
+	mode, _ := delivery.ParseMode(o.Delivery)
+	r, err := relay.New(relay.Options{
+		Name:       o.Name,
+		Workspace:  o.Workspace,
+		Profile:    o.Profile,
+		Home:       home,
+		Hub:        o.Hub,
+		Token:      env.getenv("RELAY_TOKEN"),
+		Executable: env.Executable,
+		Delivery:   mode,
+		NoPrimer:   o.NoPrimer,
+		Stdin:      stdin,
+		Stdout:     env.Stdout,
+		Env:        env.environ(),
+		Logger:     logger,
 	})
 	if err != nil {
+		return usagef("%v", err)
+	}
+	code, err := r.Wrap(ctx, o.Command[0], o.Command[1:]...)
+	if err != nil {
+		if errors.Is(err, relay.ErrNameTaken) {
+			return usagef("%v", err)
+		}
 		return err
 	}
 	if code != 0 {
 		return &ExitError{Code: code}
 	}
 	return nil
-}
-
-// openLog opens RELAY_HOME/logs/NAME.log for a command's diagnostics, so
-// that nothing but the child ever writes to the human's terminal.
-func openLog(home, name string) (*slog.Logger, func(), error) {
-	dir := filepath.Join(home, "logs")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, nil, fmt.Errorf("create log folder %s: %w", dir, err)
-	}
-	path := filepath.Join(dir, name+".log")
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		return nil, nil, fmt.Errorf("open log %s: %w", path, err)
-	}
-	return slog.New(slog.NewTextHandler(f, nil)), func() { f.Close() }, nil
 }

@@ -29,9 +29,10 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// env returns an environment for relay with its own RELAY_HOME.
+// env returns an environment for relay with its own RELAY_HOME and no hub
+// (the wrapper alone).
 func env(t *testing.T, extra ...string) []string {
 	t.Helper()
 	home := filepath.Join(t.TempDir(), "home")
-	return append(os.Environ(), append([]string{"RELAY_HOME=" + home, "TERM=xterm-256color"}, extra...)...)
+	return append(os.Environ(), append([]string{"RELAY_HOME=" + home, "RELAY_HUB=none", "TERM=xterm-256color"}, extra...)...)
 }

@@ -1,0 +1,172 @@
+package relay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/relayhq/relay/bus"
+	"github.com/relayhq/relay/patterns"
+)
+
+// hopMemory is how long a message from a peer counts as the cause of the
+// next message to that peer (for the hop limit).
+const hopMemory = 10 * time.Minute
+
+// maxOutbox bounds the messages kept while the hub is unreachable.
+const maxOutbox = 1000
+
+// pendingSend is a message waiting for the hub.
+type pendingSend struct {
+	msg   bus.Message
+	since time.Time
+}
+
+// registry builds the handler chains: the built-ins first, then the user's
+// handlers in registration order.
+func (s *session) registry() *patterns.Registry {
+	reg := patterns.NewRegistry()
+	_ = reg.Handle(patterns.NSRelay, s.handleRelay)
+	_ = reg.Handle(patterns.NSBroadcast, s.handleRelay)
+	_ = reg.Handle(patterns.NSMemory, s.handleMemory)
+	for _, p := range s.r.userPatterns() {
+		h := p.h
+		_ = reg.Handle(p.ns, func(ctx context.Context, c patterns.Command) (patterns.Result, error) {
+			res, err := h(ctx, s.match(c))
+			return patterns.Result{Inject: res.Inject, Stop: res.Stop}, err
+		})
+	}
+	return reg
+}
+
+// handleCommands runs the handlers of each command the agent wrote, one at
+// a time, in order, and types back what they return.
+func (s *session) handleCommands(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case c := <-s.cmds:
+			s.log.Info("command", "ns", c.NS, "target", c.Target, "bytes", len(c.Body))
+			results, err := s.reg.Dispatch(ctx, c)
+			for _, r := range results {
+				if r.Inject != "" {
+					s.notice(r.Inject)
+				}
+			}
+			if err != nil && !errors.Is(err, context.Canceled) {
+				s.log.Warn("handler failed", "ns", c.NS, "err", err)
+				s.notice(fmt.Sprintf("@%s:%s failed: %v", c.NS, c.Target, err))
+			}
+		}
+	}
+}
+
+// handleRelay sends @relay:NAME and @broadcast: messages.
+func (s *session) handleRelay(ctx context.Context, c patterns.Command) (patterns.Result, error) {
+	to := c.Target
+	if c.NS == patterns.NSBroadcast || to == "" {
+		to = bus.Broadcast
+	}
+	if strings.EqualFold(to, s.name) {
+		return patterns.Result{Inject: fmt.Sprintf("Not sent: @relay:%s is you.", to)}, nil
+	}
+	hops := 0
+	s.mu.Lock()
+	if r, ok := s.lastFrom[strings.ToLower(to)]; ok && time.Since(r.at) < hopMemory {
+		hops = r.hops + 1
+	}
+	s.mu.Unlock()
+	if ok, why := s.damper.Allow(time.Now(), s.name, to, hops); !ok {
+		s.log.Warn("message held", "to", to, "why", why)
+		return patterns.Result{Inject: fmt.Sprintf("Not sent to %s (%s). Wait, or ask the human.", to, why)}, nil
+	}
+	msg := bus.Message{To: to, Body: c.Body, Hops: hops}
+	if r, ok := s.lastFrom[strings.ToLower(to)]; ok && hops > 0 {
+		msg.ReplyTo = r.id
+	}
+	return patterns.Result{Inject: s.send(ctx, msg)}, nil
+}
+
+// send sends msg now, or keeps it in the outbox while the hub is away. It
+// returns a notice for the agent, if one is due.
+func (s *session) send(ctx context.Context, msg bus.Message) string {
+	c := s.client.Load()
+	if s.alone() {
+		return "Not sent: this agent runs without a hub (--hub none)."
+	}
+	if c == nil {
+		return s.keep(msg)
+	}
+	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	env, err := c.SendMessage(sctx, msg)
+	switch {
+	case err == nil:
+		s.fire(ctx, EventInfo{Event: MessageSent, From: s.name, To: msg.To, Body: msg.Body})
+		return ""
+	case errors.Is(err, bus.ErrUnknownAgent):
+		s.log.Info("sent to an unknown agent", "to", msg.To, "id", env.ID)
+		return fmt.Sprintf("No agent named %s has joined workspace %s yet; the message (id %s) waits in case it does. %v",
+			msg.To, s.o.Workspace, env.ID, trimSentinel(err))
+	case errors.Is(err, bus.ErrNoRecipients):
+		return "Not sent: no other agent is in the workspace."
+	case errors.Is(err, bus.ErrBodyTooLarge):
+		return fmt.Sprintf("Not sent: the message is larger than %d bytes.", bus.MaxBody)
+	default:
+		s.log.Warn("send failed; kept for later", "to", msg.To, "err", err)
+		return s.keep(msg)
+	}
+}
+
+func trimSentinel(err error) string {
+	msg := err.Error()
+	if i := strings.Index(msg, ";"); i >= 0 {
+		return strings.TrimSpace(msg[i+1:])
+	}
+	return ""
+}
+
+// keep puts msg in the outbox, for flush to send once the hub is back.
+func (s *session) keep(msg bus.Message) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.outbox) >= maxOutbox {
+		return fmt.Sprintf("Not sent to %s: the hub is unreachable and %d messages already wait.", msg.To, maxOutbox)
+	}
+	s.outbox = append(s.outbox, pendingSend{msg, time.Now()})
+	if len(s.outbox) == 1 {
+		return fmt.Sprintf("The hub is unreachable; your message to %s waits and goes out when it is back.", msg.To)
+	}
+	return ""
+}
+
+// flush sends what waits in the outbox, in order, and stops at the first
+// failure.
+func (s *session) flush(ctx context.Context) {
+	c := s.client.Load()
+	if c == nil {
+		return
+	}
+	for {
+		s.mu.Lock()
+		if len(s.outbox) == 0 {
+			s.mu.Unlock()
+			return
+		}
+		p := s.outbox[0]
+		s.mu.Unlock()
+		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		_, err := c.SendMessage(sctx, p.msg)
+		cancel()
+		if err != nil && !errors.Is(err, bus.ErrUnknownAgent) {
+			return
+		}
+		s.mu.Lock()
+		s.outbox = s.outbox[1:]
+		s.mu.Unlock()
+		s.log.Info("sent from the outbox", "to", p.msg.To, "waited", time.Since(p.since))
+	}
+}

@@ -1,0 +1,101 @@
+package relay
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/relayhq/relay/bus"
+	"github.com/relayhq/relay/delivery"
+)
+
+// serveInbox connects (again and again, if the hub was away at start),
+// then hands each incoming message to the delivery queue. A message is
+// acknowledged to the hub only once it was typed in.
+func (s *session) serveInbox(ctx context.Context) {
+	if s.alone() {
+		return
+	}
+	for s.client.Load() == nil {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(2 * time.Second):
+		}
+		cctx, cancel := context.WithTimeout(ctx, connectWait)
+		if err := s.connect(cctx, false); err != nil {
+			s.log.Debug("hub still unreachable", "err", err)
+		}
+		cancel()
+	}
+	c := s.client.Load()
+	s.ws.Go(func() {
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				s.flush(ctx)
+			}
+		}
+	})
+	if err := c.Inbox(ctx, s.receive); err != nil && ctx.Err() == nil {
+		s.log.Error("inbox stopped", "err", err)
+	}
+}
+
+// receive queues one incoming message for typing.
+func (s *session) receive(ctx context.Context, d *bus.Delivery) {
+	env := d.Envelope
+	s.mu.Lock()
+	s.lastFrom[strings.ToLower(env.From)] = received{id: env.ID, hops: env.Hops, at: time.Now()}
+	s.mu.Unlock()
+	s.fire(ctx, EventInfo{Event: MessageReceived, From: env.From, To: env.To, Body: env.Body})
+
+	done := make(chan struct{})
+	s.ws.Go(func() { keepAlive(ctx, d, done) })
+	finish := func() {
+		select {
+		case <-done:
+		default:
+			close(done)
+		}
+	}
+	text := s.label(delivery.Message(env.From, env.ID, env.Body, 0))
+	s.queue.Add(delivery.Item{ID: env.ID, Text: text, Done: func(st delivery.Status, reason string) {
+		bg := context.WithoutCancel(ctx)
+		switch st {
+		case delivery.StatusDelivered:
+			finish()
+			_ = d.Receipt(bg, bus.StatusDelivered, reason)
+			_ = d.Ack()
+		case delivery.StatusConfirmed:
+			_ = d.Receipt(bg, bus.StatusConfirmed, reason)
+		case delivery.StatusFailed:
+			finish()
+			_ = d.Receipt(bg, bus.StatusFailed, reason)
+			if !s.journal.Seen(env.ID) {
+				_ = d.Nak(5 * time.Second) // comes back for another try
+			}
+		}
+	}})
+}
+
+// keepAlive tells the hub that a message waiting for the agent is still
+// being worked on, so that it is not delivered again meanwhile.
+func keepAlive(ctx context.Context, d *bus.Delivery, done <-chan struct{}) {
+	t := time.NewTicker(3 * time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-done:
+			return
+		case <-t.C:
+			_ = d.InProgress()
+		}
+	}
+}

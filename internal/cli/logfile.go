@@ -1,0 +1,42 @@
+package cli
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// openLog opens RELAY_HOME/logs/NAME.log for a command's diagnostics, so
+// that nothing but the child ever writes to the human's terminal.
+func openLog(home, name string) (*slog.Logger, func(), error) {
+	dir := filepath.Join(home, "logs")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, nil, fmt.Errorf("create log folder %s: %w", dir, err)
+	}
+	path := filepath.Join(dir, name+".log")
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, nil, fmt.Errorf("open log %s: %w", path, err)
+	}
+	return slog.New(slog.NewTextHandler(f, nil)), func() { f.Close() }, nil
+}
+
+// safeFileName returns name, or the base name of cmd, reduced to
+// characters that are safe in a file name.
+func safeFileName(name, cmd string) string {
+	if name == "" {
+		name = filepath.Base(cmd)
+	}
+	name = strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' {
+			return r
+		}
+		return '_'
+	}, name)
+	if name == "" {
+		return "agent"
+	}
+	return name
+}

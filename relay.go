@@ -1,0 +1,211 @@
+// Package relay lets coding agents that were never built to talk to each
+// other work as a team. Wrap runs an agent CLI in a pseudo-terminal that the
+// human cannot tell apart from their own, reads what the agent writes for
+// commands such as
+//
+//	@relay:Bob Please run the integration tests
+//	@broadcast: Deploy freeze at 17:00 UTC
+//	@memory:search signing keys
+//	@deploy:staging Release v1.2.3
+//
+// routes messages over NATS to its peers, and types what its peers send
+// back into the agent when it can take them.
+//
+// A Relay is configured once (New), extended with handlers for namespaces
+// of one's own (Pattern) and lifecycle events (On), then runs one agent
+// (Wrap). The relay command line is built on this API.
+package relay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/relayhq/relay/delivery"
+	"github.com/relayhq/relay/patterns"
+)
+
+// Options configure a Relay. Home is required; the zero value of every other
+// field means its default.
+type Options struct {
+	// Name is the agent's name in its workspace; empty means one derived
+	// from the command (claude, claude-2, ...).
+	Name string
+	// Workspace is joined; empty means "default".
+	Workspace string
+	// Profile names the agent CLI's profile (claude, codex, gemini, aider,
+	// generic); empty means the one for the command's name.
+	Profile string
+	// Home is the state folder (RELAY_HOME).
+	Home string
+	// Hub is a NATS URL; empty means the hub recorded in Home, started in
+	// the background if none runs; NoHub runs the agent alone.
+	Hub string
+	// Token and Creds authenticate to a hub given by URL.
+	Token, Creds string
+	// Executable is the relay binary that starts a detached hub; empty
+	// means this program.
+	Executable string
+	// Delivery is how messages are typed in (wait, queue, steer).
+	Delivery delivery.Mode
+	// HumanQuiet is how long the human must not have typed before
+	// anything is typed in; zero means 2 s.
+	HumanQuiet time.Duration
+	// Damping bounds how fast this agent may message others.
+	Damping delivery.DamperOptions
+	// NoPrimer leaves the agent's protocol primer out.
+	NoPrimer bool
+	// Stdin and Stdout are the human's terminal; nil means the process's.
+	Stdin  *os.File
+	Stdout io.Writer
+	// Env is the child's environment (RELAY_* variables are added); nil
+	// means this process's.
+	Env []string
+	// Dir is the child's working folder; empty means the current one.
+	Dir string
+	// Logger receives diagnostics; it must not write to the terminal. Nil
+	// discards them.
+	Logger *slog.Logger
+}
+
+// Match is one command the agent wrote, as a handler sees it.
+type Match struct {
+	Namespace string // lower case, without "@" and ":"
+	Target    string // what follows the colon, up to the first space
+	Body      string
+	Agent     string // the agent that wrote it
+	SessionID string
+	Workspace string
+}
+
+// Result is what a handler made of a command or an event.
+type Result struct {
+	// Inject is typed back into the agent (after sanitising), if not empty.
+	Inject string
+	// Stop ends the chain: later handlers of the namespace do not run.
+	Stop bool
+}
+
+// HandlerFunc handles the commands of one namespace.
+type HandlerFunc func(ctx context.Context, m Match) (Result, error)
+
+// Event names a point in an agent's life that handlers can watch.
+type Event string
+
+// The events of On.
+const (
+	SessionStart    Event = "SessionStart"    // the agent started
+	SessionEnd      Event = "SessionEnd"      // the agent exited
+	Idle            Event = "Idle"            // the agent finished a turn
+	MessageReceived Event = "MessageReceived" // a message is about to be typed in
+	MessageSent     Event = "MessageSent"     // the agent sent a message
+)
+
+// EventInfo describes an event for its handlers.
+type EventInfo struct {
+	Event     Event
+	Agent     string
+	SessionID string
+	Workspace string
+	// From, To and Body are set for message events.
+	From, To, Body string
+	// ExitCode is set for SessionEnd.
+	ExitCode int
+}
+
+// EventFunc handles an event; its Result's Inject is typed into the agent.
+type EventFunc func(ctx context.Context, e EventInfo) (Result, error)
+
+// Relay is a configured relay, ready to wrap an agent.
+type Relay struct {
+	opts Options
+
+	mu       sync.Mutex
+	patterns []userPattern
+	events   map[Event][]EventFunc
+}
+
+type userPattern struct {
+	ns string
+	h  HandlerFunc
+}
+
+// ErrNoHome is returned by New without Options.Home.
+var ErrNoHome = errors.New("relay: Options.Home is required")
+
+// New returns a Relay for opts.
+func New(opts Options) (*Relay, error) {
+	if opts.Home == "" {
+		return nil, ErrNoHome
+	}
+	if opts.Workspace == "" {
+		opts.Workspace = "default"
+	}
+	if opts.Delivery == "" {
+		opts.Delivery = delivery.ModeWait
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Stdin == nil {
+		opts.Stdin = os.Stdin
+	}
+	if opts.Stdout == nil {
+		opts.Stdout = os.Stdout
+	}
+	if opts.Executable == "" {
+		opts.Executable, _ = os.Executable()
+	}
+	if opts.Name != "" && !validName(opts.Name) {
+		return nil, fmt.Errorf("relay: invalid name %q: use letters, digits, '-' and '_' (at most 64)", opts.Name)
+	}
+	return &Relay{opts: opts, events: map[Event][]EventFunc{}}, nil
+}
+
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+func validName(s string) bool { return nameRE.MatchString(s) }
+
+// builtins are the namespaces relay handles itself.
+var builtins = map[string]bool{patterns.NSRelay: true, patterns.NSBroadcast: true, patterns.NSMemory: true}
+
+// Pattern registers h for the commands of namespace ns (@ns:target body).
+// Handlers run after the built-in ones, in registration order, until one
+// returns Stop. The built-in namespaces relay, broadcast and memory cannot be
+// taken over, only watched: a handler registered for them runs after relay's.
+func (r *Relay) Pattern(ns string, h HandlerFunc) error {
+	ns = strings.ToLower(ns)
+	if _, err := patterns.NewNamespaces(ns); err != nil {
+		return fmt.Errorf("relay: pattern %q: %w", ns, err)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.patterns = append(r.patterns, userPattern{ns, h})
+	return nil
+}
+
+// On registers h for an event. Handlers run in registration order.
+func (r *Relay) On(ev Event, h EventFunc) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events[ev] = append(r.events[ev], h)
+}
+
+func (r *Relay) eventHandlers(ev Event) []EventFunc {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]EventFunc(nil), r.events[ev]...)
+}
+
+func (r *Relay) userPatterns() []userPattern {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]userPattern(nil), r.patterns...)
+}

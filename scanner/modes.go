@@ -1,0 +1,9 @@
+package scanner
+
+// BracketedPaste reports whether the child has turned on bracketed paste
+// (?2004h), so that typed text can be sent as one paste.
+func (s *Scanner) BracketedPaste() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.scr.BracketedPaste()
+}

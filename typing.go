@@ -1,0 +1,80 @@
+package relay
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Bracketed paste markers: a TUI that enabled the mode takes what is
+// between them as one paste, line breaks included, and never as keys.
+const (
+	pasteStart = "\x1b[200~"
+	pasteEnd   = "\x1b[201~"
+)
+
+// typeText types text into the agent through the wrapper's single writer:
+// the text (as a bracketed paste when the agent enabled it), a pause for the
+// agent to take it, then Enter in a separate write.
+func (s *session) typeText(ctx context.Context, text string) error {
+	paste := s.prof.Paste && s.scan.BracketedPaste()
+	if !paste {
+		text = oneLine(text)
+	}
+	s.scan.MarkInjected(text)
+	return s.ws.Input().Inject(func(write func([]byte) error) error {
+		var err error
+		if paste {
+			err = write([]byte(pasteStart + text + pasteEnd))
+		} else {
+			err = write([]byte(text))
+		}
+		if err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(s.prof.Settle):
+		}
+		return write([]byte("\r"))
+	})
+}
+
+func oneLine(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c == '\n' {
+			b[i] = ' '
+		}
+	}
+	return string(b)
+}
+
+// errNotTaken is the reason a typed message was not confirmed.
+var errNotTaken = errors.New("the input box still holds the message")
+
+// confirm checks that the agent took what was typed: its input box holds
+// no draft any more. If it still does, Enter is pressed once more.
+func (s *session) confirm(ctx context.Context, text string) error {
+	if !s.prof.Model || s.prof.Cues.Prompt == "" {
+		return nil // no input box to watch: delivered is all we can say
+	}
+	for try := 0; try < 2; try++ {
+		deadline := time.Now().Add(3 * time.Second)
+		for time.Now().Before(deadline) {
+			if !s.scan.State().Draft {
+				return nil
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+		if try == 0 {
+			_ = s.ws.Input().Inject(func(write func([]byte) error) error { return write([]byte("\r")) })
+		}
+	}
+	return errNotTaken
+}

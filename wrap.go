@@ -1,0 +1,367 @@
+package relay
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/relayhq/relay/agents"
+	"github.com/relayhq/relay/bus"
+	"github.com/relayhq/relay/delivery"
+	"github.com/relayhq/relay/hub"
+	"github.com/relayhq/relay/patterns"
+	"github.com/relayhq/relay/scanner"
+	"github.com/relayhq/relay/wrapper"
+)
+
+// ErrNameTaken is returned by Wrap when a live agent of the workspace
+// already has the name that was asked for.
+var ErrNameTaken = bus.ErrNameTaken
+
+// connectWait bounds how long Wrap waits for the hub before it starts the
+// agent anyway (and keeps trying in the background).
+const connectWait = 5 * time.Second
+
+// Wrap runs the command as this relay's agent until it exits and returns
+// its exit code (128+n when signal n killed it). The agent joins the team
+// while it runs: what it writes is routed, what its peers send is typed in.
+// When no hub can be reached the agent runs all the same, and relay keeps
+// trying; what it sends meanwhile waits.
+func (r *Relay) Wrap(ctx context.Context, command string, args ...string) (int, error) {
+	prof, err := agents.For(r.opts.Profile, command)
+	if err != nil {
+		return 0, err
+	}
+	s := &session{
+		r:        r,
+		o:        r.opts,
+		prof:     prof,
+		sid:      newID(),
+		log:      r.opts.Logger,
+		lastFrom: map[string]received{},
+		cmds:     make(chan patterns.Command, 256),
+	}
+	s.name = r.opts.Name
+	if s.name == "" {
+		s.name = nameFromCommand(command)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	// Join the team first (briefly), so that a name clash is said before
+	// the agent starts and the primer can name the peers.
+	err = nil
+	if !s.alone() {
+		cctx, ccancel := context.WithTimeout(ctx, connectWait)
+		err = s.connect(cctx, r.opts.Name == "")
+		ccancel()
+	}
+	switch {
+	case errors.Is(err, bus.ErrNameTaken):
+		return 0, fmt.Errorf("the name %q is taken by a live agent in workspace %q: choose another with --name", s.name, s.o.Workspace)
+	case err != nil:
+		s.log.Warn("hub not reachable; the agent starts alone and relay keeps trying", "err", err)
+	}
+
+	if err := s.open(); err != nil {
+		return 0, err
+	}
+	defer s.close()
+
+	childArgs := args
+	if prof.Model && !s.o.NoPrimer {
+		childArgs = prof.Args(args, agents.Primer(s.name, s.o.Workspace, s.peers(ctx)))
+	}
+	env := s.o.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	env = append(env,
+		"RELAY_NAME="+s.name,
+		"RELAY_SESSION_ID="+s.sid,
+		"RELAY_WORKSPACE="+s.o.Workspace,
+		"RELAY_HOME="+s.o.Home,
+	)
+	if s.url != "" {
+		env = append(env, "RELAY_HUB="+s.url)
+	}
+
+	tap := wrapper.NewTap(0)
+	s.reg = s.registry()
+	s.scan = scanner.New(scanner.Options{Namespaces: s.reg.Namespaces(), Cues: s.prof.Cues})
+	ws, err := wrapper.Start(wrapper.Options{
+		Command:  append([]string{command}, childArgs...),
+		Dir:      s.o.Dir,
+		Env:      env,
+		Stdin:    s.o.Stdin,
+		Stdout:   s.o.Stdout,
+		Tap:      tap,
+		OnResize: func(c, rows int) { s.scan.Resize(c, rows) },
+		Logger:   s.log,
+	})
+	if err != nil {
+		return 0, err
+	}
+	s.ws = ws
+	s.start(ctx, tap)
+	if lookupEnv(env, "RELAY_TEST_PANIC") == "1" {
+		// For the tests of the terminal's restore after a panic.
+		ws.Go(func() { panic("RELAY_TEST_PANIC") })
+	}
+	code := ws.Wait()
+	tap.Close()
+	s.fire(context.WithoutCancel(ctx), EventInfo{Event: SessionEnd, ExitCode: code})
+	return code, nil
+}
+
+// session is one wrapped agent at run time.
+type session struct {
+	r    *Relay
+	o    Options
+	prof agents.Profile
+	name string
+	sid  string
+	log  *slog.Logger
+
+	url     string
+	client  atomic.Pointer[bus.Client]
+	ws      *wrapper.Session
+	scan    *scanner.Scanner
+	queue   *delivery.Queue
+	journal *delivery.Journal
+	damper  *delivery.Damper
+	reg     *patterns.Registry
+	cmds    chan patterns.Command
+
+	mu       sync.Mutex
+	lastFrom map[string]received // the last message from each peer
+	ready    bool                // the agent was idle once
+	outbox   []pendingSend
+	started  sync.WaitGroup
+}
+
+// received notes a message from a peer, for the hop count of the answer.
+type received struct {
+	id   string
+	hops int
+	at   time.Time
+}
+
+func newID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func nameFromCommand(cmd string) string {
+	return bus.SafeName(filepath.Base(cmd), "agent")
+}
+
+// NoHub is the Options.Hub value that runs the agent alone, without a
+// team: the wrapper, screen reading and handlers work; nothing is sent.
+const NoHub = "none"
+
+func (s *session) alone() bool { return s.o.Hub == NoHub }
+
+// connect reaches the hub and claims the name; with auto, a taken name is
+// made unique with a number (claude-2, claude-3, ...).
+func (s *session) connect(ctx context.Context, auto bool) error {
+	url, token := s.o.Hub, s.o.Token
+	if url == "" {
+		var err error
+		url, token, err = hub.EnsureRunning(ctx, s.o.Home, s.o.Executable)
+		if err != nil {
+			return fmt.Errorf("start hub: %w", err)
+		}
+	}
+	s.url = url
+	base := s.name
+	for n := 1; ; n++ {
+		name := base
+		if n > 1 {
+			name = fmt.Sprintf("%s-%d", base, n)
+		}
+		c, err := bus.Connect(ctx, bus.Options{
+			URL: url, Token: token, Creds: s.o.Creds,
+			Workspace: s.o.Workspace, Name: name,
+			AckWait: 10 * time.Second, Logger: s.log,
+		})
+		if err != nil {
+			return err
+		}
+		err = c.Register(ctx)
+		if errors.Is(err, bus.ErrNameTaken) && auto && n < 50 {
+			c.Close()
+			continue
+		}
+		if err != nil {
+			c.Close()
+			return err
+		}
+		s.name = name
+		s.client.Store(c)
+		return nil
+	}
+}
+
+// peers lists the other agents online now, for the primer.
+func (s *session) peers(ctx context.Context) []string {
+	c := s.client.Load()
+	if c == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	list, err := c.Agents(ctx)
+	if err != nil {
+		return nil
+	}
+	var names []string
+	for _, p := range list {
+		if p.Name != s.name && p.State != bus.StateOffline {
+			names = append(names, p.Name)
+		}
+	}
+	return names
+}
+
+// open prepares what outlives a crash: the delivery journal.
+func (s *session) open() error {
+	dir := filepath.Join(s.o.Home, "agents", s.o.Workspace, s.name)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("create agent folder %s: %w", dir, err)
+	}
+	j, err := delivery.OpenJournal(filepath.Join(dir, "delivered"))
+	if err != nil {
+		return err
+	}
+	s.journal = j
+	return nil
+}
+
+func (s *session) close() {
+	if c := s.client.Load(); c != nil {
+		c.Close()
+	}
+	if s.journal != nil {
+		s.journal.Close()
+	}
+}
+
+// start wires the stages around the running child: tap → scanner →
+// commands → handlers; inbox → delivery queue → the child's stdin.
+func (s *session) start(ctx context.Context, tap *wrapper.Tap) {
+	s.damper = delivery.NewDamper(s.o.Damping)
+	s.queue = delivery.NewQueue(delivery.Options{
+		Mode:       s.o.Delivery,
+		HumanQuiet: s.o.HumanQuiet,
+		LastHuman:  s.ws.Input().LastHuman,
+		Type:       s.typeText,
+		Confirm:    s.confirm,
+		Journal:    s.journal,
+	})
+	s.scan.Subscribe(s.onScan)
+	s.ws.Go(func() {
+		if err := s.scan.Run(ctx, tap); err != nil && ctx.Err() == nil {
+			s.log.Warn("scanner stopped", "err", err)
+		}
+	})
+	s.ws.Go(func() { _ = s.queue.Run(ctx) })
+	s.ws.Go(func() { s.handleCommands(ctx) })
+	s.ws.Go(func() { s.serveInbox(ctx) })
+	s.fire(ctx, EventInfo{Event: SessionStart})
+}
+
+// onScan receives the scanner's events; it must not block.
+func (s *session) onScan(ev scanner.Event) {
+	switch ev.Kind {
+	case scanner.EventCommand:
+		select {
+		case s.cmds <- ev.Command:
+		default:
+			s.log.Error("command dropped: handlers are behind", "ns", ev.Command.NS, "target", ev.Command.Target)
+		}
+	case scanner.EventState:
+		s.mu.Lock()
+		if !ev.State.Busy {
+			s.ready = true
+		}
+		ready := s.ready
+		s.mu.Unlock()
+		s.queue.SetState(delivery.State{Ready: ready, Busy: ev.State.Busy, Draft: ev.State.Draft})
+		if c := s.client.Load(); c != nil {
+			st := bus.StateIdle
+			if ev.State.Busy {
+				st = bus.StateBusy
+			}
+			go c.SetState(context.Background(), st)
+		}
+	case scanner.EventSkipped:
+		s.log.Warn("scanner fell behind and skipped output", "bytes", ev.Skipped, "total", s.scan.Skipped())
+	}
+}
+
+// notice types a short note from relay into the agent.
+func (s *session) notice(text string) {
+	s.queue.Add(delivery.Item{Text: s.label(delivery.Notice(text, 0))})
+}
+
+// label adapts text for the agent: model agents read it as it is; a plain
+// shell gets one line made a comment, so that nothing a peer writes can run
+// as a shell command.
+func (s *session) label(text string) string {
+	if s.prof.Model {
+		return text
+	}
+	return "# " + delivery.OneLine(text)
+}
+
+// fire runs the handlers of an event and types what they return.
+func (s *session) fire(ctx context.Context, e EventInfo) {
+	e.Agent, e.SessionID, e.Workspace = s.name, s.sid, s.o.Workspace
+	for _, h := range s.r.eventHandlers(e.Event) {
+		res, err := h(ctx, e)
+		if err != nil {
+			s.log.Warn("event handler", "event", e.Event, "err", err)
+			continue
+		}
+		if res.Inject != "" && s.queue != nil {
+			s.notice(res.Inject)
+		}
+		if res.Stop {
+			return
+		}
+	}
+}
+
+func (s *session) match(c patterns.Command) Match {
+	return Match{Namespace: c.NS, Target: c.Target, Body: c.Body, Agent: s.name, SessionID: s.sid, Workspace: s.o.Workspace}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if strings.EqualFold(x, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// lookupEnv returns the value of key in env (KEY=VALUE entries).
+func lookupEnv(env []string, key string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], key+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
