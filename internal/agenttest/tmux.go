@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -94,4 +95,76 @@ func RenderScreen(raw []byte, cols, rows int) (string, error) {
 
 func shellQuote(s string) string {
 	return "'" + string(bytes.ReplaceAll([]byte(s), []byte("'"), []byte(`'\''`))) + "'"
+}
+
+// RenderFrames replays raw into one private tmux server sized cols×rows,
+// cut at the given byte offsets (ascending), and returns the screen after
+// each cut: what a person would have seen at those moments. The last frame
+// is the screen after all of raw when the last cut is len(raw).
+func RenderFrames(raw []byte, cols, rows int, cuts []int) ([]string, error) {
+	dir, err := os.MkdirTemp("", "agenttest-tmux-")
+	if err != nil {
+		return nil, fmt.Errorf("tmux frames: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	fifo := filepath.Join(dir, "in.fifo")
+	conf := filepath.Join(dir, "tmux.conf")
+	sock := filepath.Join(dir, "sock")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		return nil, fmt.Errorf("tmux frames: %w", err)
+	}
+	if err := os.WriteFile(conf, []byte("set -g status off\nset -g history-limit 0\n"), 0o600); err != nil {
+		return nil, fmt.Errorf("tmux frames: %w", err)
+	}
+	tmux := func(args ...string) ([]byte, error) {
+		cmd := exec.Command("tmux", append([]string{"-S", sock, "-f", conf}, args...)...)
+		cmd.Env = append(os.Environ(), "TMUX=")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			return out, fmt.Errorf("tmux %v: %w: %s", args, err, bytes.TrimSpace(out))
+		}
+		return out, nil
+	}
+	script := fmt.Sprintf("stty raw -echo; cat %s; exec sleep 600", shellQuote(fifo))
+	if _, err := tmux("new-session", "-d", "-x", strconv.Itoa(cols), "-y", strconv.Itoa(rows), script); err != nil {
+		return nil, fmt.Errorf("tmux frames: %w", err)
+	}
+	defer func() { _, _ = tmux("kill-server") }()
+	w, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+	if err != nil {
+		return nil, fmt.Errorf("tmux frames: %w", err)
+	}
+	defer w.Close()
+	var frames []string
+	prevCut := 0
+	var prev []byte
+	for _, cut := range cuts {
+		if cut < prevCut || cut > len(raw) {
+			return nil, fmt.Errorf("tmux frames: cut %d out of order or past the end (%d bytes)", cut, len(raw))
+		}
+		if _, err := w.Write(raw[prevCut:cut]); err != nil {
+			return nil, fmt.Errorf("tmux frames: %w", err)
+		}
+		wrote := cut > prevCut
+		prevCut = cut
+		// Capture until two captures in a row agree (and differ from the
+		// previous frame when bytes were written, within a short wait).
+		var last []byte
+		for i := 0; ; i++ {
+			time.Sleep(20 * time.Millisecond)
+			out, err := tmux("capture-pane", "-p")
+			if err != nil {
+				return nil, fmt.Errorf("tmux frames: %w", err)
+			}
+			settled := last != nil && bytes.Equal(out, last)
+			if settled && (!wrote || !bytes.Equal(out, prev) || i > 10) || i > 100 {
+				last = out
+				break
+			}
+			last = out
+		}
+		prev = last
+		frames = append(frames, string(last))
+	}
+	return frames, nil
 }

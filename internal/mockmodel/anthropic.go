@@ -136,6 +136,11 @@ func (m *Anthropic) messages(w http.ResponseWriter, r *http.Request, req Request
 	switch kind := anthropicSideKind(ar, req.LastUser); kind {
 	case "":
 		req = m.add(req, true)
+		defer func(seq int) {
+			if r.Context().Err() == nil {
+				m.replied(seq)
+			}
+		}(req.Seq)
 		reply = m.opts.script()(req)
 	default:
 		req.Kind = kind

@@ -119,6 +119,11 @@ func (m *Gemini) serve(w http.ResponseWriter, r *http.Request) {
 	if method == "streamGenerateContent" && len(g.Tools) > 0 {
 		req = m.add(req, true)
 		reply = m.opts.script()(req)
+		defer func(seq int) {
+			if r.Context().Err() == nil {
+				m.replied(seq)
+			}
+		}(req.Seq)
 	} else {
 		req.Kind = "utility"
 		m.add(req, false)

@@ -44,6 +44,10 @@ type Request struct {
 	Body json.RawMessage
 	// Time is when the request arrived.
 	Time time.Time
+	// Replied is when the answer to a model turn was completely sent; zero
+	// while it is still streaming, if the client went away first, and for
+	// side requests.
+	Replied time.Time
 }
 
 // IsTurn reports whether the request is a model turn (not a side request).
@@ -146,6 +150,24 @@ func (l *Log) add(r Request, turn bool) Request {
 	close(l.changed)
 	l.changed = make(chan struct{})
 	return r
+}
+
+// replied marks request seq as completely answered.
+func (l *Log) replied(seq int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if seq >= 1 && seq <= len(l.reqs) {
+		l.reqs[seq-1].Replied = time.Now()
+		close(l.changed)
+		l.changed = make(chan struct{})
+	}
+}
+
+// WaitReplied waits until the answer to model turn n has been completely
+// sent, and returns that turn.
+func (l *Log) WaitReplied(ctx context.Context, n int) (Request, error) {
+	return l.WaitFor(ctx, func(r Request) bool { return r.Turn == n && !r.Replied.IsZero() },
+		fmt.Sprintf("the complete reply to turn %d", n))
 }
 
 // All returns every request so far, side requests included, in order.

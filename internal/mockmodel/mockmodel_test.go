@@ -168,9 +168,15 @@ func TestWaitForRequestAndGate(t *testing.T) {
 		t.Fatal("the reply finished while its gate was closed")
 	case <-time.After(100 * time.Millisecond):
 	}
+	if !m.Turns()[0].Replied.IsZero() {
+		t.Error("turn marked replied while its gate was closed")
+	}
 	close(gate)
 	if got := names(<-done); !strings.Contains(got, "message_stop") {
 		t.Errorf("events after the gate opened = %s", got)
+	}
+	if _, err := m.WaitReplied(ctx, 1); err != nil {
+		t.Error(err)
 	}
 	if n := m.Count("msg-42"); n != 1 {
 		t.Errorf("Count = %d", n)

@@ -143,6 +143,11 @@ func (m *Responses) serve(w http.ResponseWriter, r *http.Request) {
 	} else {
 		req = m.add(req, true)
 		reply = m.opts.script()(req)
+		defer func(seq int) {
+			if r.Context().Err() == nil {
+				m.replied(seq)
+			}
+		}(req.Seq)
 	}
 	model := m.opts.Model
 	if model == "" {
