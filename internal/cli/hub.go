@@ -1,7 +1,107 @@
 package cli
 
-import "context"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"time"
 
-func runUp(ctx context.Context, env *Env, args []string) error { return errNotBuilt }
+	"github.com/relayhq/relay/hub"
+)
 
-func runDown(ctx context.Context, env *Env, args []string) error { return errNotBuilt }
+// upOptions are the flags of `relay up`.
+type upOptions struct {
+	listen          string
+	detach          bool
+	tlsCert, tlsKey string
+}
+
+func runUp(ctx context.Context, env *Env, args []string) error {
+	var o upOptions
+	fs := newFlags(env, "up", "[--listen ADDR] [--detach]")
+	fs.StringVar(&o.listen, "listen", "", "`host:port` to listen on (default: 127.0.0.1, the port of last time or a random one)")
+	fs.BoolVar(&o.detach, "detach", false, "run in the background; stop it with relay down")
+	fs.StringVar(&o.tlsCert, "tls-cert", "", "TLS certificate `file` (PEM); needed to listen beyond loopback")
+	fs.StringVar(&o.tlsKey, "tls-key", "", "TLS key `file` (PEM)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected argument %q", fs.Arg(0))
+	}
+	if (o.tlsCert == "") != (o.tlsKey == "") {
+		return usagef("--tls-cert and --tls-key go together")
+	}
+	home, err := env.EnsureHome()
+	if err != nil {
+		return err
+	}
+	if o.detach {
+		return upDetached(ctx, env, home, o)
+	}
+	h, err := hub.Start(ctx, hub.Options{
+		Home: home, Listen: o.listen, TLSCert: o.tlsCert, TLSKey: o.tlsKey,
+		Logger: slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	})
+	if errors.Is(err, hub.ErrNotLoopback) {
+		return usagef("%v (--tls-cert, --tls-key)", err)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "relay hub listening on %s\ntoken in %s; stop with Ctrl-C\n",
+		h.URL(), filepath.Join(hub.Dir(home), "token"))
+	<-ctx.Done()
+	h.Shutdown()
+	fmt.Fprintln(env.Stdout, "relay hub stopped")
+	return nil
+}
+
+func upDetached(ctx context.Context, env *Env, home string, o upOptions) error {
+	if url, _, err := hub.Discover(home); err == nil {
+		fmt.Fprintf(env.Stdout, "relay hub already running on %s\n", url)
+		return nil
+	}
+	var args []string
+	if o.listen != "" {
+		args = append(args, "--listen", o.listen)
+	}
+	if o.tlsCert != "" {
+		args = append(args, "--tls-cert", o.tlsCert, "--tls-key", o.tlsKey)
+	}
+	url, _, err := hub.StartDetached(ctx, hub.DetachOptions{Home: home, Executable: env.Executable, Args: args, Env: env.environ()})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "relay hub running on %s (log: %s); stop it with relay down\n",
+		url, filepath.Join(hub.Dir(home), "hub.log"))
+	return nil
+}
+
+func runDown(ctx context.Context, env *Env, args []string) error {
+	fs := newFlags(env, "down", "")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected argument %q", fs.Arg(0))
+	}
+	home, err := env.Home()
+	if err != nil {
+		return err
+	}
+	sctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	url, err := hub.Stop(sctx, home)
+	if errors.Is(err, hub.ErrNoHub) {
+		fmt.Fprintln(env.Stdout, err)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "relay hub on %s stopped\n", url)
+	return nil
+}

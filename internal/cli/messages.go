@@ -1,9 +1,294 @@
 package cli
 
-import "context"
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
 
-func runSend(ctx context.Context, env *Env, args []string) error { return errNotBuilt }
+	"github.com/relayhq/relay/bus"
+	"github.com/relayhq/relay/config"
+	"github.com/relayhq/relay/hub"
+)
 
-func runAgents(ctx context.Context, env *Env, args []string) error { return errNotBuilt }
+// hubFlags are the flags shared by the commands that talk to the hub.
+type hubFlags struct {
+	hub       string // --hub: a NATS URL; "" means RELAY_HUB, config, or the local hub
+	creds     string // --creds: a NATS credentials file
+	workspace string // --workspace
+}
 
-func runLog(ctx context.Context, env *Env, args []string) error { return errNotBuilt }
+func addHubFlags(fs *flag.FlagSet, f *hubFlags) {
+	fs.StringVar(&f.hub, "hub", "", "NATS `URL` of an external server or cluster (default: RELAY_HUB, config, else the local hub)")
+	fs.StringVar(&f.creds, "creds", "", "NATS credentials `file` for an external server (default: RELAY_CREDS, config)")
+	fs.StringVar(&f.workspace, "workspace", "", "workspace `name` (default: RELAY_WORKSPACE, config, else \"default\")")
+}
+
+// busOptions resolves where the hub is and which workspace to join:
+// flags > environment > configuration files > the local hub of RELAY_HOME.
+// With start, a missing local hub is started detached (as relay wrap
+// does); without, it is an error that says how to start one.
+func busOptions(ctx context.Context, env *Env, f *hubFlags, start bool) (bus.Options, error) {
+	var o bus.Options
+	dir, _ := os.Getwd()
+	cfg, err := config.Load(config.Sources{ProjectDir: dir, Env: env.getenv, Flags: config.Flags{Workspace: f.workspace, Hub: f.hub}})
+	if err != nil {
+		var ce config.Errors
+		if errors.As(err, &ce) {
+			return o, usagef("configuration: %v", err)
+		}
+		return o, err
+	}
+	o.Workspace = cfg.Workspace
+	if err := bus.ValidName("workspace", o.Workspace); err != nil {
+		return o, usagef("%v", err)
+	}
+	o.URL, o.Creds = cfg.Hub.URL, cfg.Hub.Creds
+	if f.creds != "" {
+		o.Creds = f.creds
+	} else if c := env.getenv("RELAY_CREDS"); c != "" {
+		o.Creds = c
+	}
+	if o.URL != "" { // an external server
+		o.Token = env.getenv("RELAY_TOKEN")
+		if o.Token == "" && cfg.Hub.TokenFile != "" {
+			b, err := os.ReadFile(cfg.Hub.TokenFile)
+			if err != nil {
+				return o, fmt.Errorf("read hub token: %w", err)
+			}
+			o.Token = strings.TrimSpace(string(b))
+		}
+		return o, nil
+	}
+	home, err := env.EnsureHome()
+	if err != nil {
+		return o, err
+	}
+	o.URL, o.Token, err = hub.Discover(home)
+	if errors.Is(err, hub.ErrNoHub) && start {
+		o.URL, o.Token, err = hub.EnsureRunning(ctx, home, env.Executable)
+	}
+	if errors.Is(err, hub.ErrNoHub) {
+		return o, fmt.Errorf("%w; start one with `relay up --detach`, or point at one with --hub or RELAY_HUB", err)
+	}
+	return o, err
+}
+
+// connectBus connects as name to the hub that busOptions finds.
+func connectBus(ctx context.Context, env *Env, f *hubFlags, name string, start bool) (*bus.Client, error) {
+	o, err := busOptions(ctx, env, f, start)
+	if err != nil {
+		return nil, err
+	}
+	o.Name = name
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	return bus.Connect(cctx, o)
+}
+
+// defaultSender is who `relay send` sends as: $USER, else "human".
+func defaultSender(env *Env) string {
+	return bus.SafeName(env.getenv("USER"), "human")
+}
+
+func runSend(ctx context.Context, env *Env, args []string) error {
+	var hf hubFlags
+	var from string
+	var asJSON bool
+	fs := newFlags(env, "send", "[--from NAME] TARGET MESSAGE…\n\nTARGET is an agent's name or * for every agent of the workspace; MESSAGE - reads it from stdin.")
+	addHubFlags(fs, &hf)
+	fs.StringVar(&from, "from", "", "send as `name` (default: $USER, else human)")
+	fs.BoolVar(&asJSON, "json", false, "print the sent envelope as JSON")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() < 2 {
+		return usagef("want a target and a message, e.g. relay send bob 'please run the tests'")
+	}
+	target := fs.Arg(0)
+	body := strings.Join(fs.Args()[1:], " ")
+	if body == "-" {
+		b, err := io.ReadAll(io.LimitReader(env.Stdin, bus.MaxBody+1))
+		if err != nil {
+			return fmt.Errorf("read message from stdin: %w", err)
+		}
+		body = strings.TrimRight(string(b), "\n")
+	}
+	if from == "" {
+		from = defaultSender(env)
+	}
+	if err := bus.ValidName("sender", from); err != nil {
+		return usagef("--from: %v", err)
+	}
+	if target != bus.Broadcast {
+		if err := bus.ValidName("target", target); err != nil {
+			return usagef("%v", err)
+		}
+	}
+	if len(body) > bus.MaxBody {
+		return usagef("message is %d bytes or more; the limit is %d", len(body), bus.MaxBody)
+	}
+	c, err := connectBus(ctx, env, &hf, from, false)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	sctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	e, err := c.Send(sctx, target, body)
+	if errors.Is(err, bus.ErrInvalidEnvelope) {
+		return usagef("%v", err)
+	}
+	if err != nil && !errors.Is(err, bus.ErrUnknownAgent) {
+		return err
+	}
+	if err != nil { // stored all the same: tell the human, succeed
+		fmt.Fprintf(env.Stderr, "relay send: note: %v\n", err)
+	}
+	if asJSON {
+		return json.NewEncoder(env.Stdout).Encode(e)
+	}
+	fmt.Fprintf(env.Stdout, "sent %s to %s in workspace %s\n", e.ID, target, c.Workspace())
+	return nil
+}
+
+func runAgents(ctx context.Context, env *Env, args []string) error {
+	var hf hubFlags
+	var asJSON bool
+	fs := newFlags(env, "agents", "[--json]")
+	addHubFlags(fs, &hf)
+	fs.BoolVar(&asJSON, "json", false, "print one JSON object per agent")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected argument %q", fs.Arg(0))
+	}
+	c, err := connectBus(ctx, env, &hf, "", false)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	agents, err := c.Agents(ctx)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		enc := json.NewEncoder(env.Stdout)
+		for _, a := range agents {
+			if err := enc.Encode(a); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if len(agents) == 0 {
+		fmt.Fprintf(env.Stdout, "no agents in workspace %s\n", c.Workspace())
+		return nil
+	}
+	now := time.Now()
+	tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tSTATE\tSINCE\tLAST SEEN\tPENDING")
+	for _, a := range agents {
+		fmt.Fprintf(tw, "%s\t%s\t%s ago\t%s ago\t%d\n", a.Name, a.State, age(now, a.Since), age(now, a.Seen), a.Pending)
+	}
+	return tw.Flush()
+}
+
+// age is a short human duration: 4s, 3m12s, 2h5m, 3d4h.
+func age(now, t time.Time) string {
+	d := now.Sub(t)
+	switch {
+	case d < 0:
+		return "0s"
+	case d < time.Minute:
+		return d.Round(time.Second).String()
+	case d < time.Hour:
+		return d.Round(time.Second).String()
+	case d < 24*time.Hour:
+		return strings.TrimSuffix(d.Round(time.Minute).String(), "0s")
+	default:
+		return fmt.Sprintf("%dd%dh", int(d.Hours())/24, int(d.Hours())%24)
+	}
+}
+
+func runLog(ctx context.Context, env *Env, args []string) error {
+	var hf hubFlags
+	var o bus.LogOptions
+	var asJSON bool
+	fs := newFlags(env, "log", "[--follow] [--json] [--agent NAME] [--id ID]")
+	addHubFlags(fs, &hf)
+	fs.BoolVar(&o.Follow, "follow", false, "keep printing new messages and status changes until interrupted")
+	fs.BoolVar(&asJSON, "json", false, "print one JSON object per message (per change with --follow)")
+	fs.StringVar(&o.Agent, "agent", "", "only messages from or to agent `name`")
+	fs.StringVar(&o.ID, "id", "", "only the message with this `id`")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected argument %q", fs.Arg(0))
+	}
+	c, err := connectBus(ctx, env, &hf, "", false)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	enc := json.NewEncoder(env.Stdout)
+	n := 0
+	err = c.Log(ctx, o, func(e bus.Entry) error {
+		n++
+		if asJSON {
+			return enc.Encode(e)
+		}
+		_, err := io.WriteString(env.Stdout, formatEntry(e)+"\n")
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if n == 0 && !asJSON && !o.Follow {
+		fmt.Fprintf(env.Stderr, "no messages in workspace %s\n", c.Workspace())
+	}
+	return nil
+}
+
+// formatEntry is one line of `relay log`:
+// TIME ID FROM -> TO [RECIPIENT:STATUS ...] BODY
+func formatEntry(e bus.Entry) string {
+	names := make([]string, 0, len(e.Status))
+	for n := range e.Status {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var st []string
+	for _, n := range names {
+		s := n + ":" + string(e.Status[n])
+		if r := e.Reasons[n]; r != "" {
+			s += " (" + r + ")"
+		}
+		st = append(st, s)
+	}
+	when := "-"
+	if !e.Created.IsZero() {
+		when = e.Created.Local().Format("2006-01-02 15:04:05")
+	}
+	body := strings.ReplaceAll(e.Body, "\n", `\n`)
+	if e.Invalid != "" {
+		body = "(rejected: " + e.Invalid + ")"
+	}
+	return fmt.Sprintf("%s  %s  %s -> %s  [%s]  %s", when, e.ID, orDash(e.From), orDash(e.To), strings.Join(st, " "), body)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
