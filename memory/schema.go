@@ -12,7 +12,7 @@ import (
 func migrations() []func(ctx context.Context, tx *sql.Tx) error {
 	return []func(ctx context.Context, tx *sql.Tx) error{
 		migrate1, // memories with full-text search over the text
-		migrate2, // tags, updated time, de-duplication keys; the index covers tags
+		migrate2, // tags, updated time, de-duplication keys, lengths and stats; the index covers tags
 	}
 }
 
@@ -85,6 +85,7 @@ func migrate2(ctx context.Context, tx *sql.Tx) error {
 		`ALTER TABLE memories ADD COLUMN updated_ms INTEGER NOT NULL DEFAULT 0`,
 		`ALTER TABLE memories ADD COLUMN scope_key TEXT NOT NULL DEFAULT ''`,
 		`ALTER TABLE memories ADD COLUMN text_key TEXT NOT NULL DEFAULT ''`,
+		`ALTER TABLE memories ADD COLUMN words INTEGER NOT NULL DEFAULT 0`,
 		`UPDATE memories SET updated_ms = created_ms`,
 		`DROP TRIGGER memories_ai`,
 		`DROP TRIGGER memories_ad`,
@@ -132,7 +133,8 @@ func migrate2(ctx context.Context, tx *sql.Tx) error {
 			continue
 		}
 		first[k] = r
-		if _, err := tx.ExecContext(ctx, `UPDATE memories SET scope_key = ?, text_key = ? WHERE seq = ?`, k[0], k[1], r.seq); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE memories SET scope_key = ?, text_key = ?, words = ? WHERE seq = ?`,
+			k[0], k[1], countWords(r.m.Text), r.seq); err != nil {
 			return err
 		}
 	}
@@ -148,10 +150,22 @@ func migrate2(ctx context.Context, tx *sql.Tx) error {
 		`CREATE TRIGGER memories_ad AFTER DELETE ON memories BEGIN
 			INSERT INTO memories_fts(memories_fts, rowid, text, tags) VALUES ('delete', old.seq, old.text, old.tags);
 		END`,
-		`CREATE TRIGGER memories_au AFTER UPDATE OF text, tags ON memories BEGIN
+		`CREATE TRIGGER memories_au AFTER UPDATE OF seq, text, tags ON memories BEGIN
 			INSERT INTO memories_fts(memories_fts, rowid, text, tags) VALUES ('delete', old.seq, old.text, old.tags);
 			INSERT INTO memories_fts(rowid, text, tags) VALUES (new.seq, new.text, new.tags);
 		END`,
 		`INSERT INTO memories_fts(memories_fts) VALUES ('rebuild')`,
+		// Search's BM25 needs the number of memories and their mean length.
+		`CREATE TABLE stats (id INTEGER PRIMARY KEY CHECK (id = 1), docs INTEGER NOT NULL, words INTEGER NOT NULL)`,
+		`INSERT INTO stats SELECT 1, count(*), coalesce(sum(words), 0) FROM memories`,
+		`CREATE TRIGGER memories_stats_ai AFTER INSERT ON memories BEGIN
+			UPDATE stats SET docs = docs + 1, words = words + new.words;
+		END`,
+		`CREATE TRIGGER memories_stats_ad AFTER DELETE ON memories BEGIN
+			UPDATE stats SET docs = docs - 1, words = words - old.words;
+		END`,
+		`CREATE TRIGGER memories_stats_au AFTER UPDATE OF words ON memories BEGIN
+			UPDATE stats SET words = words - old.words + new.words;
+		END`,
 	)
 }

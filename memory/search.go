@@ -3,6 +3,8 @@ package memory
 import (
 	"context"
 	"fmt"
+	"math"
+	"slices"
 	"strings"
 	"unicode"
 )
@@ -23,6 +25,20 @@ const maxQueryTerms = 32
 // "multi agent", don't is "don t"). Everything else (AND, OR, NOT, NEAR,
 // parentheses, colons, carets) is just text.
 func ftsQuery(text string) (all, any string, n int) {
+	terms := queryTerms(text)
+	return strings.Join(terms, " "), strings.Join(terms, " OR "), len(terms)
+}
+
+// countWords counts the words of s as the index sees them (runs of
+// letters and digits), for BM25's length normalisation.
+func countWords(s string) int {
+	return len(strings.FieldsFunc(s, func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsNumber(r) && !unicode.IsMark(r)
+	}))
+}
+
+// queryTerms splits user text into quoted FTS5 phrases (see ftsQuery).
+func queryTerms(text string) []string {
 	text = strings.Map(func(r rune) rune {
 		if unicode.IsControl(r) || r == unicode.ReplacementChar {
 			return ' '
@@ -55,7 +71,7 @@ func ftsQuery(text string) (all, any string, n int) {
 			add(f, strings.HasSuffix(f, "*") && len(strings.TrimRight(f, "*")) > 0 && isWordEnd(strings.TrimRight(f, "*")))
 		}
 	}
-	return strings.Join(terms, " "), strings.Join(terms, " OR "), len(terms)
+	return terms
 }
 
 // isWordEnd reports whether s ends in a letter or digit, so that "deplo*" is
@@ -66,19 +82,42 @@ func isWordEnd(s string) bool {
 	return unicode.IsLetter(last) || unicode.IsNumber(last) || unicode.IsMark(last)
 }
 
-// Search implements API. The ranking (see docs/memory.md):
+// BM25 parameters, FTS5's defaults.
+const (
+	bm25K1 = 1.2
+	bm25B  = 0.75
+)
+
+// How much of a large store one search reads. FTS5's own bm25() counts
+// every row holding each term on every query, and reading a match costs a
+// microsecond or so, so ranking every match of a common word would cost
+// milliseconds per hundred thousand memories. Instead search ranks the
+// newest searchWindow memories (after the filters) that hold every term,
+// then, when those are fewer than the limit, the newest termWindow holding
+// each term; and it estimates how common a term is from how far back its
+// newest dfSample matches reach. Save order is recency order (a re-save
+// moves a memory to the front), so what is left unread is older and would
+// rank lower on recency. Below those counts everything is exact.
+const (
+	searchWindow = 200
+	termWindow   = 100
+	dfSample     = 100
+)
+
+// Search implements API. The ranking (docs/memory.md explains it):
 //
-//	score = -bm25(text, tags×0.5) × (1 + H / (H + age))
+//	score = Σ idf(term) × (k1+1) / (1 + k1 × (1 − b + b × words/avgWords)) × (1 + H / (H + age))
 //
+// over the query terms a memory holds: BM25 with each term counted once
+// (memories are short notes), k1 = 1.2, b = 0.75, times a recency factor
 // where age is the time since the memory was last saved and H is
-// Options.HalfLife: relevance counts most, and among equally relevant
-// memories the newer wins (a new memory's boost is 2, one H old 1.5, a very
-// old one 1). Memories that hold every term come first; when they are fewer
-// than the limit, memories holding some of the terms follow.
+// Options.HalfLife (a new memory gets ×2, one H old ×1.5, a very old one
+// ×1). Memories that hold every term come first; when they are fewer than
+// the limit, memories holding some of the terms follow.
 func (s *Store) Search(ctx context.Context, q Query) ([]Result, error) {
 	limit := clampLimit(q.Limit, DefaultLimit)
-	all, anyTerm, n := ftsQuery(q.Text)
-	if n == 0 {
+	terms := queryTerms(q.Text)
+	if len(terms) == 0 {
 		f := q.Filter
 		f.Limit = limit
 		ms, err := s.List(ctx, f)
@@ -91,97 +130,187 @@ func (s *Store) Search(ctx context.Context, q Query) ([]Result, error) {
 		}
 		return res, nil
 	}
-	hits, err := s.rank(ctx, all, q.Filter, limit, nil)
-	if err == nil && len(hits) < limit && n > 1 {
-		var more []hit
-		more, err = s.rank(ctx, anyTerm, q.Filter, limit-len(hits), hits)
-		hits = append(hits, more...)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("search memories in %s: %w", s.path, err)
-	}
-	res, err := s.fetch(ctx, anyTerm, hits)
+	res, err := s.search(ctx, terms, q.Filter, limit)
 	if err != nil {
 		return nil, fmt.Errorf("search memories in %s: %w", s.path, err)
 	}
 	return res, nil
 }
 
-type hit struct {
-	seq   int64
-	score float64
+type candidate struct {
+	seq     int64
+	updated int64
+	words   int
+	score   float64
 }
 
-// rank returns the seqs of the best matches of expr, best first, leaving
-// out those in skip.
-func (s *Store) rank(ctx context.Context, expr string, f Filter, limit int, skip []hit) ([]hit, error) {
-	where, args := f.where()
-	h := float64(s.opts.HalfLife.Milliseconds())
-	now := s.opts.Now().UnixMilli()
-	var not string
-	if len(skip) > 0 {
-		not = ` AND m.seq NOT IN (` + strings.Repeat("?,", len(skip)-1) + `?)`
-		for _, k := range skip {
-			args = append(args, k.seq)
-		}
+func (s *Store) search(ctx context.Context, terms []string, f Filter, limit int) ([]Result, error) {
+	var docs, words, maxSeq int64
+	if err := s.db.QueryRowContext(ctx, `SELECT docs, words, coalesce((SELECT max(seq) FROM memories), 0) FROM stats`).Scan(&docs, &words, &maxSeq); err != nil {
+		return nil, err
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT m.seq,
-			bm25(memories_fts, 1.0, 0.5) * (1.0 + ? / (? + max(0, ? - m.updated_ms))) AS score
+	if docs == 0 {
+		return nil, nil
+	}
+	idf := make([]float64, len(terms))
+	for i, t := range terms {
+		df, err := s.estimateDF(ctx, t, docs, maxSeq)
+		if err != nil {
+			return nil, err
+		}
+		idf[i] = math.Log(1 + (float64(docs)-df+0.5)/(df+0.5))
+	}
+	avg := float64(words) / float64(docs)
+	now := s.opts.Now().UnixMilli()
+	h := float64(s.opts.HalfLife.Milliseconds())
+	score := func(c *candidate, sumIDF float64) {
+		norm := (bm25K1 + 1) / (1 + bm25K1*(1-bm25B+bm25B*float64(c.words)/max(avg, 1)))
+		c.score = sumIDF * norm * (1 + h/(h+float64(max(0, now-c.updated))))
+	}
+	best := func(cs []candidate) []candidate {
+		slices.SortStableFunc(cs, func(a, b candidate) int {
+			if a.score != b.score {
+				if a.score > b.score {
+					return -1
+				}
+				return 1
+			}
+			return int(b.seq - a.seq) // newer first on ties
+		})
+		return cs[:min(len(cs), limit)]
+	}
+
+	// Pass 1: memories holding every term.
+	all, err := s.candidates(ctx, strings.Join(terms, " "), f, searchWindow)
+	if err != nil {
+		return nil, err
+	}
+	var sum float64
+	for _, x := range idf {
+		sum += x
+	}
+	for i := range all {
+		score(&all[i], sum)
+	}
+	hits := best(all)
+	if len(hits) < limit && len(terms) > 1 {
+		// Pass 2: memories holding some of the terms, each term's newest
+		// termWindow matches, scored by the terms they were found with.
+		sums := map[int64]float64{}
+		for _, c := range all {
+			sums[c.seq] = -1 // found by pass 1
+		}
+		var some []candidate
+		for i, t := range terms {
+			cs, err := s.candidates(ctx, t, f, termWindow)
+			if err != nil {
+				return nil, err
+			}
+			for _, c := range cs {
+				if sums[c.seq] < 0 {
+					continue
+				}
+				if _, seen := sums[c.seq]; !seen {
+					some = append(some, c)
+				}
+				sums[c.seq] += idf[i]
+			}
+		}
+		for i := range some {
+			score(&some[i], sums[some[i].seq])
+		}
+		hits = append(hits, best(some)[:min(len(some), limit-len(hits))]...)
+	}
+	return s.fetch(ctx, terms, hits)
+}
+
+// estimateDF returns how many memories hold term: exact when fewer than
+// dfSample do, else extrapolated from how far back the dfSample newest
+// matches reach.
+func (s *Store) estimateDF(ctx context.Context, term string, docs, maxSeq int64) (float64, error) {
+	n, last := 0, int64(0)
+	err := s.eachRow(ctx, `SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rowid DESC LIMIT ?`,
+		[]any{term, dfSample}, func(seq int64) { n, last = n+1, seq })
+	if err != nil || n < dfSample {
+		return float64(n), err
+	}
+	return min(float64(docs), float64(n)*float64(docs)/float64(maxSeq-last+1)), nil
+}
+
+// candidates returns the newest window memories that match expr and pass
+// f, newest first.
+func (s *Store) candidates(ctx context.Context, expr string, f Filter, window int) ([]candidate, error) {
+	where, args := f.where()
+	rows, err := s.db.QueryContext(ctx, `SELECT m.seq, m.updated_ms, m.words
 		FROM memories_fts JOIN memories m ON m.seq = memories_fts.rowid
-		WHERE memories_fts MATCH ? AND `+where+not+`
-		ORDER BY score LIMIT ?`,
-		append(append([]any{h, h, now, expr}, args...), limit)...)
+		WHERE memories_fts MATCH ? AND `+where+`
+		ORDER BY memories_fts.rowid DESC LIMIT ?`,
+		append(append([]any{expr}, args...), window)...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []hit
+	var out []candidate
 	for rows.Next() {
-		var k hit
-		if err := rows.Scan(&k.seq, &k.score); err != nil {
+		var c candidate
+		if err := rows.Scan(&c.seq, &c.updated, &c.words); err != nil {
 			return nil, err
 		}
-		k.score = -k.score // bm25 is negative, lower is better
-		out = append(out, k)
+		out = append(out, c)
 	}
 	return out, rows.Err()
 }
 
+func (s *Store) eachRow(ctx context.Context, query string, args []any, fn func(seq int64)) error {
+	rows, err := s.db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var seq int64
+		if err := rows.Scan(&seq); err != nil {
+			return err
+		}
+		fn(seq)
+	}
+	return rows.Err()
+}
+
 // fetch loads the memories of hits, in their order, with snippets that mark
-// the words of expr.
-func (s *Store) fetch(ctx context.Context, expr string, hits []hit) ([]Result, error) {
+// the words of terms. (FTS5's snippet() would re-run the query for each
+// row, which costs as much as the search.)
+func (s *Store) fetch(ctx context.Context, terms []string, hits []candidate) ([]Result, error) {
 	if len(hits) == 0 {
 		return nil, nil
 	}
-	args := []any{expr}
-	for _, k := range hits {
-		args = append(args, k.seq)
+	args := make([]any, len(hits))
+	for i, k := range hits {
+		args[i] = k.seq
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT `+memoryColumns+`, m.seq,
-			snippet(memories_fts, 0, '[', ']', '…', 16)
-		FROM memories_fts JOIN memories m ON m.seq = memories_fts.rowid
-		WHERE memories_fts MATCH ? AND memories_fts.rowid IN (`+strings.Repeat("?,", len(hits)-1)+`?)`, args...)
+	rows, err := s.db.QueryContext(ctx, `SELECT `+memoryColumns+`, m.seq FROM memories m
+		WHERE m.seq IN (`+strings.Repeat("?,", len(hits)-1)+`?)`, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	bySeq := make(map[int64]Result, len(hits))
+	bySeq := make(map[int64]Memory, len(hits))
 	for rows.Next() {
-		var r Result
 		var seq int64
-		if r.Memory, err = scanMemory(rows, &seq, &r.Snippet); err != nil {
+		m, err := scanMemory(rows, &seq)
+		if err != nil {
 			return nil, err
 		}
-		bySeq[seq] = r
+		bySeq[seq] = m
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
+	words := termWords(terms)
 	out := make([]Result, 0, len(hits))
 	for _, k := range hits {
-		if r, ok := bySeq[k.seq]; ok { // gone if forgotten meanwhile
-			r.Score = k.score
-			out = append(out, r)
+		if m, ok := bySeq[k.seq]; ok { // gone if forgotten meanwhile
+			out = append(out, Result{Memory: m, Score: k.score, Snippet: snippet(m.Text, words, snippetWords)})
 		}
 	}
 	return out, nil

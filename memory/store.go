@@ -80,6 +80,7 @@ func Open(path string, opts *Options) (*Store, error) {
 	q.Set("_journal_mode", "WAL")
 	q.Set("_synchronous", "NORMAL")
 	q.Set("_txlock", "immediate")
+	q.Set("_cache_size", "-32768") // KiB: 32 MiB of pages per connection
 	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + q.Encode()
 	db, err := sql.Open("sqlite3", dsn)
 	if err != nil {
@@ -144,9 +145,12 @@ func (s *Store) Save(ctx context.Context, m Memory) (Memory, bool, error) {
 		old, seq, err := getBy(ctx, tx, `m.scope_key = ? AND m.text_key = ?`, scopeKey(m), textKey(m.Text))
 		switch {
 		case err == nil:
+			// A new seq too: seq order is save order, which search's
+			// window relies on (see searchWindow).
 			tags := mergeTags(old.Tags, m.Tags)
-			if _, err := tx.ExecContext(ctx, `UPDATE memories SET updated_ms = ?, tags = ? WHERE seq = ?`,
-				max(now, old.Updated.UnixMilli()), strings.Join(tags, " "), seq); err != nil {
+			if _, err := tx.ExecContext(ctx, `UPDATE memories SET updated_ms = ?, tags = ?, words = ?,
+				seq = (SELECT max(seq) + 1 FROM memories) WHERE seq = ?`,
+				max(now, old.Updated.UnixMilli()), strings.Join(tags, " "), countWords(old.Text+" "+strings.Join(tags, " ")), seq); err != nil {
 				return err
 			}
 			old.Tags, old.Updated = tags, time.UnixMilli(max(now, old.Updated.UnixMilli())).UTC()
@@ -170,10 +174,11 @@ func (s *Store) Save(ctx context.Context, m Memory) (Memory, bool, error) {
 
 func insert(ctx context.Context, tx *sql.Tx, m Memory) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO memories
-		(id, text, tags, author, workspace, scope, created_ms, updated_ms, scope_key, text_key)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		(id, text, tags, author, workspace, scope, created_ms, updated_ms, scope_key, text_key, words)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		m.ID, m.Text, strings.Join(m.Tags, " "), m.Author, m.Workspace, string(m.Scope),
-		m.Created.UnixMilli(), m.Updated.UnixMilli(), scopeKey(m), textKey(m.Text))
+		m.Created.UnixMilli(), m.Updated.UnixMilli(), scopeKey(m), textKey(m.Text),
+		countWords(m.Text+" "+strings.Join(m.Tags, " ")))
 	return err
 }
 

@@ -1,0 +1,232 @@
+package memory
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// bench1MEnv turns on the 1,000,000-memory search benchmark, whose database
+// takes minutes to build the first time (it is cached in the temp folder).
+const bench1MEnv = "RELAY_BENCH_1M"
+
+// benchGeneration names the cached benchmark databases; bump it when the
+// schema or the generator changes.
+const benchGeneration = 3
+
+// benchVocab reads testdata/vocab.txt: programming words, most frequent
+// first.
+func benchVocab(b testing.TB) []string {
+	f, err := os.Open("testdata/vocab.txt")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	var words []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if w := sc.Text(); w != "" && !strings.HasPrefix(w, "#") {
+			words = append(words, w)
+		}
+	}
+	return words
+}
+
+// textGen writes memory-like text: 20 to 60 words drawn with Zipf's law
+// from the vocabulary, as words occur in real prose.
+type textGen struct {
+	r     *rand.Rand
+	zipf  *rand.Zipf
+	vocab []string
+}
+
+func newTextGen(vocab []string, seed uint64) *textGen {
+	r := rand.New(rand.NewPCG(seed, 7))
+	return &textGen{r: r, zipf: rand.NewZipf(r, 1.1, 2, uint64(len(vocab)-1)), vocab: vocab}
+}
+
+func (g *textGen) word() string { return g.vocab[g.zipf.Uint64()] }
+
+func (g *textGen) text() string {
+	n := 20 + g.r.IntN(41)
+	w := make([]string, n)
+	for i := range w {
+		w[i] = g.word()
+	}
+	return strings.Join(w, " ")
+}
+
+func (g *textGen) memory(now time.Time) Memory {
+	m := Memory{
+		Text:      g.text(),
+		Author:    fmt.Sprintf("agent%d", g.r.IntN(20)),
+		Workspace: fmt.Sprintf("ws%d", g.r.IntN(5)),
+		Scope:     ScopeWorkspace,
+	}
+	switch g.r.IntN(10) {
+	case 0:
+		m.Scope = ScopeAgent
+	case 1:
+		m.Scope = ScopeGlobal
+	}
+	for range g.r.IntN(3) {
+		m.Tags = append(m.Tags, g.vocab[100+g.r.IntN(len(g.vocab)-100)])
+	}
+	m.Created = now.Add(-time.Duration(g.r.Int64N(int64(365 * 24 * time.Hour)))).Truncate(time.Millisecond)
+	m.Updated = m.Created
+	return m
+}
+
+// benchStore opens a store of n generated memories, building it once into
+// a file in the temp folder that later runs reuse.
+func benchStore(b *testing.B, n int, vocab []string, now time.Time) *Store {
+	path := filepath.Join(os.TempDir(), fmt.Sprintf("relay-memory-bench-v%d-%d.db", benchGeneration, n))
+	opts := &Options{Now: func() time.Time { return now }}
+	if _, err := os.Stat(path); err != nil {
+		start := time.Now()
+		tmp := path + ".building"
+		os.Remove(tmp)
+		st, err := Open(tmp, opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		g := newTextGen(vocab, 1)
+		for done := 0; done < n; {
+			batch := make([]Memory, 0, 10000)
+			for ; done < n && len(batch) < cap(batch); done++ {
+				m := g.memory(now)
+				m.ID = fmt.Sprintf("%08d", done) // ids need not be random here
+				batch = append(batch, m)
+			}
+			if _, _, err := st.ImportMemories(context.Background(), batch); err != nil {
+				b.Fatal(err)
+			}
+		}
+		st.db.Exec(`INSERT INTO memories_fts(memories_fts) VALUES ('optimize')`)
+		st.db.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
+		st.Close()
+		if err := os.Rename(tmp, path); err != nil {
+			b.Fatal(err)
+		}
+		b.Logf("built %s in %v", path, time.Since(start).Round(time.Millisecond))
+	}
+	st, err := Open(path, opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.Close() })
+	return st
+}
+
+// BenchmarkSearch measures search latency as an agent's @memory:search
+// sees it (workspace and viewer filters, default limit), with p50 and p99
+// reported in ms. Queries:
+//   - words: 1-3 words drawn uniformly from the vocabulary without its 100
+//     most frequent words, as people search for distinctive words;
+//   - common: 1-3 words drawn as frequent as they are in the text, so "the"
+//     and "err" come up often: the worst case;
+//   - fts5-bm25: the words queries through a bare FTS5 "ORDER BY rank"
+//     (FTS5's own bm25 over every match, every term required), no filters
+//     nor recency nor snippets: the baseline the others are measured
+//     against.
+//
+// The 1,000,000 size runs only with RELAY_BENCH_1M=1.
+func BenchmarkSearch(b *testing.B) {
+	vocab := benchVocab(b)
+	now := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
+	sizes := []int{10_000, 100_000}
+	if os.Getenv(bench1MEnv) != "" {
+		sizes = append(sizes, 1_000_000)
+	}
+	for _, n := range sizes {
+		st := benchStore(b, n, vocab, now)
+		qr := rand.New(rand.NewPCG(2, 3))
+		g := newTextGen(vocab, 4)
+		words := make([]string, 1000)
+		common := make([]string, 1000)
+		for i := range words {
+			var w, c []string
+			for range 1 + qr.IntN(3) {
+				w = append(w, vocab[100+qr.IntN(len(vocab)-100)])
+				c = append(c, g.word())
+			}
+			words[i], common[i] = strings.Join(w, " "), strings.Join(c, " ")
+		}
+		f := Filter{Workspace: "ws1", Viewer: "agent3"}
+		run := func(name string, queries []string, search func(q string) error) {
+			b.Run(fmt.Sprintf("n=%d/%s", n, name), func(b *testing.B) {
+				lat := make([]time.Duration, 0, b.N)
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					start := time.Now()
+					if err := search(queries[i%len(queries)]); err != nil {
+						b.Fatal(err)
+					}
+					lat = append(lat, time.Since(start))
+				}
+				b.StopTimer()
+				slices.Sort(lat)
+				pct := func(p float64) float64 {
+					return float64(lat[min(len(lat)-1, int(float64(len(lat))*p))].Microseconds()) / 1000
+				}
+				b.ReportMetric(pct(0.50), "p50-ms")
+				b.ReportMetric(pct(0.99), "p99-ms")
+			})
+		}
+		search := func(q string) error {
+			_, err := st.Search(context.Background(), Query{Text: q, Filter: f})
+			return err
+		}
+		run("words", words, search)
+		run("common", common, search)
+		run("fts5-bm25", words, func(q string) error {
+			all, _, _ := ftsQuery(q)
+			rows, err := st.db.Query(`SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rank LIMIT 10`, all)
+			if err != nil {
+				return err
+			}
+			for rows.Next() {
+			}
+			rows.Close()
+			return rows.Err()
+		})
+	}
+}
+
+// BenchmarkSave measures saving new memories one call at a time into a
+// store of 10,000, reported as saves/s.
+func BenchmarkSave(b *testing.B) {
+	vocab := benchVocab(b)
+	st, err := Open(filepath.Join(b.TempDir(), "memory.db"), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	g := newTextGen(vocab, 9)
+	now := time.Now()
+	var seed []Memory
+	for range 10_000 {
+		seed = append(seed, g.memory(now))
+	}
+	if _, _, err := st.ImportMemories(context.Background(), seed); err != nil {
+		b.Fatal(err)
+	}
+	ms := make([]Memory, b.N)
+	for i := range ms {
+		ms[i] = g.memory(now)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, _, err := st.Save(context.Background(), ms[i]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "saves/s")
+}
