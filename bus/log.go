@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"strings"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -99,7 +100,7 @@ func (c *Client) Log(ctx context.Context, o LogOptions, fn func(Entry) error) er
 			continue
 		}
 		seq := md.Sequence.Stream
-		changed := c.apply(entries, &order, m.Subject(), m.Data(), seq)
+		changed := c.apply(entries, &order, m.Subject(), m.Data(), seq, md.Timestamp)
 		if !replayed {
 			if seq < last {
 				continue
@@ -127,7 +128,7 @@ func (c *Client) Log(ctx context.Context, o LogOptions, fn func(Entry) error) er
 
 // apply folds one stored record into entries and returns the entry it
 // changed, if any.
-func (c *Client) apply(entries map[string]*Entry, order *[]string, subject string, data []byte, seq uint64) *Entry {
+func (c *Client) apply(entries map[string]*Entry, order *[]string, subject string, data []byte, seq uint64, stored time.Time) *Entry {
 	parts := strings.Split(subject, ".")
 	if len(parts) != 4 {
 		return nil
@@ -143,6 +144,9 @@ func (c *Client) apply(entries map[string]*Entry, order *[]string, subject strin
 		e, ok := entries[key]
 		if !ok {
 			e = &Entry{Envelope: env, Seq: seq, Status: map[string]Status{}}
+			if e.Created.IsZero() { // optional for foreign senders: when the hub stored it
+				e.Created = stored.UTC()
+			}
 			if err != nil {
 				e.ID = key
 				e.Invalid = err.Error()
