@@ -328,9 +328,7 @@ func (a *applier) patterns() {
 		if !ok {
 			i = len(a.c.Patterns)
 			a.pat[name] = i
-			a.c.Patterns = append(a.c.Patterns, Pattern{
-				Name: name, Timeout: DefaultTimeout, Inject: true, Source: a.f.source(tkey),
-			})
+			a.c.Patterns = append(a.c.Patterns, defaultPattern(name, a.f.source(tkey)))
 		}
 		p := &a.c.Patterns[i]
 		if fp == nil {
@@ -442,7 +440,7 @@ func (a *applier) hooks() {
 			good := true
 			for hi, fh := range fg.Hooks {
 				hkey := fmt.Sprintf("%s.hooks[%d]", gkey, hi)
-				h := Hook{Type: "command", Timeout: DefaultTimeout, Source: a.f.source(hkey)}
+				h := defaultHook(a.f.source(hkey))
 				if fh.Type != nil && *fh.Type != "command" {
 					a.fail(hkey+".type", "%q hooks are not supported (want \"command\")", *fh.Type)
 					good = false

@@ -232,6 +232,16 @@ func Default() *Config {
 	return c
 }
 
+// defaultPattern is a pattern before any of its keys is applied.
+func defaultPattern(name string, src Source) Pattern {
+	return Pattern{Name: name, Timeout: DefaultTimeout, Inject: true, Source: src}
+}
+
+// defaultHook is a hook entry before any of its keys is applied.
+func defaultHook(src Source) Hook {
+	return Hook{Type: "command", Timeout: DefaultTimeout, Source: src}
+}
+
 // SourceKind says which layer a value came from.
 type SourceKind int
 
