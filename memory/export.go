@@ -131,3 +131,30 @@ func (s *Store) ImportMemories(ctx context.Context, ms []Memory) (added, skipped
 	}
 	return added, skipped, nil
 }
+
+// page returns up to n memories with seq above after, in seq order, and the
+// cursor for the next page (0 when there is none).
+func (s *Store) page(ctx context.Context, after int64, n int) ([]Memory, int64, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT `+memoryColumns+`, m.seq FROM memories m
+		WHERE m.seq > ? ORDER BY m.seq LIMIT ?`, after, n)
+	if err != nil {
+		return nil, 0, fmt.Errorf("export memories from %s: %w", s.path, err)
+	}
+	defer rows.Close()
+	var out []Memory
+	var last int64
+	for rows.Next() {
+		m, err := scanMemory(rows, &last)
+		if err != nil {
+			return nil, 0, fmt.Errorf("export memories from %s: %w", s.path, err)
+		}
+		out = append(out, m)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, fmt.Errorf("export memories from %s: %w", s.path, err)
+	}
+	if len(out) < n {
+		last = 0
+	}
+	return out, last, nil
+}
