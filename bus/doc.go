@@ -30,6 +30,8 @@
 //     and Receipts (delivery status), Log (history with status).
 //   - Delivery: a message taken from the inbox, with Ack, Nak, InProgress,
 //     Fail and Receipt. It stays in the inbox until acknowledged.
+//   - Outbox: a bounded queue that sends in the background, in order, and
+//     keeps retrying with the same id while the hub is away.
 //   - Presence, Receipt, Entry: what Agents, Receipts and Log report.
 //
 // # Guarantees and caveats

@@ -25,6 +25,9 @@ var ErrNoRecipients = errors.New("no other agents in the workspace")
 // Message is what SendMessage sends: Send's recipient and body plus the
 // optional threading fields of the envelope.
 type Message struct {
+	// ID is the message's id; empty means a new unique one. Give the same
+	// id when sending again after an error, so that the hub keeps one copy.
+	ID      string
 	To      string // an agent's name, or Broadcast ("*")
 	Body    string
 	Thread  string
@@ -43,8 +46,11 @@ func (c *Client) Send(ctx context.Context, to, body string) (Envelope, error) {
 
 // SendMessage is Send with the envelope's optional fields.
 func (c *Client) SendMessage(ctx context.Context, m Message) (Envelope, error) {
+	if m.ID == "" {
+		m.ID = nuid.Next()
+	}
 	env := Envelope{
-		ID: nuid.Next(), Workspace: c.opts.Workspace, From: c.opts.Name, To: m.To, Body: m.Body,
+		ID: m.ID, Workspace: c.opts.Workspace, From: c.opts.Name, To: m.To, Body: m.Body,
 		Thread: m.Thread, ReplyTo: m.ReplyTo, Hops: m.Hops, Created: time.Now().UTC(), Kind: m.Kind,
 	}
 	if env.Kind == "" {
