@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -133,7 +134,11 @@ func TestAgainstTmux(t *testing.T) {
 		t.Skip("live tmux comparison skipped with -short")
 	}
 	cases := synthCases()
-	for seed := uint64(100); seed < 110; seed++ {
+	soups := 10
+	if n, err := strconv.Atoi(os.Getenv("SCREEN_SOUPS")); err == nil {
+		soups = n // more random streams, for a longer hunt
+	}
+	for seed := uint64(100); seed < 100+uint64(soups); seed++ {
 		cases = append(cases, soup(seed))
 	}
 	for _, c := range cases {
@@ -155,7 +160,11 @@ func TestBisect(t *testing.T) {
 	if name == "" {
 		t.Skip("set SCREEN_BISECT to a synthetic case name")
 	}
-	for _, c := range synthCases() {
+	cases := synthCases()
+	if seed, err := strconv.ParseUint(strings.TrimPrefix(name, "soup-"), 10, 64); err == nil {
+		cases = append(cases, soup(seed))
+	}
+	for _, c := range cases {
 		if c.name != name {
 			continue
 		}
@@ -172,7 +181,7 @@ func TestBisect(t *testing.T) {
 		}
 		s := New(c.cols, c.rows)
 		s.Write([]byte(c.data[:lo+1]))
-		t.Logf("first difference after %q", c.data[:lo+1])
+		t.Logf("first difference after byte %d: ...%q", lo, c.data[max(0, lo-120):lo+1])
 		t.Log(diffText(tmuxCapture(t, c.cols, c.rows, []byte(c.data[:lo+1])), s.Text()))
 	}
 }

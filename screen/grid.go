@@ -120,55 +120,6 @@ func (s *Screen) clearRows(top, bot int) {
 	}
 }
 
-// scrollUp moves rows of the region top..bot up by n, blank rows entering
-// at the bottom. Rows leaving the top of the whole main screen are reported
-// as scrollback.
-func (s *Screen) scrollUp(top, bot, n int) {
-	h := bot - top + 1
-	n = min(n, h)
-	if n <= 0 {
-		return
-	}
-	report := s.opts.OnScrollOff != nil && s.cur == s.main && top == 0 && bot == s.rows-1
-	rows := s.cur.rows
-	var out [64]*row
-	gone := out[:0]
-	for i := 0; i < n; i++ {
-		r := rows[top+i]
-		if report {
-			s.opts.OnScrollOff(s.lineOf(r))
-		}
-		gone = append(gone, r)
-	}
-	copy(rows[top:], rows[top+n:bot+1])
-	b := s.blank()
-	for i, r := range gone {
-		blankRow(r, b)
-		rows[bot-n+1+i] = r
-	}
-	s.touchRange(top, bot)
-}
-
-// scrollDown moves rows of the region top..bot down by n, blank rows
-// entering at the top.
-func (s *Screen) scrollDown(top, bot, n int) {
-	h := bot - top + 1
-	n = min(n, h)
-	if n <= 0 {
-		return
-	}
-	rows := s.cur.rows
-	var out [64]*row
-	gone := append(out[:0], rows[bot-n+1:bot+1]...)
-	copy(rows[top+n:bot+1], rows[top:bot-n+1])
-	b := s.blank()
-	for i, r := range gone {
-		blankRow(r, b)
-		rows[top+i] = r
-	}
-	s.touchRange(top, bot)
-}
-
 // linefeed moves the cursor down, scrolling the region at its bottom.
 func (s *Screen) linefeed() {
 	switch {
@@ -240,6 +191,9 @@ func (s *Screen) deleteChars(n int) {
 	if b != (cell{}) {
 		r.used = s.cols
 	}
+	if n == s.cols {
+		r.wrapped = false // a clear of the whole row, as in clearCells
+	}
 	s.touch(s.cy)
 }
 
@@ -249,51 +203,6 @@ func clearTails(r *row, x int) {
 	for ; x < len(r.cells) && r.cells[x].flags&flagTail != 0; x++ {
 		r.cells[x] = cell{}
 	}
-}
-
-// insertLines inserts n blank rows at the cursor row (IL).
-func (s *Screen) insertLines(n int) {
-	if s.cy >= s.rupper && s.cy <= s.rlower {
-		s.scrollDown(s.cy, s.rlower, n)
-		return
-	}
-	// Outside the scroll region tmux moves the rows below the cursor down
-	// and blanks only the rows it moved away from: when fewer rows move
-	// than are inserted, some stay as they were.
-	n = min(n, s.rows-s.cy)
-	count := s.rows - s.cy - n
-	if count <= 0 {
-		return
-	}
-	rows := s.cur.rows
-	for k := count - 1; k >= 0; k-- {
-		dst, src := rows[s.cy+n+k], rows[s.cy+k]
-		copy(dst.cells, src.cells)
-		dst.wrapped, dst.used = src.wrapped, src.used
-	}
-	b := s.blank()
-	for y := s.cy; y < s.cy+min(count, n); y++ {
-		blankRow(rows[y], b)
-	}
-	s.touchRange(s.cy, s.rows-1)
-}
-
-// deleteLines removes n rows at the cursor row (DL).
-func (s *Screen) deleteLines(n int) {
-	if s.cy < s.rupper || s.cy > s.rlower {
-		s.scrollUpNoReport(s.cy, s.rows-1, n)
-		return
-	}
-	s.scrollUpNoReport(s.cy, s.rlower, n)
-}
-
-// scrollUpNoReport scrolls without reporting scrollback: deleted lines are
-// gone, not scrolled off.
-func (s *Screen) scrollUpNoReport(top, bot, n int) {
-	cb := s.opts.OnScrollOff
-	s.opts.OnScrollOff = nil
-	s.scrollUp(top, bot, n)
-	s.opts.OnScrollOff = cb
 }
 
 // resize cuts or pads buffer b to cols x rows and returns the new row of a

@@ -2,7 +2,7 @@ package screen
 
 // printASCII writes a run of printable ASCII at the cursor.
 func (s *Screen) printASCII(p []byte) {
-	if s.insert {
+	if s.insert || (s.zwj && !s.autowrap) {
 		for _, b := range p {
 			s.printRune(rune(b))
 		}
@@ -100,7 +100,7 @@ func (s *Screen) printRune(ch rune) {
 		s.last = -1
 	}
 	w := runeWidth(ch)
-	if w == 0 || (s.zwj && ch >= 0x80) {
+	if w == 0 || (s.zwj && (ch >= 0x80 || !s.autowrap || s.insert)) {
 		// After a joiner tmux joins any character to the previous cell.
 		s.combine(ch)
 		return

@@ -85,11 +85,12 @@ type Screen struct {
 	saved    savedCursor // DECSC / CSI s
 	altSaved savedCursor // ?1049
 
-	title    string
-	version  uint64
-	clusters []string // combining sequences, referenced from cells
-	scratch  []byte   // reused to build lines
-	spans    []Span   // reused to build lines
+	title      string
+	version    uint64
+	clusters   []string // combining sequences, referenced from cells
+	scratch    []byte   // reused to build lines
+	spans      []Span   // reused to build lines
+	rowScratch []*row   // reused to move rows
 
 	// input state
 	state  int

@@ -71,6 +71,18 @@ func synthCases() []synthCase {
 		{"zwj-wide", 10, 3, "a\u200d中\x1b[1;5HX\r\n👍\u200d😀\x1b[2;6HY\r\nb\u200d═\x1b[3;6HZ"},
 		{"il-outside-region", 10, 8, "1\r\n2\r\n3\r\n4\r\n5\r\n6\r\n7\r\n8\x1b[2;4r\x1b[6;1H\x1b[2L\x1b[1;1H\x1b[L\x1b[7;1H\x1b[M\x1b[r"},
 	}
+	// Where a backspace at the start of a row goes tells whether tmux
+	// considers the row above soft-wrapped.
+	for _, w := range []struct{ name, op string }{
+		{"none", ""}, {"el2", "\x1b[1;1H\x1b[2K"}, {"el0", "\x1b[1;1H\x1b[K"}, {"el0-mid", "\x1b[1;3H\x1b[K"},
+		{"el1", "\x1b[1;5H\x1b[1K"}, {"ed2", "\x1b[2J"}, {"ed0", "\x1b[1;1H\x1b[J"}, {"ed1", "\x1b[1;5H\x1b[1J"},
+		{"lf", "\x1b[1;1H\n"}, {"print", "\x1b[1;1Hxx"}, {"ech", "\x1b[1;1H\x1b[5X"}, {"dch", "\x1b[1;1H\x1b[5P"},
+		{"ich", "\x1b[1;1H\x1b[2@"}, {"su", "\x1b[S\x1b[2;1H"}, {"sd", "\x1b[T"}, {"il", "\x1b[1;1H\x1b[L"},
+		{"dl", "\x1b[1;1H\x1b[M"}, {"ri", "\x1b[1;1H\x1bM"}, {"crlf-on-row", "\x1b[1;5H\r\n"}, {"alt", "\x1b[?1049h\x1b[?1049l"},
+	} {
+		cs = append(cs, synthCase{"wrapflag-" + w.name, 5, 5, "abcdefghijk" + w.op + "\x1b[2;1H\bZ\x1b[3;1H\bY"})
+	}
+	cs = append(cs, synthCase{"decstbm-equal", 10, 5, "abc\r\ndef\x1b[2;2rX\x1b[3;1r\nY"})
 	for seed := uint64(1); seed <= 8; seed++ {
 		cs = append(cs, soup(seed))
 	}
@@ -90,7 +102,7 @@ func manyLines(n int) string {
 func soup(seed uint64) synthCase {
 	rng := rand.New(rand.NewPCG(seed, 42))
 	cols, rows := 8+rng.IntN(30), 3+rng.IntN(12)
-	texts := []string{"hello", "wörld", "中文", "😀", "e\u0301", "ab cd", "x", "—", "│", "    "}
+	texts := []string{"hello", "wörld", "中文", "😀", "e\u0301", "ab cd", "x", "—", "│", "    ", "✳", "❯ ", "中", "\ufe0f", "\xe2\x9c", "\xb3"}
 	ops := []func() string{
 		func() string { return texts[rng.IntN(len(texts))] },
 		func() string { return strings.Repeat("#", rng.IntN(2*cols)) },
@@ -116,6 +128,10 @@ func soup(seed uint64) synthCase {
 		func() string { return []string{"\x1b[?7l", "\x1b[?7h", "\x1b[4h", "\x1b[4l"}[rng.IntN(4)] },
 		func() string { return fmt.Sprintf("\x1b[%d;%dm", rng.IntN(50), rng.IntN(50)) },
 		func() string { return "\x1b]0;tïtle\x07" },
+		func() string { return fmt.Sprintf("\x1b[%dX", rng.IntN(cols+2)) },
+		func() string { return fmt.Sprintf("\x1b[%db", rng.IntN(4)) },
+		func() string { return []string{"\x1bH", "\x1b[g", "\x1b[3g", "\x1b[Z", "\x1b[2Z"}[rng.IntN(5)] },
+		func() string { return "\x1b[?1049h\x1b[2J\x1b[H" },
 	}
 	var sb strings.Builder
 	for range 300 {
