@@ -496,11 +496,9 @@ func compileMatcher(ev Event, m string) (*regexp.Regexp, error) {
 	if m == "" || m == "*" {
 		return nil, nil
 	}
-	if _, err := regexp.Compile(m); err != nil {
-		return nil, err
-	}
-	if ev == Output {
-		return regexp.Compile(m)
+	re, err := regexp.Compile(m)
+	if err != nil || ev == Output {
+		return re, err
 	}
 	return regexp.Compile("^(?:" + m + ")$")
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -251,6 +252,7 @@ func index(data []byte) positions {
 	ps := positions{}
 	p := unstable.Parser{}
 	p.Reset(data)
+	lines := lineStarts(data)
 	arrays := map[string]int{} // array-of-tables path -> last index
 	var table string           // current table's resolved path
 	resolve := func(parts []string) string {
@@ -281,19 +283,19 @@ func index(data []byte) positions {
 				path += "[" + strconv.Itoa(n) + "]"
 			}
 			table = path
-			ps[path] = place(&p, first)
+			ps[path] = placeIn(lines, first)
 		case unstable.KeyValue:
 			parts, first := keyParts(e)
 			path := join(table, strings.Join(parts, "."))
-			ps[path] = place(&p, first)
-			indexValue(&p, ps, path, e.Value())
+			ps[path] = placeIn(lines, first)
+			indexValue(lines, ps, path, e.Value())
 		}
 	}
 	return ps
 }
 
 // indexValue records the keys inside inline tables and arrays of them.
-func indexValue(p *unstable.Parser, ps positions, path string, v *unstable.Node) {
+func indexValue(lines []int, ps positions, path string, v *unstable.Node) {
 	switch v.Kind {
 	case unstable.Array:
 		it := v.Children()
@@ -303,7 +305,7 @@ func indexValue(p *unstable.Parser, ps positions, path string, v *unstable.Node)
 			if _, ok := ps[elPath]; !ok {
 				ps[elPath] = ps[path]
 			}
-			indexValue(p, ps, elPath, el)
+			indexValue(lines, ps, elPath, el)
 		}
 	case unstable.InlineTable:
 		it := v.Children()
@@ -314,8 +316,8 @@ func indexValue(p *unstable.Parser, ps positions, path string, v *unstable.Node)
 			}
 			parts, first := keyParts(kv)
 			kpath := join(path, strings.Join(parts, "."))
-			ps[kpath] = place(p, first)
-			indexValue(p, ps, kpath, kv.Value())
+			ps[kpath] = placeIn(lines, first)
+			indexValue(lines, ps, kpath, kv.Value())
 		}
 	}
 }
@@ -334,12 +336,27 @@ func keyParts(n *unstable.Node) ([]string, *unstable.Node) {
 	return parts, first
 }
 
-func place(p *unstable.Parser, n *unstable.Node) pos {
+// lineStarts returns the offset at which each line of data starts.
+func lineStarts(data []byte) []int {
+	starts := []int{0}
+	for i, c := range data {
+		if c == '\n' {
+			starts = append(starts, i+1)
+		}
+	}
+	return starts
+}
+
+// placeIn returns the line and column (in bytes, as go-toml counts them)
+// of a node. Looking the offset up in the line starts keeps indexing
+// linear in the file's size (unstable.Parser.Shape scans from the start).
+func placeIn(lines []int, n *unstable.Node) pos {
 	if n == nil {
 		return pos{}
 	}
-	s := p.Shape(n.Raw)
-	return pos{Line: s.Start.Line, Col: s.Start.Column}
+	off := int(n.Raw.Offset)
+	i := sort.Search(len(lines), func(i int) bool { return lines[i] > off }) - 1
+	return pos{Line: i + 1, Col: off - lines[i] + 1}
 }
 
 func join(prefix, key string) string {
