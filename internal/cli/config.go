@@ -102,7 +102,7 @@ func writeFiles(b *strings.Builder, c *config.Config, prefix string) {
 		fmt.Fprintf(b, "%s%-8s %s%s\n", prefix, f.Scope, f.Path, note)
 	}
 	if !project {
-		fmt.Fprintf(b, "%s%-8s none (no .relay folder up to the git root)\n", prefix, config.ScopeProject)
+		fmt.Fprintf(b, "%s%-8s none (no .relay folder here or above, up to the git root or /)\n", prefix, config.ScopeProject)
 	}
 }
 
