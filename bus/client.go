@@ -131,6 +131,7 @@ func Connect(ctx context.Context, o Options) (*Client, error) {
 		}),
 		nats.ReconnectHandler(func(nc *nats.Conn) {
 			c.log.Info("reconnected to hub", "url", nc.ConnectedUrlRedacted())
+			go c.rewatch()
 		}),
 		nats.ClosedHandler(func(*nats.Conn) { close(c.closed) }),
 		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
@@ -213,11 +214,28 @@ func (c *Client) setup(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("open presence bucket %s: %w", kcfg.Bucket, err)
 	}
-	c.watch, err = watchPresence(c.kv)
+	w, err := watchPresence(c.kv)
 	if err != nil {
 		return fmt.Errorf("watch presence %s: %w", kcfg.Bucket, err)
 	}
+	c.mu.Lock()
+	c.watch = w
+	c.mu.Unlock()
 	return nil
+}
+
+// rewatch starts the presence watch again after a reconnection (the hub
+// may have restarted and lost the watch's consumer).
+func (c *Client) rewatch() {
+	c.mu.Lock()
+	w := c.watch
+	c.mu.Unlock()
+	if w == nil {
+		return
+	}
+	if err := w.restart(); err != nil {
+		c.log.Warn("watch presence after reconnecting", "err", err)
+	}
 }
 
 // Name is this client's agent name.

@@ -168,3 +168,44 @@ func TestBadEnvelopesFromForeignClients(t *testing.T) {
 		return nil
 	})
 }
+
+func TestClientsSurviveAHubRestart(t *testing.T) {
+	home := testutil.Home(t)
+	h1, err := hub.Start(context.Background(), hub.Options{Home: home})
+	if err != nil {
+		t.Fatal(err)
+	}
+	alice := register(t, h1, "alice")
+	bob := register(t, h1, "bob")
+	var col collector
+	inbox(t, bob, &col)
+	if _, err := alice.Send(context.Background(), "bob", "before"); err != nil {
+		t.Fatal(err)
+	}
+	col.waitBodies(t, "before")
+	h1.Shutdown()
+	h2 := startHubAt(t, home, "")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, err := alice.Send(ctx, "bob", "after"); err != nil {
+		t.Fatal(err)
+	}
+	col.waitBodies(t, "before", "after") // bob's running inbox picked up again
+	carol := register(t, h2, "carol")
+	var cc collector
+	inbox(t, carol, &cc)
+	testutil.Eventually(t, func() error { // alice's view of who is there follows
+		_, err := alice.Send(ctx, "*", "all after")
+		if err != nil {
+			return err
+		}
+		if got := cc.bodies(); len(got) == 0 {
+			return testutil.Errorf("carol got nothing yet")
+		}
+		return nil
+	})
+	if err := bob.SetState(ctx, bus.StateIdle); err != nil {
+		t.Errorf("bob's presence after the restart: %v", err)
+	}
+}

@@ -133,11 +133,15 @@ func (c *Client) Inbox(ctx context.Context, handle func(context.Context, *Delive
 	case <-ctx.Done():
 	case <-c.closed:
 	}
-	cc.Drain()
-	select {
-	case <-cc.Closed():
-	case <-c.closed:
-	case <-time.After(5 * time.Second):
+	if c.nc.IsConnected() {
+		cc.Drain() // what was fetched already comes to the callback, which hands it back
+		select {
+		case <-cc.Closed():
+		case <-c.closed:
+		case <-time.After(5 * time.Second):
+		}
+	} else {
+		cc.Stop() // fetched messages come back after AckWait
 	}
 	fl.nakAll()
 	return nil

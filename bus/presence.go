@@ -279,44 +279,58 @@ func (c *Client) pending(ctx context.Context, agent string) (uint64, error) {
 }
 
 // presenceWatch keeps the names of a workspace's agents up to date, so that
-// Send knows its recipients without a round trip.
+// Send knows a recipient without a round trip. After a reconnection it is
+// started again (restart), keeping what it knew: names are never removed.
 type presenceWatch struct {
-	w     jetstream.KeyWatcher
-	ready chan struct{}
+	kv    jetstream.KeyValue
+	ready chan struct{} // closed once the first initial state arrived
+	once  sync.Once
 	mu    sync.Mutex
+	w     jetstream.KeyWatcher
 	names map[string]bool
-	done  chan struct{}
 }
 
 func watchPresence(kv jetstream.KeyValue) (*presenceWatch, error) {
-	w, err := kv.WatchAll(context.Background(), jetstream.MetaOnly())
-	if err != nil {
-		return nil, err
-	}
-	pw := &presenceWatch{w: w, ready: make(chan struct{}), names: map[string]bool{}, done: make(chan struct{})}
-	go pw.run()
-	return pw, nil
+	pw := &presenceWatch{kv: kv, ready: make(chan struct{}), names: map[string]bool{}}
+	return pw, pw.restart()
 }
 
-func (pw *presenceWatch) run() {
-	defer close(pw.done)
-	readied := false
-	for e := range pw.w.Updates() {
+// restart replaces the watcher with a new one.
+func (pw *presenceWatch) restart() error {
+	w, err := pw.kv.WatchAll(context.Background(), jetstream.MetaOnly())
+	if err != nil {
+		return err
+	}
+	pw.mu.Lock()
+	old := pw.w
+	pw.w = w
+	pw.mu.Unlock()
+	if old != nil {
+		_ = old.Stop()
+	}
+	go pw.run(w)
+	return nil
+}
+
+func (pw *presenceWatch) run(w jetstream.KeyWatcher) {
+	for e := range w.Updates() {
 		if e == nil {
-			if !readied {
-				close(pw.ready)
-				readied = true
-			}
+			pw.once.Do(func() { close(pw.ready) })
 			continue
 		}
-		pw.mu.Lock()
-		pw.names[e.Key()] = e.Operation() == jetstream.KeyValuePut
-		pw.mu.Unlock()
+		if e.Operation() == jetstream.KeyValuePut {
+			pw.mu.Lock()
+			pw.names[e.Key()] = true
+			pw.mu.Unlock()
+		}
 	}
 }
 
 func (pw *presenceWatch) stop() {
-	_ = pw.w.Stop()
+	pw.mu.Lock()
+	w := pw.w
+	pw.mu.Unlock()
+	_ = w.Stop()
 }
 
 // wait blocks until the watch has the bucket's initial state.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -70,7 +71,10 @@ func (c *Client) SendMessage(ctx context.Context, m Message) (Envelope, error) {
 		return env, fmt.Errorf("send to %s: %w", m.To, err)
 	}
 	if m.To == Broadcast {
-		to := c.watch.others(c.opts.Name)
+		to, err := c.others(ctx)
+		if err != nil {
+			return env, fmt.Errorf("send to *: %w", err)
+		}
 		if len(to) == 0 {
 			return env, fmt.Errorf("send to *: %w %q", ErrNoRecipients, c.opts.Workspace)
 		}
@@ -94,6 +98,23 @@ func (c *Client) SendMessage(ctx context.Context, m Message) (Envelope, error) {
 			ErrUnknownAgent, m.To, c.opts.Workspace, c.suggest(m.To))
 	}
 	return env, nil
+}
+
+// others lists the other agents ever registered in the workspace, asking
+// the hub (a broadcast must not miss one that joined a moment ago).
+func (c *Client) others(ctx context.Context) ([]string, error) {
+	lister, err := c.kv.ListKeys(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list agents: %w", err)
+	}
+	var out []string
+	for k := range lister.Keys() {
+		if k != c.opts.Name {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
 }
 
 // suggest names a registered agent that differs from name only in case.
