@@ -46,6 +46,10 @@ func oneLine(s string, n int) string {
 	return strings.TrimRight(s[:cut], " ") + "…"
 }
 
+// FormatLine renders one memory on one line, as the replies and the CLI
+// show it: "- [id] text (3d, Alice) #tag", the text cut at MaxShownText.
+func FormatLine(m Memory, now time.Time) string { return line(m, m.Text, now) }
+
 // line renders one memory: "- [id] text (3d, Alice) #tag".
 func line(m Memory, text string, now time.Time) string {
 	var b strings.Builder

@@ -143,6 +143,11 @@ type API interface {
 	Import(ctx context.Context, r io.Reader) (added, skipped int, err error)
 }
 
+// DefaultSubjectPrefix is where the hub serves memory: requests go to
+// relay._memory.<verb>. The underscore keeps it apart from the workspaces'
+// subjects (relay.<workspace>.…), whose names start with a letter or digit.
+const DefaultSubjectPrefix = "relay._memory"
+
 // DefaultPath is the store file inside the state folder home (RELAY_HOME);
 // the hub and the CLI's direct fallback both use it.
 func DefaultPath(home string) string { return filepath.Join(home, "memory.db") }

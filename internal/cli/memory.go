@@ -1,5 +1,302 @@
 package cli
 
-import "context"
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
 
-func runMemory(ctx context.Context, env *Env, args []string) error { return errNotBuilt }
+	"github.com/nats-io/nats.go"
+
+	"github.com/relayhq/relay/bus"
+	"github.com/relayhq/relay/hub"
+	"github.com/relayhq/relay/memory"
+)
+
+const memorySynopsis = `save TEXT… | search QUERY… | list | get ID | forget ID | export | import [FILE]
+
+The shared memory that agents reach with @memory:. With a hub running it goes
+through the hub's memory service; without one it opens RELAY_HOME/memory.db
+directly (and says so on stderr). Flags may come before or after the words.
+
+  save TEXT…     save a memory (trailing #words are tags, as with @memory:save)
+  search QUERY…  search: words, "a phrase", prefix*; --limit results
+  list           the newest memories
+  get ID         one memory
+  forget ID      delete one memory
+  export         every memory as JSON lines, to stdout
+  import [FILE]  add memories from JSON lines (FILE or - for stdin)`
+
+// memoryFlags are the options of `relay memory`.
+type memoryFlags struct {
+	hub    hubFlags
+	json   bool
+	scope  string
+	tags   string
+	limit  int
+	author string
+}
+
+func runMemory(ctx context.Context, env *Env, args []string) error {
+	var f memoryFlags
+	fs := newFlags(env, "memory", memorySynopsis)
+	addHubFlags(fs, &f.hub)
+	fs.BoolVar(&f.json, "json", false, "print JSON (one array, or one object) for scripts")
+	fs.StringVar(&f.scope, "scope", "", "`scope` to save in (agent, workspace, global; default workspace), or to keep when searching and listing")
+	fs.StringVar(&f.tags, "tags", "", "comma-separated `tags` to save with, or that results must carry")
+	fs.IntVar(&f.limit, "limit", 0, "how many results or memories at most (default 10 for search, 20 for list)")
+	fs.StringVar(&f.author, "as", "", "save as `name` (default: $USER, else human)")
+	words, err := memParseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(words) == 0 {
+		return usagef("want a verb: save, search, list, get, forget, export or import")
+	}
+	verb, words := words[0], words[1:]
+	var scope memory.Scope
+	if f.scope != "" {
+		if scope, err = memory.ParseScope(f.scope); err != nil {
+			return usagef("--scope: %v", err)
+		}
+	}
+	switch verb {
+	case "save", "search":
+		if len(words) == 0 {
+			return usagef("%s wants text, e.g. relay memory %s 'deploys need the VPN'", verb, verb)
+		}
+	case "get", "forget":
+		if len(words) != 1 {
+			return usagef("%s wants one id, e.g. relay memory %s k3x9a2bq", verb, verb)
+		}
+	case "list", "export":
+		if len(words) > 0 {
+			return usagef("%s takes no words, got %q", verb, words[0])
+		}
+	case "import":
+		if len(words) > 1 {
+			return usagef("import takes one file at most, got %d", len(words))
+		}
+	default:
+		return usagef("unknown verb %q: want save, search, list, get, forget, export or import", verb)
+	}
+
+	api, workspace, done, err := openMemory(ctx, env, &f.hub)
+	if err != nil {
+		return err
+	}
+	defer done()
+	filter := memory.Filter{Workspace: workspace, Scope: scope, Limit: f.limit}
+	if f.tags != "" {
+		filter.Tags = memory.NormalizeTags([]string{f.tags})
+	}
+	err = runMemoryVerb(ctx, env, api, &f, verb, words, filter)
+	if errors.Is(err, memory.ErrInvalid) {
+		return usagef("%v", err)
+	}
+	return err
+}
+
+func runMemoryVerb(ctx context.Context, env *Env, api memory.API, f *memoryFlags, verb string, words []string, filter memory.Filter) error {
+	now := time.Now()
+	out := env.Stdout
+	switch verb {
+	case "save":
+		text, tags := memory.SplitTags(strings.Join(words, " "))
+		author := f.author
+		if author == "" {
+			author = defaultSender(env)
+		}
+		m, created, err := api.Save(ctx, memory.Memory{
+			Text: text, Tags: append(tags, filter.Tags...), Author: author,
+			Workspace: filter.Workspace, Scope: filter.Scope,
+		})
+		if err != nil {
+			return err
+		}
+		if f.json {
+			return memJSON(out, struct {
+				Memory  memory.Memory `json:"memory"`
+				Created bool          `json:"created"`
+			}{m, created})
+		}
+		fmt.Fprintln(out, memory.FormatSaved(m, created))
+	case "search":
+		rs, err := api.Search(ctx, memory.Query{Text: strings.Join(words, " "), Filter: filter})
+		if err != nil {
+			return err
+		}
+		if f.json {
+			return memJSON(out, memNonNil(rs))
+		}
+		if len(rs) == 0 {
+			fmt.Fprintln(env.Stderr, "relay memory: nothing found")
+		}
+		for _, r := range rs {
+			fmt.Fprintln(out, memory.FormatLine(r.Memory, now))
+		}
+	case "list":
+		ms, err := api.List(ctx, filter)
+		if err != nil {
+			return err
+		}
+		if f.json {
+			return memJSON(out, memNonNil(ms))
+		}
+		for _, m := range ms {
+			fmt.Fprintln(out, memory.FormatLine(m, now))
+		}
+	case "get", "forget":
+		get := api.Get
+		if verb == "forget" {
+			get = api.Forget
+		}
+		m, err := get(ctx, words[0])
+		if err != nil {
+			return err
+		}
+		switch {
+		case f.json:
+			return memJSON(out, m)
+		case verb == "get":
+			fmt.Fprintln(out, memory.FormatMemory(m, now))
+		default:
+			fmt.Fprintln(out, memory.FormatForgotten(m))
+		}
+	case "export":
+		return api.Export(ctx, out)
+	case "import":
+		in, name := env.Stdin, "stdin"
+		if len(words) == 1 && words[0] != "-" {
+			file, err := os.Open(words[0])
+			if err != nil {
+				return err
+			}
+			defer file.Close()
+			in, name = file, words[0]
+		}
+		added, skipped, err := api.Import(ctx, in)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		if f.json {
+			return memJSON(out, map[string]int{"added": added, "skipped": skipped})
+		}
+		fmt.Fprintf(out, "imported %d %s from %s (%d already there)\n", added, memPlural(added, "memory", "memories"), name, skipped)
+	}
+	return nil
+}
+
+// openMemory returns the hub's memory service when a hub runs and serves
+// it, else the store file in RELAY_HOME, saying so on stderr. done closes
+// what was opened.
+func openMemory(ctx context.Context, env *Env, hf *hubFlags) (api memory.API, workspace string, done func(), err error) {
+	o, err := busOptions(ctx, env, hf, false)
+	workspace = o.Workspace
+	if workspace == "" {
+		workspace = bus.DefaultWorkspace
+	}
+	var why string
+	switch {
+	case errors.Is(err, hub.ErrNoHub):
+		why = "no hub running"
+	case err != nil:
+		return nil, "", nil, err
+	default:
+		nc, err := memConnect(ctx, o)
+		if err != nil {
+			return nil, "", nil, err
+		}
+		c := memory.NewClient(nc, memory.DefaultSubjectPrefix)
+		pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		_, err = c.List(pctx, memory.Filter{Limit: 1})
+		cancel()
+		if err == nil {
+			return c, workspace, nc.Close, nil
+		}
+		nc.Close()
+		if !errors.Is(err, memory.ErrNoService) {
+			return nil, "", nil, err
+		}
+		why = "the hub serves no memory"
+	}
+	home, err := env.EnsureHome()
+	if err != nil {
+		return nil, "", nil, err
+	}
+	path := memory.DefaultPath(home)
+	st, err := memory.Open(path, nil)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	fmt.Fprintf(env.Stderr, "relay: %s; using %s directly\n", why, path)
+	return st, workspace, func() { st.Close() }, nil
+}
+
+// memConnect connects to the hub of o for plain request/reply.
+func memConnect(ctx context.Context, o bus.Options) (*nats.Conn, error) {
+	nopts := []nats.Option{nats.Name("relay memory"), nats.Timeout(5 * time.Second)}
+	if o.Token != "" {
+		nopts = append(nopts, nats.Token(o.Token))
+	}
+	if o.Creds != "" {
+		nopts = append(nopts, nats.UserCredentials(o.Creds))
+	}
+	if o.TLSCA != "" {
+		nopts = append(nopts, nats.RootCAs(o.TLSCA))
+	}
+	if o.TLSCert != "" || o.TLSKey != "" {
+		nopts = append(nopts, nats.ClientCert(o.TLSCert, o.TLSKey))
+	}
+	nc, err := nats.Connect(o.URL, nopts...)
+	if err != nil {
+		return nil, fmt.Errorf("connect to hub: %w", err)
+	}
+	return nc, nil
+}
+
+// memParseArgs parses flags that may come before, between or after
+// the positional words, which it returns; "--" ends the flags.
+func memParseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
+	var words []string
+	for {
+		if err := parseFlags(fs, args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return words, nil
+		}
+		if used := len(args) - len(rest); used > 0 && args[used-1] == "--" {
+			return append(words, rest...), nil
+		}
+		words, args = append(words, rest[0]), rest[1:]
+	}
+}
+
+func memJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// memNonNil makes an empty result print as [] rather than null.
+func memNonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+func memPlural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
