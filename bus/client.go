@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/url"
 	"sync"
 	"time"
 
@@ -47,6 +49,11 @@ type Options struct {
 	// ReconnectBuffer bounds what is buffered while the connection is down;
 	// zero means 8 MiB. Beyond it Send fails with nats.ErrReconnectBufExceeded.
 	ReconnectBuffer int
+	// Discover, when set, is asked for the hub's current URL before every
+	// connection and reconnection, and its host:port is dialled instead of
+	// URL's: a local hub that came back on another port is found again.
+	// An error falls back to URL. (hub.Discover fits, for RELAY_HOME.)
+	Discover func() (url string, err error)
 	// Logger receives connection events and rejected envelopes; nil
 	// discards them.
 	Logger *slog.Logger
@@ -149,6 +156,9 @@ func Connect(ctx context.Context, o Options) (*Client, error) {
 	}
 	if o.TLSCert != "" || o.TLSKey != "" {
 		nopts = append(nopts, nats.ClientCert(o.TLSCert, o.TLSKey))
+	}
+	if o.Discover != nil {
+		nopts = append(nopts, nats.SetCustomDialer(&rediscover{find: o.Discover}))
 	}
 	if d, ok := ctx.Deadline(); ok {
 		nopts = append(nopts, nats.Timeout(time.Until(d)))
@@ -274,6 +284,22 @@ func (c *Client) Close() error {
 	}
 	<-c.closed
 	return nil
+}
+
+// rediscover dials the address the hub has now.
+type rediscover struct {
+	d    net.Dialer
+	find func() (string, error)
+}
+
+func (r *rediscover) Dial(network, address string) (net.Conn, error) {
+	if u, err := r.find(); err == nil {
+		if pu, err := url.Parse(u); err == nil && pu.Host != "" {
+			address = pu.Host
+		}
+	}
+	r.d.Timeout = 2 * time.Second
+	return r.d.Dial(network, address)
 }
 
 // redact drops a token or password from a URL for messages.

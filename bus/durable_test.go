@@ -3,6 +3,7 @@ package bus_test
 import (
 	"context"
 	"errors"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -207,5 +208,33 @@ func TestClientsSurviveAHubRestart(t *testing.T) {
 	})
 	if err := bob.SetState(ctx, bus.StateIdle); err != nil {
 		t.Errorf("bob's presence after the restart: %v", err)
+	}
+}
+
+func TestClientFindsAHubOnANewPort(t *testing.T) {
+	home := testutil.Home(t)
+	h1, err := hub.Start(context.Background(), hub.Options{Home: home})
+	if err != nil {
+		t.Fatal(err)
+	}
+	find := func() (string, error) { u, _, err := hub.Discover(home); return u, err }
+	alice := register(t, h1, "alice", func(o *bus.Options) { o.Discover = find })
+	register(t, h1, "bob").Close()
+	old := h1.URL()
+	h1.Shutdown()
+	// Someone else takes the port: the hub comes back elsewhere.
+	l, err := net.Listen("tcp", strings.TrimPrefix(old, "nats://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	h2 := startHubAt(t, home, "")
+	if h2.URL() == old {
+		t.Fatalf("hub came back on its old port %s", old)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, err := alice.Send(ctx, "bob", "found you"); err != nil {
+		t.Fatalf("send after the hub moved to %s: %v", h2.URL(), err)
 	}
 }

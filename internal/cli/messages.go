@@ -78,6 +78,10 @@ func busOptions(ctx context.Context, env *Env, f *hubFlags, start bool) (bus.Opt
 	if errors.Is(err, hub.ErrNoHub) {
 		return o, fmt.Errorf("%w; start one with `relay up --detach`, or point at one with --hub or RELAY_HUB", err)
 	}
+	o.Discover = func() (string, error) { // a restarted hub may be on another port
+		u, _, err := hub.Discover(home)
+		return u, err
+	}
 	return o, err
 }
 
