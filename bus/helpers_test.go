@@ -5,10 +5,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -16,25 +12,15 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/relayhq/relay/bus"
 	"github.com/relayhq/relay/hub"
+	"github.com/relayhq/relay/hub/hubtest"
 	"github.com/relayhq/relay/internal/testutil"
 )
 
 // startHub runs a hub with its home in a fresh temporary folder on a random
 // loopback port and shuts it down with the test.
-func startHub(t testing.TB) *hub.Hub {
-	t.Helper()
-	return startHubAt(t, testutil.Home(t), "127.0.0.1:0")
-}
+func startHub(t testing.TB) *hub.Hub { return hubtest.Start(t) }
 
-func startHubAt(t testing.TB, home, listen string) *hub.Hub {
-	t.Helper()
-	h, err := hub.Start(context.Background(), hub.Options{Home: home, Listen: listen})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(h.Shutdown)
-	return h
-}
+func startHubAt(t testing.TB, home, listen string) *hub.Hub { return hubtest.StartAt(t, home, listen) }
 
 // connect joins the default workspace of h as name; mods adjust options.
 func connect(t testing.TB, h *hub.Hub, name string, mods ...func(*bus.Options)) *bus.Client {
@@ -154,81 +140,5 @@ func (l *logBuffer) String() string {
 
 func (l *logBuffer) logger() *slog.Logger { return slog.New(slog.NewTextHandler(l, nil)) }
 
-// startCluster runs three embedded NATS servers with JetStream, routed to
-// each other on loopback, each with storage in the test's temp folder; it
-// returns them once JetStream has a leader.
-func startCluster(t testing.TB) []*server.Server {
-	t.Helper()
-	ports := make([]int, 3)
-	for i := range ports {
-		ports[i] = freePort(t)
-	}
-	routes := make([]string, 3)
-	for i, p := range ports {
-		routes[i] = "nats-route://127.0.0.1:" + strconv.Itoa(p)
-	}
-	dir := t.TempDir()
-	srvs := make([]*server.Server, 3)
-	for i := range srvs {
-		o := &server.Options{
-			ServerName: fmt.Sprintf("n%d", i+1),
-			Host:       "127.0.0.1",
-			Port:       -1,
-			JetStream:  true,
-			StoreDir:   filepath.Join(dir, fmt.Sprintf("n%d", i+1)),
-			NoSigs:     true,
-			NoLog:      true,
-			Cluster: server.ClusterOpts{
-				Name: "relay-test",
-				Host: "127.0.0.1",
-				Port: ports[i],
-			},
-			Routes: server.RoutesFromStr(joinRoutes(routes, i)),
-		}
-		s, err := server.NewServer(o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s.Start()
-		srvs[i] = s
-		t.Cleanup(s.Shutdown)
-	}
-	for _, s := range srvs {
-		if !s.ReadyForConnections(10 * time.Second) {
-			t.Fatalf("server %s not ready", s.Name())
-		}
-	}
-	testutil.WaitFor(t, 30*time.Second, 50*time.Millisecond, func() error {
-		for _, s := range srvs {
-			if !s.JetStreamIsClustered() || !s.JetStreamIsCurrent() {
-				return testutil.Errorf("server %s: JetStream cluster not current", s.Name())
-			}
-		}
-		if srvs[0].JetStreamIsLeader() || srvs[1].JetStreamIsLeader() || srvs[2].JetStreamIsLeader() {
-			return nil
-		}
-		return testutil.Errorf("no JetStream meta leader yet")
-	})
-	return srvs
-}
-
-func joinRoutes(routes []string, except int) string {
-	var out []string
-	for i, r := range routes {
-		if i != except {
-			out = append(out, r)
-		}
-	}
-	return strings.Join(out, ",")
-}
-
-// freePort returns a loopback port that was free a moment ago.
-func freePort(t testing.TB) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
+// startCluster runs three routed JetStream servers (see hubtest.Cluster).
+func startCluster(t testing.TB) []*server.Server { return hubtest.Cluster(t, 3) }
