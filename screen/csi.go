@@ -297,14 +297,17 @@ func (s *Screen) setPrivateModes(ps ansi.Params, on bool) {
 }
 
 // setAlt switches to or from the alternate screen; with saveCursor (?1049)
-// the cursor and pen are saved on the way in and restored on the way out.
+// the cursor is saved on the way in and, with the pen, restored on the way
+// out, even when the alternate screen is not active (as tmux does).
 func (s *Screen) setAlt(on, saveCursor bool) {
 	if on {
 		if s.cur == s.alt {
 			return
 		}
+		s.altSaved.pen = s.pen
 		if saveCursor {
-			s.saveCursor(&s.altSaved)
+			s.altSaved.set = true
+			s.altSaved.cx, s.altSaved.cy = s.cx, s.cy
 		}
 		if s.alt == nil || len(s.alt.rows) != s.rows || len(s.alt.rows[0].cells) != s.cols {
 			s.alt = newBuffer(s.cols, s.rows)
@@ -314,15 +317,14 @@ func (s *Screen) setAlt(on, saveCursor bool) {
 		s.touchAll()
 		return
 	}
-	if s.cur != s.alt {
-		return
-	}
-	s.cur = s.main
 	if saveCursor && s.altSaved.set {
 		s.cx, s.cy = s.altSaved.cx, s.altSaved.cy
 		s.pen = s.altSaved.pen
-		s.cx = min(s.cx, s.cols-1)
-		s.cy = min(s.cy, s.rows-1)
 	}
-	s.touchAll()
+	if s.cur == s.alt {
+		s.cur = s.main
+		s.touchAll()
+	}
+	s.cx = min(s.cx, s.cols-1)
+	s.cy = min(s.cy, s.rows-1)
 }

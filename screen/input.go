@@ -31,8 +31,10 @@ func (s *Screen) Write(p []byte) (int, error) {
 func (s *Screen) ground(p []byte, i int) int {
 	for i < len(p) {
 		b := p[i]
-		if b < 0x80 {
-			s.uneed = 0 // tmux abandons an open UTF-8 character here
+		if b < 0x7f && b != 0x1b {
+			// Text and controls abandon an open UTF-8 character;
+			// escape sequences and DEL do not (as in tmux).
+			s.uneed = 0
 		}
 		switch {
 		case b >= 0x20 && b < 0x7f:
@@ -159,11 +161,10 @@ func (s *Screen) startSeq() {
 	s.parser.Advance(0x1b)
 }
 
-// toGround returns to text after a sequence; like tmux, a UTF-8 character
-// left open before the sequence is abandoned.
+// toGround returns to text after a sequence. A UTF-8 character left open
+// before the sequence stays open, as in tmux.
 func (s *Screen) toGround() {
 	s.state = stGround
-	s.uneed, s.uhave = 0, 0
 }
 
 func (s *Screen) startString(st int) {
@@ -203,6 +204,7 @@ func (s *Screen) stringBytes(p []byte, i int) int {
 		case b == 0x18 || b == 0x1a:
 			s.endString()
 			s.toGround()
+			s.uneed = 0
 			return i + 1
 		case b == 0x07 && s.state == stOSC:
 			s.endString()
@@ -267,6 +269,10 @@ func (s *Screen) endString() {
 
 // execute performs a C0 control.
 func (s *Screen) execute(b byte) {
+	if b == 0x1b {
+		return // ESC ESC: the parser restarts the sequence
+	}
+	s.uneed = 0
 	s.last = -1
 	switch b {
 	case 0x08: // BS
