@@ -4,11 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/relayhq/relay/bus"
@@ -199,3 +204,83 @@ func TestHubUsageErrors(t *testing.T) {
 }
 
 func regexpMust(p string) *regexp.Regexp { return regexp.MustCompile(p) }
+
+// startRelay runs the relay stand-in (this test binary) as a process with
+// c's variables, its stdout in out.
+func (c *hubCLI) startRelay(out io.Writer, args ...string) *exec.Cmd {
+	c.t.Helper()
+	cmd := exec.Command(c.exe, args...)
+	for k, v := range c.vars {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		c.t.Fatal(err)
+	}
+	c.t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	return cmd
+}
+
+// lockedBuffer is a bytes.Buffer that a process writes while a test reads.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func waitOutput(t *testing.T, out *lockedBuffer, want string) {
+	t.Helper()
+	testutil.Eventually(t, func() error {
+		if !strings.Contains(out.String(), want) {
+			return testutil.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+		return nil
+	})
+}
+
+func TestHubForegroundAndLogFollow(t *testing.T) {
+	c := newHubCLI(t)
+	var hubOut lockedBuffer
+	up := c.startRelay(&hubOut, "up")
+	waitOutput(t, &hubOut, "relay hub listening on nats://127.0.0.1:")
+	if _, _, err := hub.Discover(c.home); err != nil {
+		t.Fatalf("foreground hub not found: %v", err)
+	}
+	c.must("send", "--from", "ci", "bob", "first")
+
+	var logOut lockedBuffer
+	follow := c.startRelay(&logOut, "log", "--follow")
+	waitOutput(t, &logOut, "ci -> bob  [bob:queued]  first")
+	c.must("send", "--from", "ci", "bob", "second")
+	waitOutput(t, &logOut, "ci -> bob  [bob:queued]  second")
+	if err := follow.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if err := follow.Wait(); err != nil {
+		t.Errorf("log --follow after Ctrl-C: %v\n%s", err, logOut.String())
+	}
+
+	if err := up.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := up.Wait(); err != nil {
+		t.Errorf("up after SIGTERM: %v\n%s", err, hubOut.String())
+	}
+	if !strings.Contains(hubOut.String(), "relay hub stopped") {
+		t.Errorf("up printed %q", hubOut.String())
+	}
+	if _, _, err := hub.Discover(c.home); !errors.Is(err, hub.ErrNoHub) {
+		t.Errorf("Discover after the foreground hub stopped: %v", err)
+	}
+}
