@@ -135,7 +135,8 @@ type API interface {
 	Get(ctx context.Context, id string) (Memory, error)
 	// Forget deletes one memory and returns it, or ErrNotFound.
 	Forget(ctx context.Context, id string) (Memory, error)
-	// Export writes every memory as JSON lines, oldest first.
+	// Export writes every memory as JSON lines in save order (a re-saved
+	// memory counts as saved when it was re-saved).
 	Export(ctx context.Context, w io.Writer) error
 	// Import reads JSON lines as Export writes them and adds the memories it
 	// does not have yet (same id, or same text in the same scope, is

@@ -87,7 +87,8 @@ func (e *remoteError) Is(target error) bool {
 }
 
 // Serve answers memory requests on subjectPrefix.* from st until ctx is
-// cancelled, then drains what is in flight and returns nil. It returns an
+// cancelled, then stops taking requests, answers those in flight, and
+// returns nil. It returns an
 // error only when it cannot subscribe. Requests are handled concurrently.
 func Serve(ctx context.Context, nc *nats.Conn, subjectPrefix string, st *Store) error {
 	var wg sync.WaitGroup
@@ -98,7 +99,8 @@ func Serve(ctx context.Context, nc *nats.Conn, subjectPrefix string, st *Store) 
 		go func() {
 			defer func() { <-sem; wg.Done() }()
 			verb := strings.TrimPrefix(msg.Subject, subjectPrefix+".")
-			rctx, cancel := context.WithTimeout(ctx, DefaultRequestTimeout)
+			// Not cancelled with ctx: what was received is still answered.
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), DefaultRequestTimeout)
 			defer cancel()
 			data, _ := json.Marshal(serveOne(rctx, st, verb, msg.Data))
 			if msg.Reply != "" {

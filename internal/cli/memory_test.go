@@ -187,3 +187,23 @@ func TestMemoryCLIThroughHub(t *testing.T) {
 		t.Error("the CLI opened the local file although the hub served memory")
 	}
 }
+
+// TestMemoryCLIHubWithoutMemory: a hub that does not serve memory makes
+// the CLI fall back to the file, saying why.
+func TestMemoryCLIHubWithoutMemory(t *testing.T) {
+	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go ns.Start()
+	if !ns.ReadyForConnections(10 * time.Second) {
+		t.Fatal("nats not ready")
+	}
+	defer ns.Shutdown()
+	c := newMemCLI(t)
+	c.vars["RELAY_HUB"] = ns.ClientURL()
+	_, errs := c.must("", "list")
+	if want := "relay: the hub serves no memory; using " + filepath.Join(c.home, "memory.db") + " directly\n"; errs != want {
+		t.Errorf("stderr = %q, want %q", errs, want)
+	}
+}
