@@ -55,9 +55,8 @@ func (s *Screen) handleESC(cmd ansi.Cmd) {
 	}
 }
 
-// fullReset is RIS (ESC c).
+// fullReset is RIS (ESC c). Like tmux it stays on the current screen.
 func (s *Screen) fullReset() {
-	cb := s.cur
 	s.pen = cell{}
 	s.resetTabs()
 	s.rupper, s.rlower = 0, s.rows-1
@@ -66,7 +65,6 @@ func (s *Screen) fullReset() {
 	s.bracketedPaste = false
 	s.clearRows(0, s.rows-1)
 	s.cx, s.cy = 0, 0
-	_ = cb
 }
 
 // alignmentTest is DECALN: fill the screen with E.

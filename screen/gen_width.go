@@ -2,7 +2,7 @@
 
 // gen_width writes width_table.go: the display width of every code point as
 // the C library's wcwidth(3) reports it in the C.UTF-8 locale, which is what
-// tmux (our reference) uses. Run it with `go generate ./screen/` on a glibc
+// tmux (our reference) uses; 3 marks code points wcwidth calls unprintable. Run it with `go generate ./screen/` on a glibc
 // system; the table then matches tmux on that system.
 package main
 
@@ -35,13 +35,11 @@ func main() {
 		var blk [64]byte
 		for i := 0; i < 1<<blockBits; i++ {
 			cp := b<<blockBits | i
-			w := 1 // tmux treats wcwidth() == -1 as width 1
+			w := 3 // unprintable: tmux on Linux drops what wcwidth() rejects
 			if cp < 0xd800 || cp > 0xdfff {
-				switch v := int(C.w(C.int(cp))); {
-				case v == 0:
-					w = 0
-				case v == 2:
-					w = 2
+				switch v := int(C.w(C.int(cp))); v {
+				case 0, 1, 2:
+					w = v
 				}
 			}
 			blk[i/4] |= byte(w) << (2 * (i % 4))

@@ -193,3 +193,43 @@ func TestBisect(t *testing.T) {
 		t.Log(diffText(tmuxCapture(t, c.cols, c.rows, []byte(c.data[:lo+1])), s.Text()))
 	}
 }
+
+// TestWidthAgainstTmux checks the width table on a sample of code points
+// (every 89th from U+0300 up, plus emoji and CJK) with a live tmux: each
+// row prints "ab", the character and a bar at column 8, so the spaces
+// before the bar show the width tmux gave the character.
+func TestWidthAgainstTmux(t *testing.T) {
+	if testing.Short() {
+		t.Skip("live tmux comparison skipped with -short")
+	}
+	var cps []rune
+	for r := rune(0x300); r < 0x20000; r += 89 {
+		if r < 0xd800 || r > 0xdfff {
+			cps = append(cps, r)
+		}
+	}
+	cps = append(cps, '中', '😀', '👍', '✅', '❤', '⚡', '☕', '✳', '❯', '●', '⏵', '─', 0x1f1eb, 0x1faf0, 0x3000, 0xff01, 0x200b, 0xad, 0x1160)
+	const batch = 150
+	for len(cps) > 0 {
+		n := min(batch, len(cps))
+		var sb strings.Builder
+		for i, r := range cps[:n] {
+			if i > 0 {
+				sb.WriteString("\r\n")
+			}
+			sb.WriteString("ab" + string(r) + "\x1b[8G|")
+		}
+		want := tmuxCapture(t, 20, n, []byte(sb.String()))
+		s := New(20, n)
+		s.Write([]byte(sb.String()))
+		if got := s.Text(); got != want {
+			w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+			for i := range min(len(w), len(g)) {
+				if w[i] != g[i] {
+					t.Errorf("U+%04X: tmux %q, model %q", cps[i], w[i], g[i])
+				}
+			}
+		}
+		cps = cps[n:]
+	}
+}

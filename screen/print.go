@@ -100,6 +100,9 @@ func (s *Screen) printRune(ch rune) {
 		s.last = -1
 	}
 	w := runeWidth(ch)
+	if w < 0 {
+		return
+	}
 	if w == 0 || (s.zwj && (ch >= 0x80 || !s.autowrap || s.insert)) {
 		// After a joiner tmux joins any character to the previous cell.
 		s.combine(ch)

@@ -84,6 +84,7 @@ func synthCases() []synthCase {
 	}
 	cs = append(cs, synthCase{"il-dl-column", 10, 6, "abc\x1b[2;3H\x1b[LX\x1b[4;5H\x1b[MY\x1b[2;4r\x1b[3;6H\x1b[LZ\x1b[3;7H\x1b[MW\x1b[6;3H\x1b[LV\x1b[r"})
 	cs = append(cs, synthCase{"utf8-across-controls", 10, 8, "\xe2\x9c\r\xb3X\r\n\xe2\x9c\x1b[m\xb3X\r\n\xe2\x9c\x1b]0;t\x07\xb3X\r\n\xe2\x9c\x1b[1C\xb3X\r\n\xe2\x9c\n\xb3X\r\n\xe2\x9c\x07\xb3X"})
+	cs = append(cs, synthCase{"ris-in-alt", 10, 4, "main\x1b[?1049halt\x1bcX\x1b[?2004h\x1b[?1049lY"})
 	cs = append(cs, synthCase{"decstbm-equal", 10, 5, "abc\r\ndef\x1b[2;2rX\x1b[3;1r\nY"})
 	for seed := uint64(1); seed <= 8; seed++ {
 		cs = append(cs, soup(seed))
