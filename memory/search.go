@@ -97,7 +97,8 @@ const (
 // each term; and it estimates how common a term is from how far back its
 // newest dfSample matches reach. Save order is recency order (a re-save
 // moves a memory to the front), so what is left unread is older and would
-// rank lower on recency. Below those counts everything is exact.
+// rank lower on recency. Below those counts everything is exact. A limit
+// above a window widens it.
 const (
 	searchWindow = 200
 	termWindow   = 100
@@ -181,7 +182,7 @@ func (s *Store) search(ctx context.Context, terms []string, f Filter, limit int)
 	}
 
 	// Pass 1: memories holding every term.
-	all, err := s.candidates(ctx, strings.Join(terms, " "), f, searchWindow)
+	all, err := s.candidates(ctx, strings.Join(terms, " "), f, max(searchWindow, limit))
 	if err != nil {
 		return nil, err
 	}
@@ -202,7 +203,7 @@ func (s *Store) search(ctx context.Context, terms []string, f Filter, limit int)
 		}
 		var some []candidate
 		for i, t := range terms {
-			cs, err := s.candidates(ctx, t, f, termWindow)
+			cs, err := s.candidates(ctx, t, f, max(termWindow, limit))
 			if err != nil {
 				return nil, err
 			}

@@ -506,3 +506,33 @@ func concurrentChild(t *testing.T, spec string) {
 		}
 	}
 }
+
+// TestSearchBeyondWindows: in a store with more matches than the search
+// windows, rare words are still found, every-term matches still come
+// first, and a large limit widens the window.
+func TestSearchBeyondWindows(t *testing.T) {
+	ctx := context.Background()
+	c := newClock()
+	st := openTest(t, c)
+	ms := []Memory{{Text: "common words with a zebra inside"}}
+	for i := range 2 * searchWindow {
+		ms = append(ms, Memory{Text: fmt.Sprintf("common words number %d", i), Workspace: []string{"a", "b"}[i%2]})
+	}
+	if _, _, err := st.ImportMemories(ctx, ms); err != nil {
+		t.Fatal(err)
+	}
+	for q, first := range map[string]string{"zebra": "common words with a zebra inside", "zebra common": "common words with a zebra inside", "giraffe zebra": "common words with a zebra inside"} {
+		res, err := st.Search(ctx, Query{Text: q})
+		if err != nil || len(res) == 0 || res[0].Text != first {
+			t.Errorf("search %q = %q, %v; want %q first", q, texts(res), err, first)
+		}
+	}
+	res, err := st.Search(ctx, Query{Text: "common", Filter: Filter{Limit: 2*searchWindow + 1}})
+	if err != nil || len(res) != 2*searchWindow+1 {
+		t.Errorf("search common with a large limit: %d results, %v; want %d", len(res), err, 2*searchWindow+1)
+	}
+	res, _ = st.Search(ctx, Query{Text: "common", Filter: Filter{Workspace: "b", Limit: 5}})
+	if len(res) != 5 || res[0].Workspace != "b" {
+		t.Errorf("filtered search = %+v", res)
+	}
+}
