@@ -204,6 +204,10 @@ func (c *Client) setup(ctx context.Context) error {
 			c.stream, err = js.Stream(ctx, scfg.Name)
 		}
 	}
+	if errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount) ||
+		errors.Is(err, nats.ErrNoResponders) {
+		return fmt.Errorf("open stream %s: %w: relay needs JetStream on the NATS server (nats-server -js)", scfg.Name, err)
+	}
 	if err != nil {
 		return fmt.Errorf("open stream %s: %w", scfg.Name, err)
 	}

@@ -3,6 +3,7 @@ package bus_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -57,4 +58,20 @@ func TestThreeNodeCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	back.waitBodies(t, "broadcast across nodes")
+}
+
+func TestServerWithoutJetStream(t *testing.T) {
+	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoSigs: true, NoLog: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Start()
+	defer s.Shutdown()
+	if !s.ReadyForConnections(10 * time.Second) {
+		t.Fatal("not ready")
+	}
+	_, err = bus.Connect(context.Background(), bus.Options{URL: s.ClientURL(), Name: "alice"})
+	if err == nil || !strings.Contains(err.Error(), "relay needs JetStream") {
+		t.Errorf("connect to a server without JetStream: %v, want advice", err)
+	}
 }

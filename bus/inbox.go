@@ -95,7 +95,9 @@ func (f *inflight) nakAll() {
 // durable JetStream consumer named after the agent: what arrives while no
 // Inbox runs waits. Envelopes that fail validation (from a foreign client)
 // are logged, removed and reported failed to their sender where possible;
-// handle never sees them.
+// handle never sees them. handle may return before it settles a delivery
+// (Ack, Nak or Fail from any goroutine later); up to 1000 deliveries may be
+// unsettled at once.
 func (c *Client) Inbox(ctx context.Context, handle func(context.Context, *Delivery)) error {
 	if c.opts.Name == "" {
 		return fmt.Errorf("inbox: %w: the client has no agent name", ErrNotRegistered)
