@@ -15,10 +15,20 @@ import (
 	"github.com/creack/pty"
 )
 
-// Timings for typing into the real CLIs, measured with the smoke tests: an
-// Enter written less than about 120 ms after a paste is read as a newline by
-// Codex (30 ms for Gemini CLI, and unreliable for Claude Code), so Submit
-// waits SubmitSettle between the paste and the Enter.
+// SubmitSettle is the pause between a paste and its Enter. Measured here
+// (4 prompts per cell, idle CLI, first Enter only):
+//
+//	                    same write  50 ms  150 ms  300 ms
+//	Claude Code paste       4/4      4/4    4/4     4/4
+//	Claude Code typed       4/4      4/4    4/4     4/4
+//	Codex paste             4/4      4/4    4/4     4/4
+//	Codex typed             0/4      4/4    4/4     4/4
+//	Gemini CLI paste        0/4      2/4    4/4     4/4
+//	Gemini CLI typed        0/4      4/4    4/4     4/4
+//
+// Gemini CLI's first prompt right after start-up was once taken as a
+// newline at 150 ms on this loaded machine: use 300 ms for it, and confirm
+// (SubmitConfirm) with one more Enter when the text was not submitted.
 const SubmitSettle = 150 * time.Millisecond
 
 // Cmd is a program to start in a pseudo-terminal.
@@ -39,6 +49,15 @@ type Cmd struct {
 	// send at start (primary device attributes and cursor position) the
 	// way a terminal would. None of the three CLIs needs it.
 	AnswerQueries bool
+}
+
+// Under returns a copy of c that runs c.Argv under a wrapper, e.g.
+// cmd.Under(relayBin, "wrap", "--name", "Bob", "--"): the wrapper gets c's
+// environment, folder and size, and starts the CLI itself.
+func (c Cmd) Under(prefix ...string) Cmd {
+	c.Argv = append(append([]string(nil), prefix...), c.Argv...)
+	c.Env = append([]string(nil), c.Env...)
+	return c
 }
 
 // Term is a program running in a real pseudo-terminal. Everything it writes
