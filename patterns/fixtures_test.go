@@ -11,7 +11,8 @@ import (
 // fixture is one recording's NAME.json: the raw text the model produced and
 // what a scanner must and must not find in it.
 type fixture struct {
-	AssistantText string `json:"assistant_text"`
+	AssistantText string   `json:"assistant_text"`
+	Prompts       []string `json:"prompts"`
 	Must          []struct {
 		NS, Target, Body string
 	} `json:"must"`
@@ -24,7 +25,8 @@ func collapse(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // TestRecordingsRawText checks every recording folder's fixtures: the raw
 // (markdown) path finds exactly the must commands, with their exact words,
-// and none of must_not or either.
+// and none of must_not or either. A recording answers each of its prompts
+// with the same assistant_text, so the raw path reads it once per prompt.
 func TestRecordingsRawText(t *testing.T) {
 	files, _ := filepath.Glob("../testdata/recordings/*/*.json")
 	if len(files) == 0 {
@@ -46,7 +48,11 @@ func TestRecordingsRawText(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			cmds := ExtractText(fx.AssistantText, Options{Namespaces: ns})
+			// The mock model gave the same reply to every prompt.
+			var cmds []Command
+			for range max(1, len(fx.Prompts)) {
+				cmds = append(cmds, ExtractText(fx.AssistantText, Options{Namespaces: ns})...)
+			}
 			if len(cmds) != len(fx.Must) {
 				t.Errorf("found %d commands, want %d: %+v", len(cmds), len(fx.Must), cmds)
 			}

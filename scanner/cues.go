@@ -21,6 +21,10 @@ type Cues struct {
 	// last row starting with it is the input box: it and the rows below it
 	// are the TUI's own and never fire. Empty: no input box.
 	Prompt string
+	// StateOSC is the number of an OSC sequence in which the CLI reports
+	// its state as "state=working", "state=idle", "state=done" (Codex:
+	// 7501): an exact busy cue, beside the texts in Busy. Zero: none.
+	StateOSC int
 	// Placeholders are texts an empty input box shows (Codex: "Ask Codex to
 	// do anything"); they are not a draft. Faint text is never a draft
 	// either.
@@ -69,6 +73,7 @@ func CuesFor(profile string) (Cues, bool) {
 	case "codex":
 		return Cues{
 			Busy:         []string{"esc to interrupt"},
+			StateOSC:     7501,
 			Prompt:       "›",
 			Placeholders: []string{"Ask Codex to do anything"},
 		}, true

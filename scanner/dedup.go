@@ -1,6 +1,7 @@
 package scanner
 
 import (
+	"sort"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -18,11 +19,19 @@ const maxOccurrences = 1024
 // occurrence is one command that fired: what it said, where, and after
 // what text.
 type occurrence struct {
-	key  string    // namespace, target and collapsed body
-	ctx  string    // up to ctxBytes of the collapsed text before it
-	abs  int64     // absolute row of its first line when last seen
-	seen uint64    // the pass that last matched it
-	when time.Time // when it was last matched
+	key   string    // namespace, target and collapsed body
+	ctx   string    // up to ctxBytes of the collapsed text before it
+	abs   int64     // absolute row of its first line when last seen
+	seen  uint64    // the pass that last matched it
+	when  time.Time // when it was last matched
+	epoch uint64    // the screen epoch it was last matched in
+	text  string    // its first row as drawn
+	// onRow is true while the row at abs is known to show it (it fired or
+	// was matched there, or relocate followed it there) in this epoch.
+	onRow bool
+	// lost is when relocate last failed to find it (zero while found): a
+	// frame half drawn may hide it for a moment.
+	lost time.Time
 }
 
 // candidate is a final command found in this pass.
@@ -32,6 +41,9 @@ type candidate struct {
 	ctx string
 	abs int64
 	row int
+	// text is the first row's text, by which a full-screen TUI's redraws
+	// are followed (see relocate).
+	text string
 	// ready is false for a command still open (streaming, moving): it may
 	// keep an occurrence it matches up to date, but never fires.
 	ready bool
@@ -49,6 +61,9 @@ func (s *Scanner) evaluate(final bool) {
 		return
 	}
 	s.pass++
+	if changed {
+		s.relocate(now)
+	}
 	v := s.buildView()
 	cmds := s.ex.Extract(v.lines)
 	busyCue := s.hasBusyCue()
@@ -76,6 +91,7 @@ func (s *Scanner) evaluate(final bool) {
 			ctx:   ctx,
 			abs:   v.phys[first].abs,
 			row:   v.phys[first].row,
+			text:  v.phys[first].text,
 			ready: ready,
 		})
 	}
@@ -160,7 +176,7 @@ func contextBefore(v *view, i int) (string, int) {
 		if v.info[k].chrome {
 			continue
 		}
-		t := collapse(v.lines[k].Text)
+		t := v.collapsed(k)
 		if t == "" {
 			continue
 		}
@@ -211,27 +227,27 @@ func compatible(o *occurrence, c string, now time.Time) bool {
 // match pairs candidates with commands that already fired and returns the
 // ready ones that are new. A candidate is the same occurrence as one that
 // fired when it has the same words, stands after the same text (see
-// compatible), and that occurrence is not already matched in this pass; an
-// occurrence on the same absolute row is preferred, then the nearest (a
-// scroll, a redraw, a resize moves it). The same
-// words after different text, or beside their earlier copy, are new.
+// compatible), and that occurrence is not already matched in this pass:
+// first an occurrence on the same absolute row (a redraw in place, a
+// scroll, which keeps absolute rows), then, where content can move without
+// scrolling (the alternate screen, or after a clear or a resize), the
+// nearest one. The same words after different text, or beside their
+// earlier copy, are new.
 func (s *Scanner) match(cands []*candidate, now time.Time) []*candidate {
 	for _, cd := range cands {
-		for _, o := range s.occ {
-			if o.seen != s.pass && o.key == cd.key && o.abs == cd.abs && compatible(o, cd.ctx, now) {
-				s.claim(o, cd, now)
-				break
-			}
+		if o := s.occ.at(cd.key, cd.abs); o != nil && o.seen != s.pass && ((o.onRow && o.epoch == s.epoch) || compatible(o, cd.ctx, now)) {
+			s.claim(o, cd, now)
 		}
 	}
+	alt := s.scr.AltScreen()
 	var fresh []*candidate
 	for _, cd := range cands {
 		if cd.occ != nil {
 			continue
 		}
 		var best *occurrence
-		for _, o := range s.occ {
-			if o.seen == s.pass || o.key != cd.key || !compatible(o, cd.ctx, now) {
+		for _, o := range s.occ.byKey[cd.key] {
+			if o.seen == s.pass || (!alt && o.epoch == s.epoch) || !compatible(o, cd.ctx, now) {
 				continue
 			}
 			if best == nil || absDiff(o.abs, cd.abs) < absDiff(best.abs, cd.abs) {
@@ -245,25 +261,123 @@ func (s *Scanner) match(cands []*candidate, now time.Time) []*candidate {
 		if !cd.ready {
 			continue
 		}
-		o := &occurrence{key: cd.key, ctx: cd.ctx, abs: cd.abs, seen: s.pass, when: now}
+		o := &occurrence{key: cd.key, ctx: cd.ctx, abs: cd.abs, seen: s.pass, when: now, epoch: s.epoch, text: cd.text, onRow: cd.row >= 0}
 		cd.occ = o
-		s.occ = append(s.occ, o)
+		s.occ.add(o)
 		fresh = append(fresh, cd)
 	}
-	if len(s.occ) > maxOccurrences {
-		s.occ = append(s.occ[:0], s.occ[len(s.occ)-maxOccurrences/2:]...)
-	}
+	s.occ.trim(maxOccurrences)
 	return fresh
 }
 
 // claim marks o as matched by cd in this pass and moves it there.
 func (s *Scanner) claim(o *occurrence, cd *candidate, now time.Time) {
-	o.seen, o.when = s.pass, now
-	o.abs = cd.abs
+	o.seen, o.when, o.epoch, o.text, o.onRow = s.pass, now, s.epoch, cd.text, cd.row >= 0
+	s.occ.move(o, cd.abs)
 	if len(cd.ctx) >= len(o.ctx) {
 		o.ctx = cd.ctx
 	}
 	cd.occ = o
+}
+
+// relocate follows the commands that fired and are on screen to where the
+// program redrew them: a full-screen TUI scrolls by drawing every row
+// again, one or a few rows higher, which moves a line without scrolling it.
+// Each occurrence keeps its row if that row still shows its first line,
+// else it moves to the nearest row that does (preferring rows above it:
+// content moves up), each row taken once. Occurrences not found stay
+// where they were; once missing from a settled frame they are matched by
+// context only. Not across a clear or
+// a resize (a new epoch): there, context decides.
+func (s *Scanner) relocate(now time.Time) {
+	var live []*occurrence
+	for _, o := range s.occ.order {
+		if y := o.abs - s.scrolled; o.onRow && o.epoch == s.epoch && y >= 0 && y < int64(len(s.rows)) {
+			live = append(live, o)
+		}
+	}
+	if len(live) == 0 {
+		return
+	}
+	sort.Slice(live, func(i, j int) bool { return live[i].abs < live[j].abs })
+	taken := make([]bool, len(s.rows))
+	var lost []*occurrence
+	for _, o := range live {
+		if y := int(o.abs - s.scrolled); !taken[y] && s.rows[y].text == o.text {
+			taken[y] = true
+			o.lost = time.Time{}
+			continue
+		}
+		lost = append(lost, o)
+	}
+	for _, o := range lost {
+		old := int(o.abs - s.scrolled)
+		best := -1
+		for d := 1; d < len(s.rows) && best < 0; d++ {
+			for _, y := range []int{old - d, old + d} {
+				if y >= 0 && y < len(s.rows) && !taken[y] && s.rows[y].text == o.text {
+					best = y
+					break
+				}
+			}
+		}
+		switch {
+		case best >= 0:
+			taken[best] = true
+			s.occ.move(o, s.scrolled+int64(best))
+			o.lost = time.Time{}
+		case o.lost.IsZero():
+			o.lost = now
+		case now.Sub(o.lost) > s.cues.QuietTime:
+			// Gone from a frame that had time to settle.
+			o.onRow = false
+		}
+	}
+}
+
+// absKey finds an occurrence by its words and absolute row.
+type absKey struct {
+	key string
+	abs int64
+}
+
+// occurrences are the commands that fired, indexed for matching.
+type occurrences struct {
+	order []*occurrence // oldest first
+	byKey map[string][]*occurrence
+	byAbs map[absKey]*occurrence
+}
+
+func (m *occurrences) at(key string, abs int64) *occurrence { return m.byAbs[absKey{key, abs}] }
+
+func (m *occurrences) add(o *occurrence) {
+	if m.byKey == nil {
+		m.byKey = map[string][]*occurrence{}
+		m.byAbs = map[absKey]*occurrence{}
+	}
+	m.order = append(m.order, o)
+	m.byKey[o.key] = append(m.byKey[o.key], o)
+	m.byAbs[absKey{o.key, o.abs}] = o
+}
+
+func (m *occurrences) move(o *occurrence, abs int64) {
+	if k := (absKey{o.key, o.abs}); m.byAbs[k] == o {
+		delete(m.byAbs, k)
+	}
+	o.abs = abs
+	m.byAbs[absKey{o.key, abs}] = o
+}
+
+// trim keeps the newest half once there are more than max.
+func (m *occurrences) trim(max int) {
+	if len(m.order) <= max {
+		return
+	}
+	keep := m.order[len(m.order)-max/2:]
+	*m = occurrences{}
+	for _, o := range keep {
+		m.add(o)
+	}
 }
 
 func absDiff(a, b int64) int64 {

@@ -48,7 +48,8 @@ const rawChunk = 32 << 10
 // by its first line: a JSON object with "version": 2); an asciicast's event
 // times drive the scanner's clock and its "r" events resize it. The end of
 // the recording makes everything final. Event times count from the Unix
-// epoch: e.Time.Sub(time.Unix(0, 0)) is the offset into the recording.
+// epoch: e.Time.Sub(time.Unix(0, 0)) is the offset into an asciicast (zero
+// for raw bytes).
 func Replay(ctx context.Context, r io.Reader, opts ReplayOptions, fn func(Event)) error {
 	br := bufio.NewReaderSize(r, 64<<10)
 	head, _ := br.Peek(1)
@@ -93,16 +94,37 @@ func (o ReplayOptions) scanner(cols, rows int, now func() time.Time) *Scanner {
 }
 
 func replayRaw(ctx context.Context, r io.Reader, opts ReplayOptions, fn func(Event)) error {
-	s := opts.scanner(0, 0, func() time.Time { return replayEpoch() })
-	defer s.Subscribe(fn)()
+	now := replayEpoch()
+	s := opts.scanner(0, 0, func() time.Time { return now })
+	// The clock is made up (see rawFramePause): events carry no time.
+	defer s.Subscribe(func(e Event) {
+		e.Time = replayEpoch()
+		fn(e)
+	})()
 	buf := make([]byte, rawChunk)
+	var carry []byte
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		n, err := r.Read(buf)
-		s.Write(buf[:n])
+		data := append(carry, buf[:n]...)
+		// Raw bytes carry no times: a frame boundary stands for a pause
+		// long enough for the scanner to read the frame, so commands that
+		// a TUI later scrolls away by redrawing are still seen.
+		frames := splitFrames(data)
+		carry = append([]byte(nil), frames[len(frames)-1]...)
+		for _, f := range frames[:len(frames)-1] {
+			s.Write(f)
+			now = now.Add(rawFramePause)
+			s.Tick()
+		}
+		if len(carry) > rawChunk {
+			s.Write(carry)
+			carry = carry[:0]
+		}
 		if errors.Is(err, io.EOF) {
+			s.Write(carry)
 			s.Flush()
 			return nil
 		}
@@ -110,6 +132,39 @@ func replayRaw(ctx context.Context, r io.Reader, opts ReplayOptions, fn func(Eve
 			return fmt.Errorf("read: %w", err)
 		}
 	}
+}
+
+// rawFramePause is the time a raw replay lets pass at each frame boundary:
+// longer than any profile's QuietTime.
+const rawFramePause = 10 * time.Second
+
+// splitFrames cuts a raw stream where a full-screen program most likely
+// finished one frame and started the next: before each cursor-home
+// (ESC[H, where Claude Code starts its redraws), before each run of
+// erase-line-and-up (ESC[2K ESC[1A, where Gemini CLI's renderer repaints
+// its live area) and after each end of a synchronized update (ESC[?2026l,
+// Codex). The last element is the
+// unfinished rest.
+func splitFrames(data []byte) [][]byte {
+	var out [][]byte
+	start := 0
+	for i := 0; i+2 < len(data); i++ {
+		if data[i] != 0x1b || data[i+1] != '[' {
+			continue
+		}
+		switch {
+		case data[i+2] == 'H', bytes.HasPrefix(data[i:], []byte("\x1b[2K\x1b[1A")) && !bytes.HasSuffix(data[:i], []byte("\x1b[1A")):
+			if i > start {
+				out = append(out, data[start:i])
+				start = i
+			}
+		case bytes.HasPrefix(data[i:], []byte("\x1b[?2026l")):
+			end := i + len("\x1b[?2026l")
+			out = append(out, data[start:end])
+			start = end
+		}
+	}
+	return append(out, data[start:])
 }
 
 func replayCast(ctx context.Context, br *bufio.Reader, width, height int, opts ReplayOptions, fn func(Event)) error {
@@ -127,7 +182,10 @@ func replayCast(ctx context.Context, br *bufio.Reader, width, height int, opts R
 				return fmt.Errorf("line %d: %v: %w", lineNo, perr, ErrBadRecording)
 			}
 			if t := replayEpoch().Add(at); t.After(now) {
+				// Time passed with no output: rows that were quiet long
+				// enough by now are final before the next event changes them.
 				now = t
+				s.Tick()
 			}
 			switch code {
 			case "o":
@@ -139,7 +197,6 @@ func replayCast(ctx context.Context, br *bufio.Reader, width, height int, opts R
 				}
 				s.Resize(c, r)
 			}
-			s.Tick()
 		}
 		if errors.Is(err, io.EOF) {
 			s.Flush()

@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -138,10 +139,14 @@ type Scanner struct {
 	scrolled int64      // rows scrolled off so far: abs index of screen row 0
 	viewFrom int64      // abs index where the next view must start
 	pending  int        // rows scrolled off since the last pass
-	escTail  []byte     // last bytes of the previous piece, for ESC[3J across pieces
 
-	occ      []*occurrence
-	pass     uint64
+	occ  occurrences
+	pass uint64
+	// epoch changes whenever content may move without scrolling: a clear,
+	// a resize, a reset, a switch of screens.
+	epoch    uint64
+	wasAlt   bool
+	oscBusy  bool // the CLI's own state report says it is working
 	injected []string
 
 	state      State
@@ -191,7 +196,7 @@ func New(opts Options) *Scanner {
 		tick: tick,
 		subs: map[int]func(Event){},
 	}
-	s.scr = screen.NewWithOptions(screen.Options{Cols: opts.Cols, Rows: opts.Rows, OnScrollOff: s.onScrollOff})
+	s.scr = screen.NewWithOptions(screen.Options{Cols: opts.Cols, Rows: opts.Rows, OnScrollOff: s.onScrollOff, OnOSC: s.onOSC})
 	s.cols, s.nrows = s.scr.Size()
 	s.rows = make([]rowState, s.nrows)
 	t := now()
@@ -263,6 +268,7 @@ func (s *Scanner) Skip(n int64) {
 	s.skipped.Add(n)
 	s.evaluate(false) // read what scrolled off before the gap
 	s.scr.Reset()
+	s.epoch++
 	s.resetRows()
 	s.events = append(s.events, Event{Kind: EventSkipped, Time: s.now(), Skipped: n})
 	s.unlockAndEmit()
@@ -275,7 +281,9 @@ func (s *Scanner) Skipped() int64 { return s.skipped.Load() }
 func (s *Scanner) Resize(cols, rows int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.lastWrite = s.now()
 	s.scr.Resize(cols, rows)
+	s.epoch++
 	s.cols, s.nrows = s.scr.Size()
 	s.rows = make([]rowState, s.nrows)
 	s.resetRows()
@@ -358,34 +366,53 @@ func (s *Scanner) Run(ctx context.Context, src Source) error {
 
 // feed writes one piece to the screen model.
 func (s *Scanner) feed(p []byte) {
-	if i := s.clearScrollbackAt(p); i >= 0 {
-		// ESC[3J: the program clears the scrollback, usually to redraw the
-		// whole conversation. What scrolled off was read already; forget it
-		// so that the redrawn copies are matched to what fired, not taken
-		// for new lines beside the old.
+	for {
+		i, scrollback := s.clearAt(p)
+		if i < 0 {
+			break
+		}
+		// ESC[2J or ESC[3J: the program clears the screen (or the
+		// scrollback), usually to draw it all again. Read what is there
+		// first; from here on, copies of what fired may turn up anywhere.
 		s.scr.Write(p[:i])
-		s.evaluate(false)
-		s.hist = s.hist[:0]
-		s.viewFrom = s.scrolled
-		p = p[i:]
+		if s.pending > 0 || s.now().Sub(s.lastEval) >= s.tick {
+			// Rows changed since the last pass cannot be final yet, so
+			// only unread scrolled-off rows or a quiet spell need a pass.
+			s.evaluate(false)
+		}
+		s.epoch++
+		if scrollback {
+			// What scrolled off was read already; forget it so that the
+			// redrawn copies are matched to what fired, not taken for
+			// new lines beside the old.
+			s.hist = s.hist[:0]
+			s.viewFrom = s.scrolled
+		}
+		s.scr.Write(p[i : i+4])
+		p = p[i+4:]
 	}
 	s.scr.Write(p)
+	if alt := s.scr.AltScreen(); alt != s.wasAlt {
+		s.wasAlt = alt
+		s.epoch++
+	}
 }
 
-var clearScrollback = []byte("\x1b[3J")
-
-// clearScrollbackAt returns where ESC[3J starts in p (0 when it began in
-// the previous piece), or -1.
-func (s *Scanner) clearScrollbackAt(p []byte) int {
-	i := bytes.Index(p, clearScrollback)
-	if i < 0 && len(s.escTail) > 0 && len(p) > 0 {
-		joined := append(append([]byte{}, s.escTail...), p[:min(len(p), 3)]...)
-		if bytes.Contains(joined, clearScrollback) {
-			i = 0
+// clearAt returns where the first ESC[2J or ESC[3J in p starts, and
+// whether it is ESC[3J (the scrollback), or -1. A sequence split across
+// pieces is not seen: the price of not copying every piece.
+func (s *Scanner) clearAt(p []byte) (int, bool) {
+	for off := 0; ; {
+		k := bytes.Index(p[off:], []byte("\x1b["))
+		if k < 0 || off+k+4 > len(p) {
+			return -1, false
 		}
+		i := off + k
+		if p[i+3] == 'J' && (p[i+2] == '2' || p[i+2] == '3') {
+			return i, p[i+2] == '3'
+		}
+		off = i + 2
 	}
-	s.escTail = append(s.escTail[:0], p[max(0, len(p)-3):]...)
-	return i
 }
 
 // onScrollOff keeps a row that left the screen.
@@ -397,6 +424,19 @@ func (s *Scanner) onScrollOff(l screen.Line) {
 		drop := len(s.hist) - maxHistory/2
 		s.hist = append(s.hist[:0], s.hist[drop:]...)
 	}
+}
+
+// onOSC follows the state a CLI reports in its StateOSC sequence.
+func (s *Scanner) onOSC(num int, payload string) {
+	if s.cues.StateOSC == 0 || num != s.cues.StateOSC {
+		return
+	}
+	state, ok := strings.CutPrefix(payload, "state=")
+	if !ok {
+		return
+	}
+	state, _, _ = strings.Cut(state, ":")
+	s.oscBusy = state == "working"
 }
 
 // resetRows forgets what the rows showed: every row counts as just changed.

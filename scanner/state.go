@@ -5,8 +5,12 @@ import (
 	"time"
 )
 
-// hasBusyCue reports whether a busy cue is on screen.
+// hasBusyCue reports whether a busy cue is on screen or the CLI said it
+// is working.
 func (s *Scanner) hasBusyCue() bool {
+	if s.oscBusy {
+		return true
+	}
 	for _, b := range s.cues.Busy {
 		for i := range s.rows {
 			if strings.Contains(s.rows[i].text, b) {

@@ -41,6 +41,20 @@ type view struct {
 	phys  []phys
 	info  []logical
 	lines []patterns.Line
+	flat  []string // collapsed text of each line, filled as asked for
+	done  []bool
+}
+
+// collapsed returns line k's text with white space runs folded.
+func (v *view) collapsed(k int) string {
+	if v.done == nil {
+		v.flat = make([]string, len(v.lines))
+		v.done = make([]bool, len(v.lines))
+	}
+	if !v.done[k] {
+		v.flat[k], v.done[k] = collapse(v.lines[k].Text), true
+	}
+	return v.flat[k]
 }
 
 // refreshRows re-reads the screen rows if anything changed and reports
@@ -96,7 +110,7 @@ func (s *Scanner) buildView() *view {
 		}
 		v.phys = append(v.phys, p)
 	}
-	prevWidth := -1 // width of the previous logical line's last row; -1 after a blank
+	prevWidth := -1 // width of the previous row when it may have been wrapped; else -1
 	for i := 0; i < len(v.phys); {
 		j := i
 		text := v.phys[i].text
@@ -130,15 +144,19 @@ func (s *Scanner) buildView() *view {
 			ln.Injected = true
 		}
 		blank := strings.TrimSpace(text) == ""
-		if !blank && prevWidth >= 0 && !code {
-			if prevWidth+1+firstWordWidth(text) > s.cols-s.cues.WrapSlack {
-				ln.Cont = true
-			}
+		if !blank && prevWidth >= 0 && !code && prevWidth+1+firstWordWidth(text) > s.cols-s.cues.WrapSlack {
+			// The first word would not have fitted on the previous row,
+			// and that row does not end a sentence: the TUI wrapped here,
+			// so this row goes on with the sentence (a mention such as
+			// "ask @relay:Carol" wrapped to a row start is not a command).
+			ln.Cont = true
 		}
-		if blank || code || info.chrome {
-			prevWidth = -1
-		} else {
-			prevWidth = runewidth.StringWidth(v.phys[j].text)
+		prevWidth = -1
+		if !blank && !code && !info.chrome {
+			last := strings.TrimRight(v.phys[j].text, " ")
+			if r, _ := utf8.DecodeLastRuneInString(last); !strings.ContainsRune(".!?:;…)]}\"'`", r) {
+				prevWidth = runewidth.StringWidth(last)
+			}
 		}
 		v.info = append(v.info, info)
 		v.lines = append(v.lines, ln)

@@ -1,0 +1,173 @@
+package scanner
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/relayhq/relay/internal/testutil"
+)
+
+// lossySource hands out chunks as a wrapper's tap would: when the scanner
+// falls behind, the tap drops bytes and says how many.
+type lossySource struct {
+	chunks  [][]byte
+	skipped []int64
+	i       int
+}
+
+func (l *lossySource) Next(ctx context.Context) ([]byte, int64, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, 0, err
+	}
+	if l.i >= len(l.chunks) {
+		return nil, 0, io.EOF
+	}
+	c, s := l.chunks[l.i], l.skipped[l.i]
+	l.i++
+	return c, s, nil
+}
+
+func TestRunHugeCatWithSkips(t *testing.T) {
+	// A `cat` of a huge file in a wrapped shell: the tap dropped bytes
+	// three times. The scanner counts them, resets its model, carries on
+	// and still reads the commands around the gaps.
+	var src lossySource
+	line := bytes.Repeat([]byte("0123456789abcdef "), 4)
+	for i := range 400 {
+		var b bytes.Buffer
+		for range 64 {
+			b.Write(line)
+			b.WriteString("\r\n")
+		}
+		if i == 10 || i == 390 {
+			fmt.Fprintf(&b, "\r\n@relay:Bob chunk %d done\r\n\r\n", i)
+		}
+		src.chunks = append(src.chunks, b.Bytes())
+		var skip int64
+		if i%100 == 50 {
+			skip = 1 << 20
+		}
+		src.skipped = append(src.skipped, skip)
+	}
+	s := New(Options{Cols: 80, Rows: 24})
+	var mu sync.Mutex
+	var cmds []string
+	var skips int64
+	s.Subscribe(func(e Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch e.Kind {
+		case EventCommand:
+			cmds = append(cmds, e.Command.Body)
+		case EventSkipped:
+			skips += e.Skipped
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := s.Run(ctx, &src); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if s.Skipped() != 4<<20 || skips != 4<<20 {
+		t.Errorf("skipped %d (events %d), want %d", s.Skipped(), skips, 4<<20)
+	}
+	if fmt.Sprint(cmds) != "[chunk 10 done chunk 390 done]" {
+		t.Errorf("commands %q", cmds)
+	}
+}
+
+// chanSource yields what the test sends; closing it ends the stream.
+type chanSource chan []byte
+
+func (c chanSource) Next(ctx context.Context) ([]byte, int64, error) {
+	select {
+	case <-ctx.Done():
+		return nil, 0, ctx.Err()
+	case b, ok := <-c:
+		if !ok {
+			return nil, 0, io.EOF
+		}
+		return b, 0, nil
+	}
+}
+
+func TestRunFiresWhenQuietAndStops(t *testing.T) {
+	// Real time: the command fires once the screen has been quiet, without
+	// more output arriving, and Run ends with its context.
+	s := New(Options{Cols: 60, Rows: 10, Cues: Cues{QuietTime: 50 * time.Millisecond}})
+	fired := make(chan string, 4)
+	s.Subscribe(func(e Event) {
+		if e.Kind == EventCommand {
+			fired <- e.Command.Body
+		}
+	})
+	src := make(chanSource)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx, src) }()
+	src <- []byte("@relay:Bob hello\r\n\r\n")
+	testutil.Eventually(t, func() error {
+		select {
+		case b := <-fired:
+			if b != "hello" {
+				return fmt.Errorf("fired %q", b)
+			}
+			return nil
+		default:
+			return errors.New("not fired yet")
+		}
+	})
+	testutil.Eventually(t, func() error {
+		if s.State().Busy {
+			return errors.New("still busy after the screen went quiet")
+		}
+		return nil
+	})
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run returned %v, want context.Canceled", err)
+	}
+	select {
+	case b := <-fired:
+		t.Fatalf("fired again: %q", b)
+	default:
+	}
+}
+
+func TestRunEOFFlushes(t *testing.T) {
+	s := New(Options{})
+	var got []string
+	s.Subscribe(func(e Event) {
+		if e.Kind == EventCommand {
+			got = append(got, e.Command.Body)
+		}
+	})
+	src := &lossySource{chunks: [][]byte{[]byte("@relay:Bob open at the end")}, skipped: []int64{0}}
+	if err := s.Run(context.Background(), src); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(got) != "[open at the end]" {
+		t.Fatalf("got %q", got)
+	}
+}
+
+type failingSource struct{}
+
+func (failingSource) Next(context.Context) ([]byte, int64, error) {
+	return nil, 0, errors.New("tap closed")
+}
+
+func TestRunSourceError(t *testing.T) {
+	err := New(Options{}).Run(context.Background(), failingSource{})
+	if err == nil || !bytes.Contains([]byte(err.Error()), []byte("tap closed")) {
+		t.Fatalf("err %v", err)
+	}
+}
