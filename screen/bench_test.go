@@ -26,6 +26,20 @@ type benchStream struct {
 func claudeStreams(b *testing.B) []benchStream {
 	var out []benchStream
 	for _, st := range recordings(b) {
+		if strings.HasPrefix(st.name, "claude-code") {
+			out = append(out, benchStream{st.cols, st.rows, st.data})
+		}
+	}
+	if len(out) == 0 {
+		b.Fatal("no Claude Code recordings")
+	}
+	return out
+}
+
+// agentStreams loads every recording (Claude Code, Codex, Gemini).
+func agentStreams(b *testing.B) []benchStream {
+	var out []benchStream
+	for _, st := range recordings(b) {
 		out = append(out, benchStream{st.cols, st.rows, st.data})
 	}
 	return out
@@ -121,6 +135,7 @@ func midtermWriter(cols, rows int) func([]byte) {
 
 func BenchmarkScreenClaude(b *testing.B) { run(b, claudeStreams(b), screenWriter) }
 func BenchmarkScreenPlain(b *testing.B)  { run(b, plainStream(), screenWriter) }
+func BenchmarkScreenAgents(b *testing.B) { run(b, agentStreams(b), screenWriter) }
 
 func BenchmarkParserXAnsiClaude(b *testing.B) { run(b, claudeStreams(b), xansiWriter) }
 func BenchmarkParserXAnsiPlain(b *testing.B)  { run(b, plainStream(), xansiWriter) }

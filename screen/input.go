@@ -254,7 +254,9 @@ func (s *Screen) endString() {
 		if !utf8.Valid(payload) {
 			return
 		}
-		s.title = string(payload)
+		if string(payload) != s.title { // TUIs repeat titles often
+			s.title = string(payload)
+		}
 		if s.opts.OnTitle != nil {
 			s.opts.OnTitle(s.title)
 		}

@@ -32,8 +32,9 @@ type Options struct {
 	OnScrollOff func(Line)
 	// OnTitle receives the window title set by OSC 0 or OSC 2.
 	OnTitle func(string)
-	// OnOSC receives every other OSC string: its number (-1 when it has
-	// none) and the payload after the first ';'.
+	// OnOSC receives every OSC string other than 0, 1 (icon name) and 2:
+	// its number (-1 when it has none) and the payload after the first ';'.
+	// Codex reports its state this way (OSC 7501).
 	OnOSC func(num int, payload string)
 }
 
