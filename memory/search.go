@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -169,14 +170,11 @@ func (s *Store) search(ctx context.Context, terms []string, f Filter, limit int)
 		c.score = sumIDF * norm * (1 + h/(h+float64(max(0, now-c.updated))))
 	}
 	best := func(cs []candidate) []candidate {
-		slices.SortStableFunc(cs, func(a, b candidate) int {
-			if a.score != b.score {
-				if a.score > b.score {
-					return -1
-				}
-				return 1
+		slices.SortFunc(cs, func(a, b candidate) int {
+			if c := cmp.Compare(b.score, a.score); c != 0 {
+				return c
 			}
-			return int(b.seq - a.seq) // newer first on ties
+			return cmp.Compare(b.seq, a.seq) // newer first on ties
 		})
 		return cs[:min(len(cs), limit)]
 	}
