@@ -186,3 +186,15 @@ func ClaudeReady(screen string) bool {
 	}
 	return false
 }
+
+// ClaudePermissionPrompt reports whether a Claude Code screen shows a tool
+// permission prompt waiting for the human ("Do you want to proceed?"), or
+// auto mode's "can't check actions" dialog, which also waits for a key.
+// Claude Code 2.1.328 starts in auto mode, where harmless commands such as
+// `true` run at once and risky ones wait for a safety check that a mock
+// server cannot give; start it with --permission-mode default to get the
+// ordinary prompt for any Bash command.
+func ClaudePermissionPrompt(screen string) bool {
+	return strings.Contains(screen, "Do you want to proceed?") ||
+		strings.Contains(screen, "Auto mode can't check actions")
+}

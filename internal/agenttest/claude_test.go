@@ -2,6 +2,8 @@ package agenttest_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -58,5 +60,47 @@ func TestClaudeSmoke(t *testing.T) {
 				t.Errorf("the text before the tool call is not on screen:\n%s", screen)
 			}
 		})
+	}
+}
+
+// TestClaudePermissionPrompt shows how a test gets Claude Code to wait on
+// the human: in the default permission mode a Bash tool call waits for
+// approval, and the tool result reaches the model only once it is given.
+func TestClaudePermissionPrompt(t *testing.T) {
+	m := mockmodel.NewAnthropic(mockmodel.Options{Script: mockmodel.Queue(
+		mockmodel.Reply{Text: "Creating the marker.", ToolUse: &mockmodel.ToolUse{Name: "Bash",
+			Input: map[string]any{"command": "touch marker", "description": "Create the marker"}}},
+		mockmodel.Reply{Text: "The marker exists."},
+	)})
+	t.Cleanup(m.Close)
+	work := t.TempDir()
+	cmd := agenttest.Claude(t, agenttest.ClaudeOptions{Model: m.URL, WorkDir: work, ExtraArgs: []string{"--permission-mode", "default"}})
+	term := agenttest.Start(t, cmd)
+	if _, err := term.WaitReady(60*time.Second, agenttest.ClaudeReady); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := term.SubmitConfirm("make the marker", 0, 20*time.Second, func() bool { return m.Count("make the marker") > 0 }); err != nil {
+		t.Fatal(err)
+	}
+	// The dialog takes keys only once it has settled: wait for quiet.
+	if _, err := term.WaitReady(30*time.Second, agenttest.ClaudePermissionPrompt); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(m.Turns()); n != 1 {
+		t.Fatalf("the tool ran before it was approved: %d turns", n)
+	}
+	term.Enter() // "1. Yes" is selected
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := m.WaitReplied(ctx, 2); err != nil {
+		t.Fatalf("no model turn after the approval: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(work, "marker")); err != nil {
+		t.Errorf("the approved command did not run: %v", err)
+	}
+	if _, err := term.WaitScreen(30*time.Second, func(s string) bool {
+		return strings.Contains(s, "The marker exists.") && agenttest.ClaudeReady(s)
+	}); err != nil {
+		t.Fatal(err)
 	}
 }
