@@ -15,6 +15,9 @@ func FuzzScanner(f *testing.F) {
 	f.Add([]byte("\x1b[38;5;153m@relay:X y\x1b[m\r\n\x1b[5;1H\x1b[2K@broadcast: z\r\n\r\n"), uint8(1))
 	f.Add([]byte("\x1b[10;20r\x1b[20;1H\n\n\n@memory:save x\r\n\r\n\x1b[r\xff\xfe"), uint8(200))
 	f.Fuzz(func(t *testing.T, data []byte, split uint8) {
+		// Bounded time: one input must not take seconds.
+		tm := time.AfterFunc(10*time.Second, func() { panic("one input took over 10 s") })
+		defer tm.Stop()
 		clk := &clock{t: time.Unix(0, 0)}
 		cues, _ := CuesFor("claude")
 		s := New(Options{Cols: 30, Rows: 8, Cues: cues, Now: clk.now})
