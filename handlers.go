@@ -90,34 +90,42 @@ func (s *session) handleRelay(ctx context.Context, c patterns.Command) (patterns
 	return patterns.Result{Inject: s.send(ctx, msg)}, nil
 }
 
-// send sends msg now, or keeps it in the outbox while the hub is away. It
-// returns a notice for the agent, if one is due.
+// send hands msg to the outbox, which sends it in the background, in
+// order, and retries while the hub is away; before the first connection it
+// waits in the session's own list. It returns a notice for the agent, if
+// one is due now; Send's verdict comes later through sent.
 func (s *session) send(ctx context.Context, msg bus.Message) string {
-	c := s.client.Load()
 	if s.alone() {
 		return "Not sent: this agent runs without a hub (--hub none)."
 	}
-	if c == nil {
+	s.mu.Lock()
+	ob := s.outbox
+	s.mu.Unlock()
+	if ob == nil {
 		return s.keep(msg)
 	}
-	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	env, err := c.SendMessage(sctx, msg)
+	if _, err := ob.Post(msg); err != nil {
+		return fmt.Sprintf("Not sent to %s: %v.", msg.To, err)
+	}
+	return ""
+}
+
+// sent receives the hub's verdict on a message the agent sent.
+func (s *session) sent(env bus.Envelope, err error) {
+	ctx := context.Background()
 	switch {
 	case err == nil:
-		s.fire(ctx, EventInfo{Event: MessageSent, From: s.name, To: msg.To, Body: msg.Body})
-		return ""
+		s.fire(ctx, EventInfo{Event: MessageSent, From: s.name, To: env.To, Body: env.Body})
 	case errors.Is(err, bus.ErrUnknownAgent):
-		s.log.Info("sent to an unknown agent", "to", msg.To, "id", env.ID)
-		return fmt.Sprintf("No agent named %s has joined workspace %s yet; the message (id %s) waits in case it does. %v",
-			msg.To, s.o.Workspace, env.ID, trimSentinel(err))
+		s.log.Info("sent to an unknown agent", "to", env.To, "id", env.ID)
+		s.notice(fmt.Sprintf("No agent named %s has joined workspace %s yet; your message (id %s) waits in case it does. %s",
+			env.To, s.o.Workspace, env.ID, trimSentinel(err)))
 	case errors.Is(err, bus.ErrNoRecipients):
-		return "Not sent: no other agent is in the workspace."
+		s.notice("Not sent: no other agent is in the workspace.")
 	case errors.Is(err, bus.ErrBodyTooLarge):
-		return fmt.Sprintf("Not sent: the message is larger than %d bytes.", bus.MaxBody)
+		s.notice(fmt.Sprintf("Not sent: the message is larger than %d bytes.", bus.MaxBody))
 	default:
-		s.log.Warn("send failed; kept for later", "to", msg.To, "err", err)
-		return s.keep(msg)
+		s.notice(fmt.Sprintf("Not sent to %s: %v", env.To, err))
 	}
 }
 
@@ -129,44 +137,32 @@ func trimSentinel(err error) string {
 	return ""
 }
 
-// keep puts msg in the outbox, for flush to send once the hub is back.
+// keep holds msg until the session first reaches the hub.
 func (s *session) keep(msg bus.Message) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.outbox) >= maxOutbox {
+	if len(s.early) >= maxOutbox {
 		return fmt.Sprintf("Not sent to %s: the hub is unreachable and %d messages already wait.", msg.To, maxOutbox)
 	}
-	s.outbox = append(s.outbox, pendingSend{msg, time.Now()})
-	if len(s.outbox) == 1 {
+	s.early = append(s.early, pendingSend{msg, time.Now()})
+	if len(s.early) == 1 {
 		return fmt.Sprintf("The hub is unreachable; your message to %s waits and goes out when it is back.", msg.To)
 	}
 	return ""
 }
 
-// flush sends what waits in the outbox, in order, and stops at the first
-// failure.
-func (s *session) flush(ctx context.Context) {
-	c := s.client.Load()
-	if c == nil {
-		return
-	}
-	for {
-		s.mu.Lock()
-		if len(s.outbox) == 0 {
-			s.mu.Unlock()
-			return
+// startOutbox opens the bus outbox once connected and moves into it what
+// waited for the hub, in order.
+func (s *session) startOutbox(c *bus.Client) {
+	ob := c.NewOutbox(bus.OutboxOptions{Size: maxOutbox, OnSent: s.sent})
+	s.mu.Lock()
+	early := s.early
+	s.early = nil
+	s.outbox = ob
+	s.mu.Unlock()
+	for _, p := range early {
+		if _, err := ob.Post(p.msg); err != nil {
+			s.notice(fmt.Sprintf("Not sent to %s: %v.", p.msg.To, err))
 		}
-		p := s.outbox[0]
-		s.mu.Unlock()
-		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		_, err := c.SendMessage(sctx, p.msg)
-		cancel()
-		if err != nil && !errors.Is(err, bus.ErrUnknownAgent) {
-			return
-		}
-		s.mu.Lock()
-		s.outbox = s.outbox[1:]
-		s.mu.Unlock()
-		s.log.Info("sent from the outbox", "to", p.msg.To, "waited", time.Since(p.since))
 	}
 }

@@ -29,18 +29,7 @@ func (s *session) serveInbox(ctx context.Context) {
 		cancel()
 	}
 	c := s.client.Load()
-	s.ws.Go(func() {
-		t := time.NewTicker(time.Second)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				s.flush(ctx)
-			}
-		}
-	})
+	s.startOutbox(c)
 	if err := c.Inbox(ctx, s.receive); err != nil && ctx.Err() == nil {
 		s.log.Error("inbox stopped", "err", err)
 	}

@@ -173,9 +173,6 @@ var nameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
 func validName(s string) bool { return nameRE.MatchString(s) }
 
-// builtins are the namespaces relay handles itself.
-var builtins = map[string]bool{patterns.NSRelay: true, patterns.NSBroadcast: true, patterns.NSMemory: true}
-
 // Pattern registers h for the commands of namespace ns (@ns:target body).
 // Handlers run after the built-in ones, in registration order, until one
 // returns Stop. The built-in namespaces relay, broadcast and memory cannot be

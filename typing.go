@@ -54,12 +54,18 @@ func oneLine(s string) string {
 // errNotTaken is the reason a typed message was not confirmed.
 var errNotTaken = errors.New("the input box still holds the message")
 
+// confirmer returns how to confirm a delivery for the agent's profile: nil
+// when it has no input box to watch, so that "delivered" is all relay says.
+func (s *session) confirmer() func(context.Context, string) error {
+	if !s.prof.Model || s.prof.Cues.Prompt == "" {
+		return nil
+	}
+	return s.confirm
+}
+
 // confirm checks that the agent took what was typed: its input box holds
 // no draft any more. If it still does, Enter is pressed once more.
 func (s *session) confirm(ctx context.Context, text string) error {
-	if !s.prof.Model || s.prof.Cues.Prompt == "" {
-		return nil // no input box to watch: delivered is all we can say
-	}
 	for try := 0; try < 2; try++ {
 		deadline := time.Now().Add(3 * time.Second)
 		for time.Now().Before(deadline) {

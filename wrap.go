@@ -67,7 +67,7 @@ func (r *Relay) Wrap(ctx context.Context, command string, args ...string) (int, 
 	}
 	switch {
 	case errors.Is(err, bus.ErrNameTaken):
-		return 0, fmt.Errorf("the name %q is taken by a live agent in workspace %q: choose another with --name", s.name, s.o.Workspace)
+		return 0, fmt.Errorf("%w: the name %q is taken by a live agent in workspace %q: choose another with --name", ErrNameTaken, s.name, s.o.Workspace)
 	case err != nil:
 		s.log.Warn("hub not reachable; the agent starts alone and relay keeps trying", "err", err)
 	}
@@ -145,8 +145,8 @@ type session struct {
 	mu       sync.Mutex
 	lastFrom map[string]received // the last message from each peer
 	ready    bool                // the agent was idle once
-	outbox   []pendingSend
-	started  sync.WaitGroup
+	early    []pendingSend       // sent before the hub was first reached
+	outbox   *bus.Outbox
 }
 
 // received notes a message from a peer, for the hop count of the answer.
@@ -176,7 +176,12 @@ func (s *session) alone() bool { return s.o.Hub == NoHub }
 // made unique with a number (claude-2, claude-3, ...).
 func (s *session) connect(ctx context.Context, auto bool) error {
 	url, token := s.o.Hub, s.o.Token
+	var discover func() (string, error)
 	if url == "" {
+		discover = func() (string, error) {
+			u, _, err := hub.Discover(s.o.Home)
+			return u, err
+		}
 		var err error
 		url, token, err = hub.EnsureRunning(ctx, s.o.Home, s.o.Executable)
 		if err != nil {
@@ -193,7 +198,7 @@ func (s *session) connect(ctx context.Context, auto bool) error {
 		c, err := bus.Connect(ctx, bus.Options{
 			URL: url, Token: token, Creds: s.o.Creds,
 			Workspace: s.o.Workspace, Name: name,
-			AckWait: 10 * time.Second, Logger: s.log,
+			AckWait: 10 * time.Second, Discover: discover, Logger: s.log,
 		})
 		if err != nil {
 			return err
@@ -249,6 +254,16 @@ func (s *session) open() error {
 }
 
 func (s *session) close() {
+	s.mu.Lock()
+	ob := s.outbox
+	s.mu.Unlock()
+	if ob != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		if err := ob.Close(ctx); err != nil {
+			s.log.Warn("messages still in the outbox at exit", "n", ob.Len(), "err", err)
+		}
+		cancel()
+	}
 	if c := s.client.Load(); c != nil {
 		c.Close()
 	}
@@ -266,7 +281,7 @@ func (s *session) start(ctx context.Context, tap *wrapper.Tap) {
 		HumanQuiet: s.o.HumanQuiet,
 		LastHuman:  s.ws.Input().LastHuman,
 		Type:       s.typeText,
-		Confirm:    s.confirm,
+		Confirm:    s.confirmer(),
 		Journal:    s.journal,
 	})
 	s.scan.Subscribe(s.onScan)
@@ -345,15 +360,6 @@ func (s *session) fire(ctx context.Context, e EventInfo) {
 
 func (s *session) match(c patterns.Command) Match {
 	return Match{Namespace: c.NS, Target: c.Target, Body: c.Body, Agent: s.name, SessionID: s.sid, Workspace: s.o.Workspace}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if strings.EqualFold(x, s) {
-			return true
-		}
-	}
-	return false
 }
 
 // lookupEnv returns the value of key in env (KEY=VALUE entries).

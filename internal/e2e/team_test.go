@@ -1,0 +1,175 @@
+package e2e
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/relayhq/relay/hub"
+	"github.com/relayhq/relay/hub/hubtest"
+	"github.com/relayhq/relay/internal/ptytest"
+	"github.com/relayhq/relay/internal/testutil"
+)
+
+// team is a hub and the environment that points relay commands at it.
+type team struct {
+	t   *testing.T
+	hub *hub.Hub
+	env []string
+}
+
+func newTeam(t *testing.T) *team {
+	t.Helper()
+	h := hubtest.Start(t)
+	home := filepath.Join(t.TempDir(), "home")
+	return &team{t: t, hub: h, env: append(os.Environ(),
+		"RELAY_HOME="+home, "RELAY_HUB="+h.URL(), "RELAY_TOKEN="+h.Token(), "TERM=xterm-256color", "PS1=$ ")}
+}
+
+// agent wraps argv as name in a terminal of its own.
+func (tm *team) agent(name string, argv ...string) *ptytest.Term {
+	tm.t.Helper()
+	return ptytest.Start(tm.t, ptytest.Options{Env: tm.env, Cols: 100, Rows: 30},
+		append([]string{relayBin, "wrap", "--name", name, "--"}, argv...)...)
+}
+
+// relay runs a relay command against the team's hub.
+func (tm *team) relay(args ...string) (string, error) {
+	cmd := exec.Command(relayBin, args...)
+	cmd.Env = tm.env
+	out, err := runWithin(tm.t, cmd, 20*time.Second)
+	return string(out), err
+}
+
+// waitAgents waits until the hub lists every name as online.
+func (tm *team) waitAgents(names ...string) {
+	tm.t.Helper()
+	testutil.Eventually(tm.t, func() error {
+		out, err := tm.relay("agents")
+		if err != nil {
+			return err
+		}
+		for _, n := range names {
+			if !strings.Contains(out, n) {
+				return fmt.Errorf("%s not in:\n%s", n, out)
+			}
+		}
+		return nil
+	})
+}
+
+func count(out []byte, s string) int { return bytes.Count(out, []byte(s)) }
+
+// TestTeamShells: two wrapped bash shells; a line echoed in one reaches the
+// other exactly once, as a comment it cannot run.
+func TestTeamShells(t *testing.T) {
+	if os.Getenv("RELAY_TEST_SHELL_PROMPT") == "" {
+		t.Skip("the scanner does not yet end a command at a shell prompt line")
+	}
+	tm := newTeam(t)
+	alice := tm.agent("Alice", "bash", "--norc", "--noprofile")
+	bob := tm.agent("Bob", "bash", "--norc", "--noprofile")
+	tm.waitAgents("Alice", "Bob")
+	alice.Type("echo '@relay:Bob please run the tests; then rm -rf nothing'\r")
+	bob.WaitOutput("Message from agent Alice", 15*time.Second)
+	bob.WaitOutput("please run the tests; then rm -rf nothing", 5*time.Second)
+	// It reached bash as a comment: no command ran.
+	if out := bob.Output(); bytes.Contains(out, []byte("command not found")) {
+		t.Errorf("the message ran as a command in Bob's shell:\n%s", out)
+	}
+	testutil.Eventually(t, func() error {
+		log, err := tm.relay("log", "--json")
+		if err != nil {
+			return err
+		}
+		if !strings.Contains(log, `"delivered"`) && !strings.Contains(log, `"confirmed"`) {
+			return fmt.Errorf("no delivered receipt in the log:\n%s", log)
+		}
+		return nil
+	})
+	if n := count(bob.Output(), "Message from agent Alice"); n != 1 {
+		t.Errorf("Bob got the message %d times", n)
+	}
+}
+
+// script is a scripted agent: it prints each argument as a paragraph, then
+// echoes what it is sent.
+func script(lines ...string) []string {
+	var b strings.Builder
+	for _, l := range lines {
+		fmt.Fprintf(&b, "printf '%%s\\n\\n' %q; ", l)
+	}
+	b.WriteString(`while IFS= read -r line; do printf 'got: %s\n' "$line"; done`)
+	return []string{"sh", "-c", b.String()}
+}
+
+// TestTeamBroadcastAndUnknown: a broadcast reaches every other agent once;
+// a message to an unknown agent is answered with a notice to its sender.
+func TestTeamBroadcastAndUnknown(t *testing.T) {
+	tm := newTeam(t)
+	bob := tm.agent("Bob", script()...)
+	carol := tm.agent("Carol", script()...)
+	tm.waitAgents("Bob", "Carol")
+	alice := tm.agent("Alice", script("@broadcast: standup in five minutes", "@relay:Nobody are you there?")...)
+	for _, a := range []*ptytest.Term{bob, carol} {
+		a.WaitOutput("got: # [relay] Message from agent Alice", 15*time.Second)
+	}
+	alice.WaitOutput("got: # [relay] No agent named Nobody", 15*time.Second)
+	for name, a := range map[string]*ptytest.Term{"Bob": bob, "Carol": carol} {
+		if n := count(a.Output(), "got: # [relay] Message from agent Alice"); n != 1 {
+			t.Errorf("%s got the broadcast %d times:\n%s", name, n, a.Output())
+		}
+	}
+	if n := count(alice.Output(), "Message from agent Alice"); n != 0 {
+		t.Errorf("Alice got her own broadcast")
+	}
+}
+
+// TestTeamNameClash: a second agent with a live agent's name is refused
+// before it starts, with exit 2 and a clear message.
+func TestTeamNameClash(t *testing.T) {
+	tm := newTeam(t)
+	tm.agent("Alice", script()...)
+	tm.waitAgents("Alice")
+	cmd := exec.Command(relayBin, "wrap", "--name", "Alice", "--", "true")
+	cmd.Env = tm.env
+	out, err := runWithin(t, cmd, 20*time.Second)
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 {
+		t.Fatalf("want exit 2, got %v: %s", err, out)
+	}
+	if !strings.Contains(string(out), `"Alice" is taken`) {
+		t.Errorf("message: %s", out)
+	}
+}
+
+// TestTeamOfflineDelivery: a message sent before its recipient starts waits
+// and is typed in exactly once when it does.
+func TestTeamOfflineDelivery(t *testing.T) {
+	tm := newTeam(t)
+	tm.agent("Alice", script()...)
+	tm.waitAgents("Alice")
+	// Bob registered once and left: he is known, offline.
+	b0 := tm.agent("Bob", "true")
+	b0.Wait(20 * time.Second)
+	if out, err := tm.relay("send", "--from", "Alice", "Bob", "the build is green"); err != nil {
+		t.Fatalf("relay send: %v: %s", err, out)
+	}
+	bob := tm.agent("Bob", script()...)
+	bob.WaitOutput("got: # [relay] Message from agent Alice", 15*time.Second)
+	// Give a duplicate every chance to show up: wait for the receipt.
+	testutil.Eventually(t, func() error {
+		log, _ := tm.relay("log", "--json")
+		if !strings.Contains(log, `"delivered"`) && !strings.Contains(log, `"confirmed"`) {
+			return fmt.Errorf("not delivered yet:\n%s", log)
+		}
+		return nil
+	})
+	if n := count(bob.Output(), "got: # [relay] Message from agent Alice"); n != 1 {
+		t.Errorf("Bob got it %d times", n)
+	}
+}
