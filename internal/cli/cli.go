@@ -135,9 +135,6 @@ type ExitError struct{ Code int }
 
 func (e *ExitError) Error() string { return fmt.Sprintf("exit status %d", e.Code) }
 
-// errNotBuilt marks a command whose issue has not landed yet.
-var errNotBuilt = errors.New("not built yet")
-
 // Main runs relay with args (without the program name) and returns the exit
 // code.
 func Main(args []string, env *Env) int {
