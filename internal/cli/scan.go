@@ -3,12 +3,14 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 	"time"
 
+	"github.com/relayhq/relay/config"
 	"github.com/relayhq/relay/patterns"
 	"github.com/relayhq/relay/scanner"
 )
@@ -38,7 +40,7 @@ func runScan(ctx context.Context, env *Env, args []string) error {
 	fs.IntVar(&o.cols, "cols", 0, "terminal width (default: the asciicast header, a NAME-COLSxROWS file name, else 80)")
 	fs.IntVar(&o.rows, "rows", 0, "terminal height (default: the asciicast header, a NAME-COLSxROWS file name, else 24)")
 	fs.StringVar(&o.profile, "profile", "", "agent profile whose screen cues to use: generic, claude, codex, gemini")
-	fs.Func("ns", "a namespace to treat as registered, beside relay, broadcast and memory (repeatable)", func(v string) error {
+	fs.Func("ns", "a namespace to treat as registered, beside relay, broadcast, memory and the configured ones (repeatable)", func(v string) error {
 		o.ns = append(o.ns, v)
 		return nil
 	})
@@ -57,6 +59,9 @@ func runScan(ctx context.Context, env *Env, args []string) error {
 	ns, err := patterns.NewNamespaces(o.ns...)
 	if err != nil {
 		return usagef("--ns: %v", err)
+	}
+	if err := addConfiguredNamespaces(env, ns); err != nil {
+		return err
 	}
 	cues, ok := scanner.CuesFor(o.profile)
 	if !ok {
@@ -92,6 +97,29 @@ func runScan(ctx context.Context, env *Env, args []string) error {
 	}
 	if werr != nil {
 		return fmt.Errorf("%s: write output: %w", name, werr)
+	}
+	return nil
+}
+
+// addConfiguredNamespaces registers the namespaces of the user's and the
+// project's configuration ([patterns.NAME]), as a wrapped agent would.
+func addConfiguredNamespaces(env *Env, ns *patterns.Namespaces) error {
+	wd, err := os.Getwd()
+	if err != nil {
+		return fmt.Errorf("find the working folder: %w", err)
+	}
+	c, err := config.Load(config.Sources{ProjectDir: wd, Env: env.getenv})
+	if errors.Is(err, config.ErrInvalid) {
+		fmt.Fprintln(env.Stderr, err)
+		return &ExitError{Code: ExitUsage}
+	}
+	if err != nil {
+		return err
+	}
+	for _, p := range c.Patterns {
+		if err := ns.Add(p.Name); err != nil {
+			return fmt.Errorf("configured namespace: %w", err)
+		}
 	}
 	return nil
 }

@@ -12,10 +12,14 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files under testdata/")
 
-// runCLI runs relay with args and in-memory streams.
+// runCLI runs relay with args, in-memory streams and an empty environment.
 func runCLI(stdin string, args ...string) (code int, stdout, stderr string) {
+	return runCLIEnv(nil, stdin, args...)
+}
+
+func runCLIEnv(vars map[string]string, stdin string, args ...string) (code int, stdout, stderr string) {
 	var out, errb bytes.Buffer
-	env := &Env{Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }, Environ: []string{}}
+	env := &Env{Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb, Getenv: func(k string) string { return vars[k] }, Environ: []string{}}
 	code = Main(args, env)
 	return code, out.String(), errb.String()
 }
@@ -112,6 +116,37 @@ func TestScanSizeFromName(t *testing.T) {
 	// --cols wins over the name: at 80 columns nothing wraps either.
 	if code, stdout, _ := runCLI("", "scan", "--cols", "80", "--rows", "24", file); code != 0 || !strings.Contains(stdout, "abcdefghijklmnopq") {
 		t.Fatalf("exit %d, stdout %q", code, stdout)
+	}
+}
+
+func TestScanConfiguredNamespace(t *testing.T) {
+	// A [patterns.deploy] in the user's configuration registers @deploy,
+	// as in a wrapped agent; without it, @deploy does not fire.
+	dir := t.TempDir()
+	file := filepath.Join(dir, "deploy-60x10.raw")
+	if err := os.WriteFile(file, []byte("@deploy:staging v1.2.3\r\n\r\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, stdout, _ := runCLIEnv(map[string]string{"XDG_CONFIG_HOME": dir}, "", "scan", file); stdout != "" {
+		t.Fatalf("unregistered @deploy fired: %s", stdout)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "relay"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := "[patterns.deploy]\ncommand = [\"true\"]\n"
+	if err := os.WriteFile(filepath.Join(dir, "relay", "config.toml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runCLIEnv(map[string]string{"XDG_CONFIG_HOME": dir}, "", "scan", file)
+	if code != 0 || stdout != `{"ns":"deploy","target":"staging","body":"v1.2.3","row":0}`+"\n" {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	// A broken configuration is a usage error that names the file.
+	if err := os.WriteFile(filepath.Join(dir, "relay", "config.toml"), []byte("[patterns.deploy]\nnope = 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := runCLIEnv(map[string]string{"XDG_CONFIG_HOME": dir}, "", "scan", file); code != 2 || !strings.Contains(stderr, "config.toml") {
+		t.Fatalf("broken config: exit %d, stderr %q", code, stderr)
 	}
 }
 
