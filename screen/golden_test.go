@@ -135,27 +135,32 @@ func diffText(want, got string) string {
 	return sb.String()
 }
 
-// TestAgainstTmux compares the synthetic streams, and more random ones,
-// with a live tmux (skipped without tmux, and with -short).
+// TestAgainstTmux compares every stream, and more random ones, with a live
+// tmux (skipped without tmux, and with -short): the text, and the rows tmux
+// marks as soft-wrapped (`capture-pane -pJ` joins them).
 func TestAgainstTmux(t *testing.T) {
 	if testing.Short() {
 		t.Skip("live tmux comparison skipped with -short")
 	}
-	cases := synthCases()
+	streams := allStreams(t)
 	soups := 10
 	if n, err := strconv.Atoi(os.Getenv("SCREEN_SOUPS")); err == nil {
 		soups = n // more random streams, for a longer hunt
 	}
 	for seed := uint64(100); seed < 100+uint64(soups); seed++ {
-		cases = append(cases, soup(seed))
+		c := soup(seed)
+		streams = append(streams, stream{c.name, c.cols, c.rows, []byte(c.data)})
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			want := tmuxCapture(t, c.cols, c.rows, []byte(c.data))
-			s := New(c.cols, c.rows)
-			s.Write([]byte(c.data))
-			if got := s.Text(); got != want {
-				t.Errorf("screen differs from tmux:\n%s", diffText(want, got))
+	for _, st := range streams {
+		t.Run(st.name, func(t *testing.T) {
+			out := tmuxCaptures(t, st.cols, st.rows, st.data, "-p", "-pJ")
+			s := New(st.cols, st.rows)
+			s.Write(st.data)
+			if got := s.Text(); got != out[0] {
+				t.Errorf("screen differs from tmux:\n%s", diffText(out[0], got))
+			}
+			if want, got := trimLines(out[1]), joined(s); got != want {
+				t.Errorf("wrapped rows differ from tmux:\n%s", diffText(want, got))
 			}
 		})
 	}
@@ -181,7 +186,8 @@ func TestBisect(t *testing.T) {
 			mid := (lo + hi) / 2
 			s := New(c.cols, c.rows)
 			s.Write([]byte(c.data[:mid+1]))
-			if s.Text() == tmuxCapture(t, c.cols, c.rows, []byte(c.data[:mid+1])) {
+			out := tmuxCaptures(t, c.cols, c.rows, []byte(c.data[:mid+1]), "-p", "-pJ")
+			if s.Text() == out[0] && joined(s) == trimLines(out[1]) {
 				lo = mid + 1
 			} else {
 				hi = mid
@@ -190,7 +196,9 @@ func TestBisect(t *testing.T) {
 		s := New(c.cols, c.rows)
 		s.Write([]byte(c.data[:lo+1]))
 		t.Logf("first difference after byte %d: ...%q", lo, c.data[max(0, lo-120):lo+1])
-		t.Log(diffText(tmuxCapture(t, c.cols, c.rows, []byte(c.data[:lo+1])), s.Text()))
+		out := tmuxCaptures(t, c.cols, c.rows, []byte(c.data[:lo+1]), "-p", "-pJ")
+		t.Log(diffText(out[0], s.Text()))
+		t.Log(diffText(trimLines(out[1]), joined(s)))
 	}
 }
 
@@ -232,4 +240,33 @@ func TestWidthAgainstTmux(t *testing.T) {
 		}
 		cps = cps[n:]
 	}
+}
+
+// joined renders the screen as `capture-pane -pJ` does, trailing spaces
+// trimmed: a wrapped row runs on into the next.
+func joined(s *Screen) string {
+	var sb, line strings.Builder
+	for _, r := range s.cur.rows {
+		for x := 0; x < r.used; x++ {
+			if c := &r.cells[x]; c.flags&flagTail == 0 {
+				line.Write(appendCell(nil, c, s.clusters))
+			}
+		}
+		if !r.wrapped {
+			sb.WriteString(strings.TrimRight(line.String(), " ") + "\n")
+			line.Reset()
+		}
+	}
+	if line.Len() > 0 {
+		sb.WriteString(strings.TrimRight(line.String(), " ") + "\n")
+	}
+	return sb.String()
+}
+
+func trimLines(s string) string {
+	lines := strings.Split(s, "\n")
+	for i := range lines {
+		lines[i] = strings.TrimRight(lines[i], " ")
+	}
+	return strings.Join(lines, "\n")
 }

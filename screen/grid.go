@@ -104,9 +104,15 @@ func (s *Screen) clearCells(y, x0, x1 int) {
 	case x1 >= r.used && x0 < r.used:
 		r.used = x0
 	}
-	if whole && r.wrapped {
-		r.wrapped = false
-		changed = true
+	if whole {
+		// tmux empties the row and the row above no longer wraps into it.
+		if r.wrapped {
+			r.wrapped = false
+			changed = true
+		}
+		if y > 0 {
+			s.cur.rows[y-1].wrapped = false
+		}
 	}
 	if changed {
 		s.touch(y)
@@ -192,7 +198,11 @@ func (s *Screen) deleteChars(n int) {
 		r.used = s.cols
 	}
 	if n == s.cols {
-		r.wrapped = false // a clear of the whole row, as in clearCells
+		// A clear of the whole row, as in clearCells.
+		r.wrapped = false
+		if s.cy > 0 {
+			s.cur.rows[s.cy-1].wrapped = false
+		}
 	}
 	s.touch(s.cy)
 }

@@ -45,7 +45,6 @@ func (s *Screen) scrollUp(top, bot, n int) {
 	if s.cur == s.alt {
 		for range n {
 			s.moveLines(top, top+1, bot-top)
-			s.clearRows(bot, bot)
 		}
 		return
 	}
@@ -88,7 +87,9 @@ func (s *Screen) insertLines(n int) {
 	n = min(n, s.rlower+1-cy)
 	left := s.rlower + 1 - cy - n
 	s.moveLines(cy+n, cy, left)
-	s.clearRows(cy, cy+n-1)
+	if n > left {
+		s.clearRows(cy+left, cy+n-1) // rows the move did not blank
+	}
 }
 
 // deleteLines removes n rows at the cursor row (DL); rows deleted are not

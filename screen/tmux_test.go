@@ -20,6 +20,13 @@ const tmuxDone = "relay-screen-replay-done"
 // returns `capture-pane -p` of the result. It skips the test without tmux.
 func tmuxCapture(t testing.TB, cols, rows int, data []byte) string {
 	t.Helper()
+	return tmuxCaptures(t, cols, rows, data, "-p")[0]
+}
+
+// tmuxCaptures is tmuxCapture with one capture-pane per flag set (such as
+// -p and -pJ) of the same replay.
+func tmuxCaptures(t testing.TB, cols, rows int, data []byte, flags ...string) []string {
+	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Skip("tmux not installed")
 	}
@@ -64,9 +71,13 @@ func tmuxCapture(t testing.TB, cols, rows int, data []byte) string {
 	if want := fmt.Sprintf("%dx%d", cols, rows); strings.TrimSpace(size) != want {
 		t.Fatalf("tmux pane is %s, want %s", strings.TrimSpace(size), want)
 	}
-	out, err := tmux("capture-pane", "-p")
-	if err != nil {
-		t.Fatal(err)
+	var outs []string
+	for _, f := range flags {
+		out, err := tmux("capture-pane", f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		outs = append(outs, out)
 	}
-	return out
+	return outs
 }
