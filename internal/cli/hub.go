@@ -8,8 +8,33 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/relayhq/relay/hub"
+	"github.com/relayhq/relay/memory"
 )
+
+// serveMemory opens the memory store in home and answers the memory
+// service's requests through the hub until the returned stop is called.
+func serveMemory(ctx context.Context, h *hub.Hub, home string) (stop func(), err error) {
+	st, err := memory.Open(memory.DefaultPath(home), nil)
+	if err != nil {
+		return nil, err
+	}
+	nc, err := nats.Connect(h.URL(), nats.Token(h.Token()), nats.Name("relay-memory"))
+	if err != nil {
+		st.Close()
+		return nil, fmt.Errorf("connect the memory service to the hub: %w", err)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- memory.Serve(ctx, nc, memory.DefaultSubjectPrefix, st) }()
+	return func() {
+		cancel()
+		<-done
+		nc.Close()
+		st.Close()
+	}, nil
+}
 
 // upOptions are the flags of `relay up`.
 type upOptions struct {
@@ -51,9 +76,15 @@ func runUp(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(env.Stdout, "relay hub listening on %s\ntoken in %s; stop with Ctrl-C\n",
-		h.URL(), filepath.Join(hub.Dir(home), "token"))
+	stopMemory, err := serveMemory(ctx, h, home)
+	if err != nil {
+		h.Shutdown()
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "relay hub listening on %s\ntoken in %s; memory in %s; stop with Ctrl-C\n",
+		h.URL(), filepath.Join(hub.Dir(home), "token"), memory.DefaultPath(home))
 	<-ctx.Done()
+	stopMemory()
 	h.Shutdown()
 	fmt.Fprintln(env.Stdout, "relay hub stopped")
 	return nil

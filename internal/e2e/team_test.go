@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -10,10 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/relayhq/relay/hub"
 	"github.com/relayhq/relay/hub/hubtest"
 	"github.com/relayhq/relay/internal/ptytest"
 	"github.com/relayhq/relay/internal/testutil"
+	"github.com/relayhq/relay/memory"
 )
 
 // team is a hub and the environment that points relay commands at it.
@@ -26,9 +29,27 @@ type team struct {
 func newTeam(t *testing.T) *team {
 	t.Helper()
 	h := hubtest.Start(t)
+	serveMemory(t, h)
 	home := filepath.Join(t.TempDir(), "home")
 	return &team{t: t, hub: h, env: append(os.Environ(),
 		"RELAY_HOME="+home, "RELAY_HUB="+h.URL(), "RELAY_TOKEN="+h.Token(), "TERM=xterm-256color", "PS1=$ ")}
+}
+
+// serveMemory runs the memory service on the hub, as relay up does.
+func serveMemory(t *testing.T, h *hub.Hub) {
+	t.Helper()
+	st, err := memory.Open(filepath.Join(t.TempDir(), "memory.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, err := nats.Connect(h.URL(), nats.Token(h.Token()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { memory.Serve(ctx, nc, memory.DefaultSubjectPrefix, st); close(done) }()
+	t.Cleanup(func() { cancel(); <-done; nc.Close(); st.Close() })
 }
 
 // agent wraps argv as name in a terminal of its own.
@@ -172,4 +193,15 @@ func TestTeamOfflineDelivery(t *testing.T) {
 	if n := count(bob.Output(), "got: # [relay] Message from agent Alice"); n != 1 {
 		t.Errorf("Bob got it %d times", n)
 	}
+}
+
+// TestTeamMemory: one agent saves a memory, another finds it, and the
+// result is typed into the second agent.
+func TestTeamMemory(t *testing.T) {
+	tm := newTeam(t)
+	alice := tm.agent("Alice", script("@memory:save The auth service reads its signing keys from /etc/auth/keys #auth")...)
+	alice.WaitOutput("got: # [relay] memory saved as", 15*time.Second)
+	bob := tm.agent("Bob", script("@memory:search signing keys")...)
+	bob.WaitOutput("got: # [relay] memory search", 15*time.Second)
+	bob.WaitOutput("/etc/auth/keys (now, Alice) #auth", 5*time.Second)
 }
