@@ -63,7 +63,8 @@ func feedChunks(w interface{ Write([]byte) (int, error) }, data []byte) {
 
 // BenchmarkScanner measures the scanner (screen model, logical lines,
 // extraction, de-duplication, state) on the real clock, beside the screen
-// model alone on the same bytes: the ratio is the scanner's own cost.
+// model alone on the same bytes, and the screen handing each scrolled-off
+// row to a callback: the ratios are the scanner's own cost.
 // Bars: 20 MB/s on Claude Code streams, 15 MB/s on plain text.
 func BenchmarkScanner(b *testing.B) {
 	claude, cc, cr := claudeStream(b)
@@ -82,6 +83,13 @@ func BenchmarkScanner(b *testing.B) {
 			b.SetBytes(int64(len(c.data)))
 			for b.Loop() {
 				feedChunks(screen.New(c.cols, c.rows), c.data)
+			}
+		})
+		b.Run(c.name+"/screen+scrolloff", func(b *testing.B) {
+			// The screen building each scrolled-off row for the scanner.
+			b.SetBytes(int64(len(c.data)))
+			for b.Loop() {
+				feedChunks(screen.NewWithOptions(screen.Options{Cols: c.cols, Rows: c.rows, OnScrollOff: func(screen.Line) {}}), c.data)
 			}
 		})
 		b.Run(c.name+"/scanner", func(b *testing.B) {

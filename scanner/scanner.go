@@ -280,7 +280,8 @@ func (s *Scanner) Skipped() int64 { return s.skipped.Load() }
 // Resize tells the scanner the child's terminal changed size.
 func (s *Scanner) Resize(cols, rows int) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer s.unlockAndEmit()
+	s.evaluate(false) // read what is final before the program redraws
 	s.lastWrite = s.now()
 	s.scr.Resize(cols, rows)
 	s.epoch++

@@ -110,7 +110,7 @@ func (s *Scanner) buildView() *view {
 		}
 		v.phys = append(v.phys, p)
 	}
-	prevWidth := -1 // width of the previous row when it may have been wrapped; else -1
+	prevLast := "" // the previous row when the TUI may have wrapped it; else ""
 	for i := 0; i < len(v.phys); {
 		j := i
 		text := v.phys[i].text
@@ -140,22 +140,24 @@ func (s *Scanner) buildView() *view {
 			}
 		}
 		ln := patterns.Line{Text: text, Code: code}
-		if strings.IndexByte(text, '@') >= 0 && s.isInjected(text) {
+		hasAt := strings.IndexByte(text, '@') >= 0
+		if hasAt && s.isInjected(text) {
 			ln.Injected = true
 		}
 		blank := strings.TrimSpace(text) == ""
-		if !blank && prevWidth >= 0 && !code && prevWidth+1+firstWordWidth(text) > s.cols-s.cues.WrapSlack {
+		if hasAt && prevLast != "" && !blank && !code &&
+			runewidth.StringWidth(prevLast)+1+firstWordWidth(text) > s.cols-s.cues.WrapSlack {
 			// The first word would not have fitted on the previous row,
 			// and that row does not end a sentence: the TUI wrapped here,
 			// so this row goes on with the sentence (a mention such as
 			// "ask @relay:Carol" wrapped to a row start is not a command).
 			ln.Cont = true
 		}
-		prevWidth = -1
+		prevLast = ""
 		if !blank && !code && !info.chrome {
 			last := strings.TrimRight(v.phys[j].text, " ")
 			if r, _ := utf8.DecodeLastRuneInString(last); !strings.ContainsRune(".!?:;…)]}\"'`", r) {
-				prevWidth = runewidth.StringWidth(last)
+				prevLast = last
 			}
 		}
 		v.info = append(v.info, info)
