@@ -171,7 +171,6 @@ func (s *Screen) startString(st int) {
 	s.parser.Reset()
 	s.state = st
 	s.osc = s.osc[:0]
-	s.oscLen = 0
 }
 
 // stringBytes consumes the contents of an OSC, DCS, APC, PM or SOS string

@@ -2,16 +2,28 @@
 // bytes it writes, so that text drawn by full-screen TUIs with cursor
 // addressing (Claude Code, Codex, Gemini) can be read back as rows.
 //
-// tmux is the reference: for the same bytes at the same size, [Screen.Text]
-// equals `tmux capture-pane -p`. The model follows tmux's rules where
-// terminals differ (the pending-wrap column, widths from the C library's
-// wcwidth, combining marks, which strings hide their contents).
+// tmux (3.3a) is the reference: for the same bytes at the same size,
+// [Screen.Text] equals `tmux capture-pane -p` and the soft-wrap flags of
+// [Line] equal what `capture-pane -pJ` joins. The tests hold golden files
+// made with tmux for every recording in ../testdata/recordings and for
+// streams of our own, and compare with a live tmux when one is installed.
+// The model follows tmux where terminals differ: the pending-wrap column,
+// widths from the C library's wcwidth(3) (code points it rejects are
+// dropped), combining marks and joiners, half-overwritten wide characters,
+// ICH and IL when little is left to move, UTF-8 left open across escape
+// sequences, DEC graphics shown as the ASCII letters sent.
 //
 // Escape and control sequences are tokenised by the parser of
-// github.com/charmbracelet/x/ansi; printable text, UTF-8 (also when split
+// github.com/charmbracelet/x/ansi. Printable text, UTF-8 (also when split
 // across writes) and the contents of OSC, DCS, APC, PM and SOS strings are
-// handled here, which is both faster and avoids the x/ansi parser's reading
-// of the byte 0x9C inside UTF-8 titles as a string terminator.
+// handled here: that is faster (text never goes through the parser) and it
+// avoids the x/ansi parser reading the byte 0x9C inside a UTF-8 title as a
+// string terminator, which draws titles such as "✳ Claude Code" on screen.
+//
+// Scrollback: rows leaving the top of the main screen while the scroll
+// region is the whole screen go to [Options.OnScrollOff]. tmux also keeps
+// rows scrolled out of a partial region and the screen cleared by ED 2 in
+// its history; those are not reported.
 //
 // A Screen is not safe for concurrent use: one goroutine writes and reads it.
 package screen
@@ -54,16 +66,18 @@ const maxDim = 4096
 
 // Input states of [Screen.Write], beside those inside the x/ansi parser.
 const (
-	stGround   = iota // printable text and C0 controls
-	stSeq             // an escape or CSI sequence, fed to the x/ansi parser
-	stOSC             // OSC string, ends at BEL or ESC
-	stAPC             // APC or ESC k string, ends at ESC
-	stConsume         // SOS or PM string, ends at ESC
-	stDCSHead         // DCS parameters, up to the final byte
-	stDCSBody         // DCS data, ends at ESC \
-	stDCSEsc          // ESC seen inside DCS data
-	maxOSCData = 4096 // longer OSC payloads are truncated
+	stGround  = iota // printable text and C0 controls
+	stSeq            // an escape or CSI sequence, fed to the x/ansi parser
+	stOSC            // OSC string, ends at BEL or ESC
+	stAPC            // APC or ESC k string, ends at ESC
+	stConsume        // SOS or PM string, ends at ESC
+	stDCSHead        // DCS parameters, up to the final byte
+	stDCSBody        // DCS data, ends at ESC \
+	stDCSEsc         // ESC seen inside DCS data
 )
+
+// maxOSCData bounds an OSC payload; the rest of a longer one is dropped.
+const maxOSCData = 4096
 
 // Screen is a model of a terminal screen. Create one with [New] or
 // [NewWithOptions] and feed it with [Screen.Write].
@@ -101,12 +115,11 @@ type Screen struct {
 	uneed  int
 	ubad   bool
 	last   rune // last printed ASCII character for REP, -1 if none
-	zwj    bool // a zero width joiner waits for the next zero-width character
+	zwj    bool // a zero width joiner waits to join the next character
 	seqNum int  // value of the CSI parameter being read
 	seqCnt int  // number of CSI parameters seen
 	seqBad bool // the sequence has a parameter tmux rejects
 	osc    []byte
-	oscLen int
 }
 
 // savedCursor is the state saved by DECSC and ?1049. Character sets are not
