@@ -69,6 +69,7 @@ func TestGolden(t *testing.T) {
 		t.Run(st.name, func(t *testing.T) {
 			golden := filepath.Join("testdata", "golden", st.name+".txt")
 			if *update {
+				requireReferenceTmux(t)
 				want := tmuxCapture(t, st.cols, st.rows, st.data)
 				if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
 					t.Fatal(err)
@@ -82,6 +83,7 @@ func TestGolden(t *testing.T) {
 				// A recording added without its golden file: compare with
 				// a live tmux (skipped without one) until -update stores it.
 				t.Logf("no %s yet: comparing with a live tmux (store it with go test ./screen -run TestGolden -update)", golden)
+				requireReferenceTmux(t)
 				want, err = []byte(tmuxCapture(t, st.cols, st.rows, st.data)), nil
 			}
 			if err != nil {
@@ -142,6 +144,7 @@ func TestAgainstTmux(t *testing.T) {
 	if testing.Short() {
 		t.Skip("live tmux comparison skipped with -short")
 	}
+	requireReferenceTmux(t)
 	streams := allStreams(t)
 	soups := 10
 	if n, err := strconv.Atoi(os.Getenv("SCREEN_SOUPS")); err == nil {
@@ -210,6 +213,7 @@ func TestWidthAgainstTmux(t *testing.T) {
 	if testing.Short() {
 		t.Skip("live tmux comparison skipped with -short")
 	}
+	requireReferenceTmux(t)
 	var cps []rune
 	for r := rune(0x300); r < 0x20000; r += 89 {
 		if r < 0xd800 || r > 0xdfff {

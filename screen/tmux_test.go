@@ -15,6 +15,24 @@ import (
 // capture waits until tmux has parsed every byte before it.
 const tmuxDone = "relay-screen-replay-done"
 
+// referenceTmux is the tmux version the golden files were made with; the
+// live comparisons run only against it, since tmux's quirks change between
+// versions.
+const referenceTmux = "tmux 3.3a"
+
+// requireReferenceTmux skips the test unless the reference tmux is
+// installed.
+func requireReferenceTmux(t *testing.T) {
+	t.Helper()
+	out, err := exec.Command("tmux", "-V").Output()
+	if err != nil {
+		t.Skip("tmux not installed")
+	}
+	if v := strings.TrimSpace(string(out)); v != referenceTmux {
+		t.Skipf("%s installed; the live comparison needs %s", v, referenceTmux)
+	}
+}
+
 // tmuxCapture replays data in a detached tmux of cols x rows (status line
 // off, the pty in raw mode so that tmux sees the bytes unchanged) and
 // returns `capture-pane -p` of the result. It skips the test without tmux.
