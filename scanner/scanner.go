@@ -139,6 +139,7 @@ type Scanner struct {
 	scrolled int64      // rows scrolled off so far: abs index of screen row 0
 	viewFrom int64      // abs index where the next view must start
 	pending  int        // rows scrolled off since the last pass
+	tail     []byte     // the last bytes fed, for a clear split across writes
 
 	occ  occurrences
 	pass uint64
@@ -367,28 +368,16 @@ func (s *Scanner) Run(ctx context.Context, src Source) error {
 
 // feed writes one piece to the screen model.
 func (s *Scanner) feed(p []byte) {
+	if sb, ok := s.clearAcross(p); ok {
+		s.cleared(sb)
+	}
 	for {
-		i, scrollback := s.clearAt(p)
+		i, scrollback := clearAt(p)
 		if i < 0 {
 			break
 		}
-		// ESC[2J or ESC[3J: the program clears the screen (or the
-		// scrollback), usually to draw it all again. Read what is there
-		// first; from here on, copies of what fired may turn up anywhere.
 		s.scr.Write(p[:i])
-		if s.pending > 0 || s.now().Sub(s.lastEval) >= s.tick {
-			// Rows changed since the last pass cannot be final yet, so
-			// only unread scrolled-off rows or a quiet spell need a pass.
-			s.evaluate(false)
-		}
-		s.epoch++
-		if scrollback {
-			// What scrolled off was read already; forget it so that the
-			// redrawn copies are matched to what fired, not taken for
-			// new lines beside the old.
-			s.hist = s.hist[:0]
-			s.viewFrom = s.scrolled
-		}
+		s.cleared(scrollback)
 		s.scr.Write(p[i : i+4])
 		p = p[i+4:]
 	}
@@ -399,21 +388,53 @@ func (s *Scanner) feed(p []byte) {
 	}
 }
 
+// cleared handles ESC[2J or ESC[3J, just before the screen sees it: the
+// program clears the screen (or the scrollback), usually to draw it all
+// again. Read what is there first; from here on, copies of what fired may
+// turn up anywhere (a new epoch).
+func (s *Scanner) cleared(scrollback bool) {
+	if s.pending > 0 || s.now().Sub(s.lastEval) >= s.tick {
+		// Rows changed since the last pass cannot be final yet, so only
+		// unread scrolled-off rows or a quiet spell need a pass.
+		s.evaluate(false)
+	}
+	s.epoch++
+	if scrollback {
+		// What scrolled off was read already; forget it so that the
+		// redrawn copies are matched to what fired, not taken for new
+		// lines beside the old.
+		s.hist = s.hist[:0]
+		s.viewFrom = s.scrolled
+	}
+}
+
 // clearAt returns where the first ESC[2J or ESC[3J in p starts, and
-// whether it is ESC[3J (the scrollback), or -1. A sequence split across
-// pieces is not seen: the price of not copying every piece.
-func (s *Scanner) clearAt(p []byte) (int, bool) {
+// whether it is ESC[3J (the scrollback), or -1.
+func clearAt(p []byte) (int, bool) {
 	for off := 0; ; {
-		k := bytes.Index(p[off:], []byte("\x1b["))
-		if k < 0 || off+k+4 > len(p) {
+		k := bytes.IndexByte(p[off:], 'J')
+		if k < 0 {
 			return -1, false
 		}
-		i := off + k
-		if p[i+3] == 'J' && (p[i+2] == '2' || p[i+2] == '3') {
-			return i, p[i+2] == '3'
+		j := off + k
+		if j >= 3 && p[j-3] == 0x1b && p[j-2] == '[' && (p[j-1] == '2' || p[j-1] == '3') {
+			return j - 3, p[j-1] == '3'
 		}
-		off = i + 2
+		off = j + 1
 	}
+}
+
+// clearAcross reports an ESC[2J or ESC[3J split between the previous piece
+// and p (and whether it is ESC[3J), and keeps p's last bytes for the next.
+func (s *Scanner) clearAcross(p []byte) (scrollback, found bool) {
+	if n := len(s.tail); n > 0 && len(p) > 0 {
+		joined := append(s.tail[:n:n], p[:min(len(p), 3)]...)
+		if i, sb := clearAt(joined); i >= 0 && i < n {
+			scrollback, found = sb, true
+		}
+	}
+	s.tail = append(s.tail[:0], p[max(0, len(p)-3):]...)
+	return scrollback, found
 }
 
 // onScrollOff keeps a row that left the screen.

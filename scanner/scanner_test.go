@@ -227,11 +227,25 @@ func TestClearAndRedrawDoesNotFireAgain(t *testing.T) {
 	conv += "\r\n  @broadcast: freeze at five\r\n\r\n"
 	h.write(conv)
 	h.want("@relay:Bob run the tests", "@broadcast: freeze at five")
-	h.write("\x1b[2J\x1b[3J\x1b[H" + conv + "  more text\r\n")
+	// The clear comes split across two writes.
+	h.s.Write([]byte("\x1b[2J\x1b"))
+	h.write("3J\x1b[H" + conv + "  more text\r\n")
 	h.settle()
 	h.want("@relay:Bob run the tests", "@broadcast: freeze at five")
 	h.write("\r\n > again\r\n\r\n✦ @relay:Bob run the tests\r\n\r\n")
 	h.want("@relay:Bob run the tests", "@broadcast: freeze at five", "@relay:Bob run the tests")
+}
+
+func TestClearSplitAcrossWrites(t *testing.T) {
+	// A clear screen whose bytes arrive in two writes still starts a new
+	// epoch: the command redrawn one row lower, indented, after the same
+	// text is the same command.
+	h := newHarness(t, 50, 10, "generic")
+	h.write("Sure.\r\n\r\n@relay:Bob run the tests\r\n\r\n")
+	h.want("@relay:Bob run the tests")
+	h.s.Write([]byte("\x1b["))
+	h.write("2J\x1b[H(redrawn)\r\nSure.\r\n\r\n  @relay:Bob run the tests\r\n\r\n")
+	h.want("@relay:Bob run the tests")
 }
 
 func TestSoftWrapAtLastColumn(t *testing.T) {
