@@ -1,8 +1,10 @@
 package screen
 
-// printASCII writes a run of printable ASCII at the cursor.
+// printASCII writes a run of printable ASCII at the cursor. Like tmux it
+// writes the run in one go (tmux's screen_write_collect_add) unless insert
+// mode is on or autowrap off, when each character goes the slow way.
 func (s *Screen) printASCII(p []byte) {
-	if s.insert || (s.zwj && !s.autowrap) {
+	if s.insert || !s.autowrap {
 		for _, b := range p {
 			s.printRune(rune(b))
 		}
@@ -12,12 +14,6 @@ func (s *Screen) printASCII(p []byte) {
 	pen := s.pen
 	for len(p) > 0 {
 		if s.cx >= s.cols {
-			if !s.autowrap {
-				// Without autowrap the last column takes every character.
-				s.cx = s.cols - 1
-				s.putCell(s.cx, rune(p[len(p)-1]))
-				return
-			}
 			s.wrap()
 		}
 		r := s.cur.rows[s.cy]
@@ -57,13 +53,6 @@ func (s *Screen) printASCII(p []byte) {
 		}
 		p = p[n:]
 		s.cx = end
-		if !s.autowrap && s.cx >= s.cols {
-			s.cx = s.cols - 1
-			if len(p) > 0 {
-				s.putCell(s.cx, rune(p[len(p)-1]))
-			}
-			return
-		}
 	}
 }
 
