@@ -171,3 +171,27 @@ func TestRunSourceError(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 }
+
+func TestSubscriberMayCallBack(t *testing.T) {
+	// Events go out after the scanner's lock is released: a subscriber may
+	// call the scanner (as the wrapper does to mark what it types) and
+	// unsubscribe itself.
+	s := New(Options{Cols: 40, Rows: 6})
+	var cancel func()
+	got := 0
+	cancel = s.Subscribe(func(e Event) {
+		_ = s.State()
+		s.MarkInjected("reply: " + e.Command.Body)
+		if e.Kind == EventCommand {
+			got++
+			cancel()
+		}
+	})
+	s.Write([]byte("@relay:Bob one\r\n\r\n@relay:Bob two\r\n\r\n"))
+	s.Flush()
+	s.Write([]byte("@relay:Bob three\r\n\r\n"))
+	s.Flush()
+	if got != 1 {
+		t.Fatalf("subscriber saw %d commands after cancelling at the first, want 1", got)
+	}
+}

@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -480,17 +481,23 @@ func (s *Scanner) unlockAndEmit() {
 	if len(evs) == 0 {
 		return
 	}
-	s.subMu.Lock()
-	fns := make([]func(Event), 0, len(s.subs))
-	for id := 0; id < s.subID; id++ {
-		if fn, ok := s.subs[id]; ok {
-			fns = append(fns, fn)
-		}
-	}
-	s.subMu.Unlock()
 	for _, e := range evs {
-		for _, fn := range fns {
-			fn(e)
+		s.subMu.Lock()
+		ids := make([]int, 0, len(s.subs))
+		for id := range s.subs {
+			ids = append(ids, id)
+		}
+		s.subMu.Unlock()
+		slices.Sort(ids) // in subscription order
+		for _, id := range ids {
+			// Looked up each time: a subscriber cancelled by an earlier
+			// call gets nothing more.
+			s.subMu.Lock()
+			fn := s.subs[id]
+			s.subMu.Unlock()
+			if fn != nil {
+				fn(e)
+			}
 		}
 	}
 }
