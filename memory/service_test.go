@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -173,5 +174,38 @@ func TestClientWithoutService(t *testing.T) {
 	_, err := c.List(context.Background(), Filter{})
 	if !errors.Is(err, ErrNoService) {
 		t.Fatalf("err = %v, want ErrNoService", err)
+	}
+}
+
+func TestServiceConcurrentClients(t *testing.T) {
+	ctx := context.Background()
+	url := startNATS(t)
+	st, newClient := serveTest(t, url, "relay.memory")
+	const clients, each = 6, 20
+	errs := make(chan error, clients)
+	for c := range clients {
+		cl := newClient(t)
+		go func() {
+			for i := range each {
+				if _, _, err := cl.Save(ctx, Memory{Text: fmt.Sprintf("client %d note %d", c, i), Workspace: "w"}); err != nil {
+					errs <- err
+					return
+				}
+				if _, err := cl.Search(ctx, Query{Text: "note", Filter: Filter{Workspace: "w"}}); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range clients {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	all, _ := st.List(ctx, Filter{Limit: MaxLimit})
+	if len(all) != clients*each {
+		t.Fatalf("have %d memories, want %d", len(all), clients*each)
 	}
 }
