@@ -1,6 +1,7 @@
 package scanner
 
 import (
+	"bytes"
 	"time"
 
 	"github.com/relayhq/relay/screen"
@@ -85,4 +86,20 @@ func CuesFor(profile string) (Cues, bool) {
 		}, true
 	}
 	return Cues{}, false
+}
+
+// DetectProfile guesses which CLI wrote a terminal stream from its first
+// bytes (a window title, a banner, a state report): "claude", "codex",
+// "gemini", or "" when it cannot tell. `relay scan` uses it when no
+// --profile is given.
+func DetectProfile(head []byte) string {
+	switch {
+	case bytes.Contains(head, []byte("Claude Code")):
+		return "claude"
+	case bytes.Contains(head, []byte("OpenAI Codex")), bytes.Contains(head, []byte("7501;state=")):
+		return "codex"
+	case bytes.Contains(bytes.ToLower(head), []byte("gemini")):
+		return "gemini"
+	}
+	return ""
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -39,7 +40,7 @@ func runScan(ctx context.Context, env *Env, args []string) error {
 	var o scanOptions
 	fs.IntVar(&o.cols, "cols", 0, "terminal width (default: the asciicast header, a NAME-COLSxROWS file name, else 80)")
 	fs.IntVar(&o.rows, "rows", 0, "terminal height (default: the asciicast header, a NAME-COLSxROWS file name, else 24)")
-	fs.StringVar(&o.profile, "profile", "", "agent profile whose screen cues to use: generic, claude, codex, gemini")
+	fs.StringVar(&o.profile, "profile", "auto", "agent profile whose screen cues to use: auto (guess from the stream), generic, claude, codex, gemini")
 	fs.Func("ns", "a namespace to treat as registered, beside relay, broadcast, memory and the configured ones (repeatable)", func(v string) error {
 		o.ns = append(o.ns, v)
 		return nil
@@ -63,9 +64,8 @@ func runScan(ctx context.Context, env *Env, args []string) error {
 	if err := addConfiguredNamespaces(env, ns); err != nil {
 		return err
 	}
-	cues, ok := scanner.CuesFor(o.profile)
-	if !ok {
-		return usagef("--profile %q: want generic, claude, codex or gemini", o.profile)
+	if _, ok := scanner.CuesFor(o.profile); !ok && o.profile != "auto" {
+		return usagef("--profile %q: want auto, generic, claude, codex or gemini", o.profile)
 	}
 	var in io.Reader = env.Stdin
 	name := "standard input"
@@ -77,10 +77,16 @@ func runScan(ctx context.Context, env *Env, args []string) error {
 		defer f.Close()
 		in, name = f, o.file
 	}
+	br := bufio.NewReaderSize(in, 64<<10)
+	if o.profile == "auto" {
+		head, _ := br.Peek(64 << 10)
+		o.profile = scanner.DetectProfile(head)
+	}
+	cues, _ := scanner.CuesFor(o.profile)
 	enc := json.NewEncoder(env.Stdout)
 	enc.SetEscapeHTML(false)
 	var werr error
-	err = scanner.Replay(ctx, in, scanner.ReplayOptions{
+	err = scanner.Replay(ctx, br, scanner.ReplayOptions{
 		Cols: o.cols, Rows: o.rows, Name: nameForSize(o.file), Namespaces: ns, Cues: cues,
 	}, func(e scanner.Event) {
 		if e.Kind != scanner.EventCommand || werr != nil {

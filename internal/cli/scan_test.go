@@ -37,12 +37,8 @@ func TestScanGolden(t *testing.T) {
 		folder := filepath.Base(filepath.Dir(raw))
 		name := strings.TrimSuffix(filepath.Base(raw), ".raw")
 		t.Run(folder+"/"+name, func(t *testing.T) {
+			// No --profile: the profile is guessed from the stream.
 			args := []string{"scan"}
-			for _, p := range []string{"claude", "codex", "gemini"} {
-				if strings.HasPrefix(folder, p) {
-					args = append(args, "--profile", p)
-				}
-			}
 			var fx struct{ Must []struct{ NS string } }
 			if data, err := os.ReadFile(strings.TrimSuffix(raw, ".raw") + ".json"); err == nil {
 				_ = json.Unmarshal(data, &fx)
