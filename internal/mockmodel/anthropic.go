@@ -136,11 +136,6 @@ func (m *Anthropic) messages(w http.ResponseWriter, r *http.Request, req Request
 	switch kind := anthropicSideKind(ar, req.LastUser); kind {
 	case "":
 		req = m.add(req, true)
-		defer func(seq int) {
-			if r.Context().Err() == nil {
-				m.replied(seq)
-			}
-		}(req.Seq)
 		reply = m.opts.script()(req)
 	default:
 		req.Kind = kind
@@ -157,9 +152,12 @@ func (m *Anthropic) messages(w http.ResponseWriter, r *http.Request, req Request
 	}
 	if !ar.Stream {
 		writeJSON(w, http.StatusOK, m.message(model, reply))
+		m.replied(req.Seq)
 		return
 	}
-	m.stream(r.Context(), w, model, reply)
+	if m.stream(r.Context(), w, model, reply) {
+		m.replied(req.Seq)
+	}
 }
 
 // anthropicSideKind classifies a Messages request: "" for a model turn (it
@@ -226,35 +224,35 @@ func toolInput(tu *ToolUse) map[string]any {
 }
 
 // stream answers with the Messages server-sent events.
-func (m *Anthropic) stream(ctx context.Context, w http.ResponseWriter, model string, reply Reply) {
+func (m *Anthropic) stream(ctx context.Context, w http.ResponseWriter, model string, reply Reply) bool {
 	s := startSSE(w)
 	usage := map[string]any{"input_tokens": 10, "output_tokens": 1, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
 	if s.event("message_start", map[string]any{"type": "message_start", "message": map[string]any{
 		"id": m.ids.next("msg_mock"), "type": "message", "role": "assistant", "model": model,
 		"content": []any{}, "stop_reason": nil, "stop_sequence": nil, "usage": usage,
 	}}) != nil {
-		return
+		return false
 	}
 	if !wait(ctx, reply.Delay, reply.Gate) {
-		return
+		return false
 	}
 	index := 0
 	if reply.Text != "" {
 		if s.event("content_block_start", map[string]any{"type": "content_block_start", "index": index,
 			"content_block": map[string]any{"type": "text", "text": ""}}) != nil {
-			return
+			return false
 		}
 		for _, c := range chunks(reply.Text, reply.Chunk) {
 			if !pause(ctx, reply.ChunkDelay) {
-				return
+				return false
 			}
 			if s.event("content_block_delta", map[string]any{"type": "content_block_delta", "index": index,
 				"delta": map[string]any{"type": "text_delta", "text": c}}) != nil {
-				return
+				return false
 			}
 		}
 		if s.event("content_block_stop", map[string]any{"type": "content_block_stop", "index": index}) != nil {
-			return
+			return false
 		}
 		index++
 	}
@@ -264,20 +262,20 @@ func (m *Anthropic) stream(ctx context.Context, w http.ResponseWriter, model str
 		in, _ := json.Marshal(toolInput(tu))
 		if s.event("content_block_start", map[string]any{"type": "content_block_start", "index": index,
 			"content_block": map[string]any{"type": "tool_use", "id": m.toolID(tu), "name": tu.Name, "input": map[string]any{}}}) != nil {
-			return
+			return false
 		}
 		if s.event("content_block_delta", map[string]any{"type": "content_block_delta", "index": index,
 			"delta": map[string]any{"type": "input_json_delta", "partial_json": string(in)}}) != nil {
-			return
+			return false
 		}
 		if s.event("content_block_stop", map[string]any{"type": "content_block_stop", "index": index}) != nil {
-			return
+			return false
 		}
 	}
 	if s.event("message_delta", map[string]any{"type": "message_delta",
 		"delta": map[string]any{"stop_reason": stop, "stop_sequence": nil},
 		"usage": map[string]any{"output_tokens": 10}}) != nil {
-		return
+		return false
 	}
-	_ = s.event("message_stop", map[string]any{"type": "message_stop"})
+	return s.event("message_stop", map[string]any{"type": "message_stop"}) == nil
 }

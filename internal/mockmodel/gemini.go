@@ -119,11 +119,6 @@ func (m *Gemini) serve(w http.ResponseWriter, r *http.Request) {
 	if method == "streamGenerateContent" && len(g.Tools) > 0 {
 		req = m.add(req, true)
 		reply = m.opts.script()(req)
-		defer func(seq int) {
-			if r.Context().Err() == nil {
-				m.replied(seq)
-			}
-		}(req.Seq)
 	} else {
 		req.Kind = "utility"
 		m.add(req, false)
@@ -139,9 +134,12 @@ func (m *Gemini) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	if method == "generateContent" {
 		writeJSON(w, http.StatusOK, geminiChunk(m.parts(reply.Text, reply.ToolUse), true))
+		m.replied(req.Seq)
 		return
 	}
-	m.stream(r.Context(), w, reply)
+	if m.stream(r.Context(), w, reply) {
+		m.replied(req.Seq)
+	}
 }
 
 // parts builds the content parts of a reply piece.
@@ -173,22 +171,23 @@ func geminiChunk(parts []any, last bool) map[string]any {
 
 // stream answers with data-only server-sent events, the last one carrying
 // finishReason STOP.
-func (m *Gemini) stream(ctx context.Context, w http.ResponseWriter, reply Reply) {
+func (m *Gemini) stream(ctx context.Context, w http.ResponseWriter, reply Reply) bool {
 	s := startSSE(w)
 	if !wait(ctx, reply.Delay, reply.Gate) {
-		return
+		return false
 	}
 	pieces := chunks(reply.Text, reply.Chunk)
 	for i, c := range pieces {
 		if i > 0 && !pause(ctx, reply.ChunkDelay) {
-			return
+			return false
 		}
 		last := i == len(pieces)-1 && reply.ToolUse == nil
 		if s.event("", geminiChunk(m.parts(c, nil), last)) != nil {
-			return
+			return false
 		}
 	}
 	if reply.ToolUse != nil || len(pieces) == 0 {
-		_ = s.event("", geminiChunk(m.parts("", reply.ToolUse), true))
+		return s.event("", geminiChunk(m.parts("", reply.ToolUse), true)) == nil
 	}
+	return true
 }

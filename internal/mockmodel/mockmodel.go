@@ -76,12 +76,13 @@ type Reply struct {
 // ToolUse is one tool call in a reply.
 type ToolUse struct {
 	// ID names the call; empty means a generated one.
-	ID string
-	// Name is the tool, e.g. "Bash" for Claude Code, "shell" for Codex,
-	// "run_shell_command" for Gemini CLI.
-	Name string
-	// Input is the tool's arguments, e.g. {"command": "true"}.
-	Input map[string]any
+	ID string `json:"id,omitempty"`
+	// Name is the tool: "Bash" for Claude Code (Input {"command": "true",
+	// "description": "…"}), "exec_command" for Codex 0.169.0 (Input
+	// {"cmd": "true"}), "run_shell_command" for Gemini CLI.
+	Name string `json:"name"`
+	// Input is the tool's arguments.
+	Input map[string]any `json:"input"`
 }
 
 // Script chooses the reply for each model turn. It is called once per turn,
@@ -152,11 +153,11 @@ func (l *Log) add(r Request, turn bool) Request {
 	return r
 }
 
-// replied marks request seq as completely answered.
+// replied marks request seq as completely answered, if it is a model turn.
 func (l *Log) replied(seq int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if seq >= 1 && seq <= len(l.reqs) {
+	if seq >= 1 && seq <= len(l.reqs) && l.reqs[seq-1].IsTurn() {
 		l.reqs[seq-1].Replied = time.Now()
 		close(l.changed)
 		l.changed = make(chan struct{})

@@ -143,21 +143,18 @@ func (m *Responses) serve(w http.ResponseWriter, r *http.Request) {
 	} else {
 		req = m.add(req, true)
 		reply = m.opts.script()(req)
-		defer func(seq int) {
-			if r.Context().Err() == nil {
-				m.replied(seq)
-			}
-		}(req.Seq)
 	}
 	model := m.opts.Model
 	if model == "" {
 		model = q.Model
 	}
-	m.stream(r.Context(), w, model, reply)
+	if m.stream(r.Context(), w, model, reply) {
+		m.replied(req.Seq)
+	}
 }
 
 // stream answers with the Responses server-sent events.
-func (m *Responses) stream(ctx context.Context, w http.ResponseWriter, model string, reply Reply) {
+func (m *Responses) stream(ctx context.Context, w http.ResponseWriter, model string, reply Reply) bool {
 	s := startSSE(w)
 	respID := m.ids.next("resp_mock")
 	created := time.Now().Unix()
@@ -172,10 +169,10 @@ func (m *Responses) stream(ctx context.Context, w http.ResponseWriter, model str
 		return s.event(typ, fields) == nil
 	}
 	if !ev("response.created", map[string]any{"response": resp("in_progress", []any{})}) {
-		return
+		return false
 	}
 	if !wait(ctx, reply.Delay, reply.Gate) {
-		return
+		return false
 	}
 	var output []any
 	index := 0
@@ -183,28 +180,28 @@ func (m *Responses) stream(ctx context.Context, w http.ResponseWriter, model str
 		itemID := m.ids.next("msg_mock")
 		item := map[string]any{"id": itemID, "type": "message", "status": "in_progress", "role": "assistant", "content": []any{}}
 		if !ev("response.output_item.added", map[string]any{"output_index": index, "item": item}) {
-			return
+			return false
 		}
 		if !ev("response.content_part.added", map[string]any{"item_id": itemID, "output_index": index, "content_index": 0,
 			"part": map[string]any{"type": "output_text", "text": "", "annotations": []any{}}}) {
-			return
+			return false
 		}
 		for _, c := range chunks(reply.Text, reply.Chunk) {
 			if !pause(ctx, reply.ChunkDelay) {
-				return
+				return false
 			}
 			if !ev("response.output_text.delta", map[string]any{"item_id": itemID, "output_index": index, "content_index": 0, "delta": c}) {
-				return
+				return false
 			}
 		}
 		part := map[string]any{"type": "output_text", "text": reply.Text, "annotations": []any{}}
 		if !ev("response.output_text.done", map[string]any{"item_id": itemID, "output_index": index, "content_index": 0, "text": reply.Text}) ||
 			!ev("response.content_part.done", map[string]any{"item_id": itemID, "output_index": index, "content_index": 0, "part": part}) {
-			return
+			return false
 		}
 		done := map[string]any{"id": itemID, "type": "message", "status": "completed", "role": "assistant", "content": []any{part}}
 		if !ev("response.output_item.done", map[string]any{"output_index": index, "item": done}) {
-			return
+			return false
 		}
 		output = append(output, done)
 		index++
@@ -220,16 +217,16 @@ func (m *Responses) stream(ctx context.Context, w http.ResponseWriter, model str
 		if !ev("response.output_item.added", map[string]any{"output_index": index, "item": item}) ||
 			!ev("response.function_call_arguments.delta", map[string]any{"item_id": itemID, "output_index": index, "delta": string(args)}) ||
 			!ev("response.function_call_arguments.done", map[string]any{"item_id": itemID, "output_index": index, "arguments": string(args)}) {
-			return
+			return false
 		}
 		done := map[string]any{"id": itemID, "type": "function_call", "status": "completed", "call_id": callID, "name": tu.Name, "arguments": string(args)}
 		if !ev("response.output_item.done", map[string]any{"output_index": index, "item": done}) {
-			return
+			return false
 		}
 		output = append(output, done)
 	}
 	if output == nil {
 		output = []any{}
 	}
-	ev("response.completed", map[string]any{"response": resp("completed", output)})
+	return ev("response.completed", map[string]any{"response": resp("completed", output)})
 }

@@ -119,10 +119,13 @@ type fixture struct {
 	Either     []command `json:"either"`
 	Note       string    `json:"note,omitempty"`
 	// AssistantText is what the model answered to every prompt; when the
-	// replies differ, AssistantTexts holds one per prompt and AssistantText
-	// the first.
+	// replies differ, AssistantTexts holds one per model turn and
+	// AssistantText the first.
 	AssistantText  string   `json:"assistant_text"`
 	AssistantTexts []string `json:"assistant_texts,omitempty"`
+	// ToolUse is the tool call that followed the first reply's text, if any;
+	// the next model turn answered the tool's result.
+	ToolUse *mockmodel.ToolUse `json:"tool_use,omitempty"`
 }
 
 // command is one expected (or forbidden) command.
@@ -153,8 +156,12 @@ func record(s spec, dir string) (string, error) {
 		return "", err
 	}
 	var replies []mockmodel.Reply
-	for _, text := range s.Replies {
-		replies = append(replies, mockmodel.Reply{Text: text, Chunk: 24, ChunkDelay: 15 * time.Millisecond})
+	for i, text := range s.Replies {
+		r := mockmodel.Reply{Text: text, Chunk: 24, ChunkDelay: 15 * time.Millisecond}
+		if i == 0 {
+			r.ToolUse = s.Tool
+		}
+		replies = append(replies, r)
 	}
 	opts := mockmodel.Options{Script: mockmodel.Queue(replies...)}
 	var (
@@ -197,6 +204,7 @@ func record(s spec, dir string) (string, error) {
 		return "", err
 	}
 	fx.AssistantText = s.Replies[0]
+	fx.ToolUse = s.Tool
 	for _, r := range s.Replies[1:] {
 		if r != s.Replies[0] {
 			fx.AssistantTexts = s.Replies
@@ -213,14 +221,19 @@ func record(s spec, dir string) (string, error) {
 	}
 	for i, p := range s.Prompts {
 		turns := len(log.Turns())
+		want := turns + 1
+		if i == len(s.Prompts)-1 {
+			want = len(s.Replies) // a tool call adds a turn
+		}
 		if _, err := term.SubmitConfirm(p, settle, 20*time.Second, func() bool { return log.Count(p) > 0 }); err != nil {
 			return "", err
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		_, err := log.WaitReplied(ctx, turns+1)
+		_, err := log.WaitReplied(ctx, want)
 		cancel()
 		if err != nil {
-			return "", fmt.Errorf("prompt %d: %w", i+1, err)
+			screen, _ := agenttest.RenderScreen(term.Raw(), s.Cols, s.Rows)
+			return "", fmt.Errorf("prompt %d: %w; screen:\n%s", i+1, err, screen)
 		}
 		if _, err := term.WaitReady(60*time.Second, ready); err != nil {
 			return "", fmt.Errorf("prompt %d: waiting for the reply to finish: %w", i+1, err)
@@ -230,8 +243,8 @@ func record(s spec, dir string) (string, error) {
 		return "", err
 	}
 	raw := term.Raw()
-	if n := len(log.Turns()); n != len(s.Prompts) {
-		return "", fmt.Errorf("the model saw %d turns, want %d", n, len(s.Prompts))
+	if n := len(log.Turns()); n != len(s.Replies) {
+		return "", fmt.Errorf("the model saw %d turns, want %d", n, len(s.Replies))
 	}
 	screen, err := agenttest.RenderScreen(raw, s.Cols, s.Rows)
 	if err != nil {

@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"strings"
+
+	"github.com/relayhq/relay/internal/mockmodel"
 )
 
 // spec is one recording: which CLI, at what size, the prompts typed and the
@@ -14,7 +16,8 @@ type spec struct {
 	Cols     int
 	Rows     int
 	Prompts  []string
-	Replies  []string // one per prompt
+	Replies  []string           // one per prompt, plus one after the tool call
+	Tool     *mockmodel.ToolUse // a tool call after the first reply's text
 	Must     []command
 	MustNot  []command
 	Either   []command
@@ -121,6 +124,11 @@ func allSpecs() []spec {
 			Must:    []command{relay("Bob", bobRerun), relay("Bob", bobRerun)},
 			Note:    "Claude Code's classic renderer: " + twiceNote},
 
+		{CLI: "claude", Name: "tool-100x30", Cols: 100, Rows: 30, Prompts: []string{"fx-tool"},
+			Replies: []string{"Asking Bob first.\n\n@relay:Bob " + bobRerun + "\n\nNow checking the tree.", "The tree is clean; waiting for Bob."},
+			Tool:    &mockmodel.ToolUse{Name: "Bash", Input: map[string]any{"command": "true", "description": "Check the tree"}},
+			Must:    []command{relay("Bob", bobRerun)},
+			Note:    "a command in the text before a tool call (Bash `true`, run at once in auto mode), then a final text after the tool result: the command fires once; Claude Code redraws the reply around the tool call"},
 		{CLI: "codex", Name: "single-100x30", Cols: 100, Rows: 30, Prompts: []string{"fx-single"},
 			Replies: []string{narrowReply}, Must: []command{relay("Bob", bobNightly)},
 			Note: "one command that wraps over three rows"},
@@ -133,6 +141,11 @@ func allSpecs() []spec {
 		{CLI: "codex", Name: "wide-160x50", Cols: 160, Rows: 50, Prompts: []string{"fx-wide"},
 			Replies: []string{wideReply}, Must: wideMust, MustNot: []command{{NS: "relay", Target: "Dave"}}, Note: wideNote},
 
+		{CLI: "codex", Name: "tool-100x30", Cols: 100, Rows: 30, Prompts: []string{"fx-tool"},
+			Replies: []string{"Asking Bob first.\n\n@relay:Bob " + bobRerun + "\n\nNow checking the tree.", "The tree is clean; waiting for Bob."},
+			Tool:    &mockmodel.ToolUse{Name: "exec_command", Input: map[string]any{"cmd": "true"}},
+			Must:    []command{relay("Bob", bobRerun)},
+			Note:    "a command in the text before a tool call (exec_command `true`, approval policy never), then a final text after the tool result: the command fires once"},
 		{CLI: "gemini", Name: "single-100x30", Cols: 100, Rows: 30, Prompts: []string{"fx-single"},
 			Replies: []string{narrowReply}, Must: []command{relay("Bob", bobNightly)},
 			Note: "one command that wraps over three rows; it is repainted while it streams, so half-written versions of it are on screen before the whole line"},
