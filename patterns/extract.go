@@ -242,14 +242,16 @@ func (x *Extractor) ends(ln Line) bool {
 // fires applies the guards that keep echoed instructions and empty
 // messages from firing.
 func fires(c Command) bool {
-	if placeholder(c.Target) || placeholder(c.Body) {
+	if placeholder(c.Target) || bracketed(c.Body) {
 		return false
 	}
 	switch c.NS {
 	case NSRelay:
-		return c.Target != "" && strings.TrimSpace(c.Body) != ""
+		// A message of one template word ("@relay:Bob message") is an
+		// echoed instruction; a memory query of one word is not.
+		return c.Target != "" && strings.TrimSpace(c.Body) != "" && !placeholder(c.Body)
 	case NSBroadcast:
-		return strings.TrimSpace(c.Body) != ""
+		return strings.TrimSpace(c.Body) != "" && !placeholder(c.Body)
 	}
 	return true
 }
@@ -275,15 +277,18 @@ func placeholder(s string) bool {
 	if s == "" {
 		return false
 	}
-	if len(s) <= 16 && placeholderWord(strings.ToLower(s)) {
-		return true
+	return len(s) <= 16 && placeholderWord(strings.ToLower(s)) || bracketed(s)
+}
+
+// bracketed reports whether s is one bracketed token: <name>, {name},
+// [name], (name).
+func bracketed(s string) bool {
+	s = strings.TrimSpace(s)
+	if len(s) < 2 {
+		return false
 	}
-	if len(s) >= 2 {
-		if want := closer(s[0]); want != 0 && s[len(s)-1] == want && strings.IndexByte(s[1:len(s)-1], want) < 0 {
-			return true
-		}
-	}
-	return false
+	want := closer(s[0])
+	return want != 0 && s[len(s)-1] == want && strings.IndexByte(s[1:len(s)-1], want) < 0
 }
 
 // closer returns the bracket that closes open, or 0.

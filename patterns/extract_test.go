@@ -83,6 +83,8 @@ func TestExtractRules(t *testing.T) {
 		{"empty broadcast body", Markdown, text("@broadcast:"), nil},
 		{"relay needs a target", Markdown, text("@relay: hi"), nil},
 		{"memory list with empty body fires", Markdown, text("@memory:list"), []got{{"memory", "list", ""}}},
+		{"memory query of a template word fires", Markdown, text("@memory:search name"), []got{{"memory", "search", "name"}}},
+		{"memory query in brackets does not", Markdown, text("@memory:search <query>"), nil},
 		{"two commands in one chunk", Markdown, text("@relay:Bob a", "", "@broadcast: b"), []got{{"relay", "Bob", "a"}, {"broadcast", "", "b"}}},
 		{"CRLF", Markdown, SplitLines("@relay:Bob one\r\ntwo\r\n\r\n@relay:Carol three\r\n"), []got{{"relay", "Bob", "one two"}, {"relay", "Carol", "three"}}},
 		{"tabs", Markdown, text("\t@relay:Bob\tPlease\trun", "\tmore"), []got{{"relay", "Bob", "Please\trun more"}}},
