@@ -270,8 +270,8 @@ func placeholderWord(w string) bool {
 }
 
 // placeholder reports whether s is a template slot rather than a value:
-// a placeholderWord, or one bracketed token such as <name>, {name},
-// [name] or (name).
+// a placeholderWord, or one bracketed token such as <name>, {name} or
+// [name].
 func placeholder(s string) bool {
 	s = strings.TrimSpace(s)
 	if s == "" {
@@ -281,7 +281,7 @@ func placeholder(s string) bool {
 }
 
 // bracketed reports whether s is one bracketed token: <name>, {name},
-// [name], (name).
+// [name] (parentheses are prose: "(see above)").
 func bracketed(s string) bool {
 	s = strings.TrimSpace(s)
 	if len(s) < 2 {
@@ -300,8 +300,6 @@ func closer(open byte) byte {
 		return '}'
 	case '[':
 		return ']'
-	case '(':
-		return ')'
 	}
 	return 0
 }
