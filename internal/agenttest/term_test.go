@@ -82,3 +82,18 @@ func TestBinaryPathNamesTheInstaller(t *testing.T) {
 		t.Error("an unknown agent has no path")
 	}
 }
+
+func TestCmdUnderKeepsTheCommand(t *testing.T) {
+	c := agenttest.Cmd{Argv: []string{"claude", "--x"}, Env: []string{"A=1"}, Dir: "/w", Cols: 90, Rows: 20}
+	u := c.Under("relay", "wrap", "--")
+	if got := strings.Join(u.Argv, " "); got != "relay wrap -- claude --x" {
+		t.Errorf("argv = %q", got)
+	}
+	if u.Dir != "/w" || u.Cols != 90 || u.Rows != 20 || len(u.Env) != 1 {
+		t.Errorf("wrapped command lost its settings: %+v", u)
+	}
+	u.Env[0] = "A=2"
+	if c.Env[0] != "A=1" || c.Argv[0] != "claude" {
+		t.Error("Under changed the original command")
+	}
+}
