@@ -62,6 +62,9 @@ type Options struct {
 	Damping delivery.DamperOptions
 	// NoPrimer leaves the agent's protocol primer out.
 	NoPrimer bool
+	// MemoryAtStart gives the agent, with its primer, up to this many of
+	// the memories most relevant to its project folder; zero gives none.
+	MemoryAtStart int
 	// Stdin and Stdout are the human's terminal; nil means the process's.
 	Stdin  *os.File
 	Stdout io.Writer

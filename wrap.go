@@ -18,6 +18,7 @@ import (
 	"github.com/relayhq/relay/bus"
 	"github.com/relayhq/relay/delivery"
 	"github.com/relayhq/relay/hub"
+	"github.com/relayhq/relay/memory"
 	"github.com/relayhq/relay/patterns"
 	"github.com/relayhq/relay/scanner"
 	"github.com/relayhq/relay/wrapper"
@@ -79,7 +80,7 @@ func (r *Relay) Wrap(ctx context.Context, command string, args ...string) (int, 
 
 	childArgs := args
 	if prof.Model && !s.o.NoPrimer {
-		childArgs = prof.Args(args, agents.Primer(s.name, s.o.Workspace, s.peers(ctx)))
+		childArgs = prof.Args(args, s.primer(ctx))
 	}
 	env := s.o.Env
 	if env == nil {
@@ -237,6 +238,32 @@ func (s *session) peers(ctx context.Context) []string {
 		}
 	}
 	return names
+}
+
+// primer is what the agent learns at start: the protocol, its peers and,
+// if asked, the memories most relevant to its project.
+func (s *session) primer(ctx context.Context) string {
+	p := agents.Primer(s.name, s.o.Workspace, s.peers(ctx))
+	c := s.client.Load()
+	if s.o.MemoryAtStart <= 0 || c == nil {
+		return p
+	}
+	dir := s.o.Dir
+	if dir == "" {
+		dir, _ = os.Getwd()
+	}
+	mctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	api := memory.NewClient(c.Conn(), memory.DefaultSubjectPrefix)
+	ms, err := memory.Relevant(mctx, api, s.o.Workspace, dir, s.o.MemoryAtStart)
+	if err != nil {
+		s.log.Warn("memories for the primer", "err", err)
+		return p
+	}
+	if m := memory.FormatRelevant(ms, time.Now()); m != "" {
+		p += "\n\n" + m
+	}
+	return p
 }
 
 // open prepares what outlives a crash: the delivery journal.
