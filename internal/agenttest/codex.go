@@ -23,8 +23,12 @@ type CodexOptions struct {
 	ExtraArgs []string
 	// Env adds or overrides environment variables ("KEY=value").
 	Env []string
-	// ExtraConfig is TOML appended to config.toml (e.g. "[features]\ncodex_hooks = true"
-	// is already there: add keys below their tables with care).
+	// Features are extra keys of config.toml's [features] table, e.g.
+	// "codex_hooks = true".
+	Features []string
+	// ExtraConfig is TOML appended to config.toml, after the tables the
+	// harness writes ([model_providers.mock], [features], [analytics],
+	// [tui], [projects."WORK"]): start it with a table header.
 	ExtraConfig string
 	// Binary is the codex executable; empty means Binary(t, "codex").
 	Binary string
@@ -100,6 +104,7 @@ stream_max_retries = 0
 
 [features]
 daemon_auto_start = false
+%s
 
 [analytics]
 enabled = false
@@ -109,7 +114,7 @@ animations = false
 
 [projects.%q]
 trust_level = "trusted"
-%s`, CodexModel, catalog, strings.TrimRight(opts.Model, "/")+"/v1", work, opts.ExtraConfig)
+%s`, CodexModel, catalog, strings.TrimRight(opts.Model, "/")+"/v1", strings.Join(opts.Features, "\n"), work, opts.ExtraConfig)
 	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(config), 0o600); err != nil {
 		return Cmd{}, fmt.Errorf("codex command: %w", err)
 	}
