@@ -126,6 +126,8 @@ type fixture struct {
 	// ToolUse is the tool call that followed the first reply's text, if any;
 	// the next model turn answered the tool's result.
 	ToolUse *mockmodel.ToolUse `json:"tool_use,omitempty"`
+	// Args are the extra command-line arguments the CLI was started with.
+	Args []string `json:"args,omitempty"`
 }
 
 // command is one expected (or forbidden) command.
@@ -178,7 +180,7 @@ func record(s spec, dir string) (string, error) {
 		defer m.Close()
 		log = m.Log
 		cmd, err = agenttest.ClaudeCmd(state, agenttest.ClaudeOptions{Model: m.URL, WorkDir: work, Binary: bin,
-			Cols: s.Cols, Rows: s.Rows, Renderer: s.Renderer})
+			Cols: s.Cols, Rows: s.Rows, Renderer: s.Renderer, ExtraArgs: s.Args})
 		ready = agenttest.ClaudeReady
 		fx.ClaudeCode = agenttest.ClaudeVersion
 		fx.Renderer = s.Renderer
@@ -186,14 +188,14 @@ func record(s spec, dir string) (string, error) {
 		m := mockmodel.NewResponses(opts)
 		defer m.Close()
 		log = m.Log
-		cmd, err = agenttest.CodexCmd(state, agenttest.CodexOptions{Model: m.URL, WorkDir: work, Binary: bin, Cols: s.Cols, Rows: s.Rows})
+		cmd, err = agenttest.CodexCmd(state, agenttest.CodexOptions{Model: m.URL, WorkDir: work, Binary: bin, Cols: s.Cols, Rows: s.Rows, ExtraArgs: s.Args})
 		ready = agenttest.CodexReady
 		fx.CLI, fx.Version = "codex", agenttest.CodexVersion
 	case "gemini":
 		m := mockmodel.NewGemini(opts)
 		defer m.Close()
 		log = m.Log
-		cmd, err = agenttest.GeminiCmd(state, agenttest.GeminiOptions{Model: m.URL, WorkDir: work, Binary: bin, Cols: s.Cols, Rows: s.Rows})
+		cmd, err = agenttest.GeminiCmd(state, agenttest.GeminiOptions{Model: m.URL, WorkDir: work, Binary: bin, Cols: s.Cols, Rows: s.Rows, ExtraArgs: s.Args})
 		ready = agenttest.GeminiReady
 		fx.CLI, fx.Version = "gemini", agenttest.GeminiVersion
 		settle = 300 * time.Millisecond
@@ -205,6 +207,7 @@ func record(s spec, dir string) (string, error) {
 	}
 	fx.AssistantText = s.Replies[0]
 	fx.ToolUse = s.Tool
+	fx.Args = s.Args
 	for _, r := range s.Replies[1:] {
 		if r != s.Replies[0] {
 			fx.AssistantTexts = s.Replies

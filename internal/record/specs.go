@@ -18,6 +18,7 @@ type spec struct {
 	Prompts  []string
 	Replies  []string           // one per prompt, plus one after the tool call
 	Tool     *mockmodel.ToolUse // a tool call after the first reply's text
+	Args     []string           // extra command-line arguments for the CLI
 	Must     []command
 	MustNot  []command
 	Either   []command
@@ -155,6 +156,11 @@ func allSpecs() []spec {
 		{CLI: "gemini", Name: "tall-paragraph-80x24", Cols: 80, Rows: 24, Prompts: []string{"fx-tall-paragraph"},
 			Replies: []string{tallParagraph()}, Must: []command{relay("Bob", bobReview)},
 			Note: "one paragraph of 29 lines, taller than the window, whose last line is the @relay command (it wraps to a second row at 80 columns); Gemini CLI repaints the paragraph while it streams, clearing screen and scrollback (ESC[2J ESC[3J) each time the live area outgrows the window, and its final rendering drops the last two lines of the paragraph, the command among them: the whole command is on screen only in the last moments of the stream, just before the final redraw removes it. It must fire exactly once, never half-written"},
+		{CLI: "gemini", Name: "tool-100x30", Cols: 100, Rows: 30, Prompts: []string{"fx-tool"}, Args: []string{"--approval-mode", "yolo"},
+			Replies: []string{"Asking Bob first.\n\n@relay:Bob " + bobRerun + "\n\nNow checking the tree.", "The tree is clean; waiting for Bob."},
+			Tool:    &mockmodel.ToolUse{Name: "run_shell_command", Input: map[string]any{"command": "true", "description": "Check the tree"}},
+			Must:    []command{relay("Bob", bobRerun)},
+			Note:    "a command in the text before a tool call (run_shell_command `true`, started with --approval-mode yolo), then a final text after the tool result: the command fires once"},
 		{CLI: "gemini", Name: "twice-100x30", Cols: 100, Rows: 30, Prompts: []string{"fx-twice-1", "fx-twice-2"},
 			Replies: []string{twiceReply, twiceReply},
 			Must:    []command{relay("Bob", bobRerun), relay("Bob", bobRerun)}, Note: twiceNote},
