@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -113,6 +114,10 @@ type Client struct {
 
 	mu    sync.Mutex
 	claim *claim // non-nil once registered
+
+	// cli and skipped go into the presence record (SetCLI, SetSkipped).
+	cli     atomic.Value // string
+	skipped atomic.Int64
 }
 
 // Connect connects to the hub and makes sure the workspace's stream and
@@ -123,6 +128,7 @@ func Connect(ctx context.Context, o Options) (*Client, error) {
 		return nil, err
 	}
 	c := &Client{opts: o, log: o.Logger.With("workspace", o.Workspace, "agent", o.Name), closed: make(chan struct{})}
+	c.cli.Store("")
 	name := "relay"
 	if o.Name != "" {
 		name += ":" + o.Workspace + ":" + o.Name

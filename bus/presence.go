@@ -46,6 +46,12 @@ type Presence struct {
 	Pending   uint64    `json:"pending"` // messages in its inbox not yet acknowledged
 	Host      string    `json:"host,omitempty"`
 	PID       int       `json:"pid,omitempty"`
+	// CLI is the agent program as its wrapper knows it ("Claude Code",
+	// "Codex", "Gemini CLI", "shell"); empty when not told (SetCLI).
+	CLI string `json:"cli,omitempty"`
+	// Skipped counts the bytes of output the wrapper's scanner skipped
+	// (SetSkipped): commands in them were not seen.
+	Skipped int64 `json:"skipped,omitempty"`
 }
 
 // record is the JSON value under the agent's key in the presence bucket.
@@ -56,6 +62,8 @@ type record struct {
 	Heartbeat int64     `json:"heartbeat_ms"`
 	Host      string    `json:"host,omitempty"`
 	PID       int       `json:"pid,omitempty"`
+	CLI       string    `json:"cli,omitempty"`
+	Skipped   int64     `json:"skipped,omitempty"`
 }
 
 // stale reports whether a record written at created is an abandoned claim.
@@ -144,6 +152,7 @@ func (c *Client) encode(cl *claim, host string) []byte {
 	b, _ := json.Marshal(record{
 		State: cl.state, Since: cl.since, Session: cl.session,
 		Heartbeat: c.opts.Heartbeat.Milliseconds(), Host: host, PID: os.Getpid(),
+		CLI: c.cli.Load().(string), Skipped: c.skipped.Load(),
 	})
 	return b
 }
@@ -245,7 +254,8 @@ func (c *Client) Agents(ctx context.Context) ([]Presence, error) {
 		}
 		var r record
 		_ = json.Unmarshal(e.Value(), &r)
-		p := Presence{Name: n, Workspace: c.opts.Workspace, State: r.State, Since: r.Since, Seen: e.Created(), Host: r.Host, PID: r.PID}
+		p := Presence{Name: n, Workspace: c.opts.Workspace, State: r.State, Since: r.Since, Seen: e.Created(), Host: r.Host, PID: r.PID,
+			CLI: r.CLI, Skipped: r.Skipped}
 		if r.stale(e.Created(), now) && p.State != StateOffline {
 			p.State, p.Since = StateOffline, e.Created()
 		}
