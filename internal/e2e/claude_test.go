@@ -1,0 +1,88 @@
+package e2e
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/relayhq/relay/internal/agenttest"
+	"github.com/relayhq/relay/internal/mockmodel"
+)
+
+// claudeAgent is a real Claude Code session wrapped by relay, answering from
+// a mock model.
+type claudeAgent struct {
+	name  string
+	model *mockmodel.Anthropic
+	term  *agenttest.Term
+}
+
+// claude starts the real Claude Code as name under relay wrap, at cols x
+// rows, its model answering with script.
+func (tm *team) claude(name string, cols, rows int, script mockmodel.Script) *claudeAgent {
+	tm.t.Helper()
+	model := mockmodel.NewAnthropic(mockmodel.Options{Script: script})
+	tm.t.Cleanup(model.Close)
+	var env []string
+	for _, kv := range tm.env {
+		if strings.HasPrefix(kv, "RELAY_") {
+			env = append(env, kv)
+		}
+	}
+	cmd := agenttest.Claude(tm.t, agenttest.ClaudeOptions{Model: model.URL, Cols: cols, Rows: rows, Env: env}).
+		Under(relayBin, "wrap", "--name", name, "--")
+	term := agenttest.Start(tm.t, cmd)
+	if _, err := term.WaitReady(60*time.Second, agenttest.ClaudeReady); err != nil {
+		tm.t.Fatalf("%s: Claude Code did not get ready under relay wrap: %v", name, err)
+	}
+	return &claudeAgent{name: name, model: model, term: term}
+}
+
+// waitTurn waits until the agent's model received a turn containing s.
+func (a *claudeAgent) waitTurn(t *testing.T, s string, timeout time.Duration) mockmodel.Request {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	req, err := a.model.WaitForRequest(ctx, s)
+	if err != nil {
+		t.Fatalf("%s's model: %v\nscreen:\n%s", a.name, err, agenttest.TmuxScreen(t, a.term.Raw(), 100, 30))
+	}
+	return req
+}
+
+const aliceAsk = "Please run the integration tests on branch feature/auth and report back the failures you see, with file names and line numbers for each one of them, and say which of them are new since yesterday's run on main."
+
+// TestClaudeRoundTrip: Alice's model writes an @relay:Bob line that Claude
+// Code wraps over several rows; Bob's model receives it word for word,
+// exactly once; Bob's answer reaches Alice's model.
+func TestClaudeRoundTrip(t *testing.T) {
+	tm := newTeam(t)
+	const bobAnswer = "Three failures, all new: auth_test.go:41, auth_test.go:88 and token_test.go:12."
+	alice := tm.claude("Alice", 80, 30, func(r mockmodel.Request) mockmodel.Reply {
+		if strings.Contains(r.LastUser, "kick off") {
+			return mockmodel.Reply{Text: "I'll ask Bob.\n\n@relay:Bob " + aliceAsk + "\n\nI'll wait for his answer."}
+		}
+		return mockmodel.Reply{Text: "Thanks, noted."}
+	})
+	bob := tm.claude("Bob", 100, 30, func(r mockmodel.Request) mockmodel.Reply {
+		if strings.Contains(r.LastUser, "Message from agent Alice") {
+			return mockmodel.Reply{Text: "Running them now.\n\n@relay:Alice " + bobAnswer}
+		}
+		return mockmodel.Reply{Text: "OK."}
+	})
+	tm.waitAgents("Alice", "Bob")
+
+	alice.term.Submit("kick off the test run")
+	req := bob.waitTurn(t, aliceAsk, 60*time.Second)
+	if !strings.Contains(req.LastUser, "@relay:Alice") {
+		t.Errorf("Bob was not told how to answer: %q", req.LastUser)
+	}
+	alice.waitTurn(t, bobAnswer, 60*time.Second)
+	if n := bob.model.Count(aliceAsk); n != 1 {
+		t.Errorf("Bob's model got Alice's message %d times", n)
+	}
+	if n := alice.model.Count(bobAnswer); n != 1 {
+		t.Errorf("Alice's model got Bob's answer %d times", n)
+	}
+}
