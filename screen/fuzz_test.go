@@ -3,6 +3,7 @@ package screen
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -37,8 +38,22 @@ func FuzzScreen(f *testing.F) {
 func check(t *testing.T, s *Screen) {
 	t.Helper()
 	cols, rows := s.Size()
-	if n := len(s.Lines()); n != rows {
+	lines := s.Lines()
+	if n := len(lines); n != rows {
 		t.Fatalf("Lines() has %d rows, want %d", n, rows)
+	}
+	// Lines come from a per-row cache: they must match a fresh build and
+	// the text built without it.
+	var sb strings.Builder
+	for y, l := range lines {
+		sb.WriteString(l.Text + "\n")
+		s.cur.rows[y].line = Line{}
+		if fresh := s.Line(y); !reflect.DeepEqual(fresh, l) {
+			t.Fatalf("row %d: cached line %+v, fresh %+v", y, l, fresh)
+		}
+	}
+	if sb.String() != s.Text() {
+		t.Fatalf("Lines() text %q differs from Text() %q", sb.String(), s.Text())
 	}
 	if n := strings.Count(s.Text(), "\n"); n != rows {
 		t.Fatalf("Text() has %d rows, want %d", n, rows)

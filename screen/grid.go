@@ -37,6 +37,7 @@ type row struct {
 	used    int // cells from here on are all zero (blank, default colours)
 	wrapped bool
 	version uint64
+	line    Line // the Line last built from this row, valid if line.Version == version
 }
 
 // blankRow fills r with b.
@@ -111,10 +112,18 @@ func (s *Screen) clearCells(y, x0, x1 int) {
 			changed = true
 		}
 		if y > 0 {
-			s.cur.rows[y-1].wrapped = false
+			s.unwrap(y - 1)
 		}
 	}
 	if changed {
+		s.touch(y)
+	}
+}
+
+// unwrap clears the soft-wrap flag of row y.
+func (s *Screen) unwrap(y int) {
+	if r := s.cur.rows[y]; r.wrapped {
+		r.wrapped = false
 		s.touch(y)
 	}
 }
@@ -201,7 +210,7 @@ func (s *Screen) deleteChars(n int) {
 		// A clear of the whole row, as in clearCells.
 		r.wrapped = false
 		if s.cy > 0 {
-			s.cur.rows[s.cy-1].wrapped = false
+			s.unwrap(s.cy - 1)
 		}
 	}
 	s.touch(s.cy)

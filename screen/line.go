@@ -68,11 +68,17 @@ func (s *Screen) Line(y int) Line {
 	return s.lineOf(s.cur.rows[y])
 }
 
-// lineOf builds the Line of r, with the Screen's scratch buffers.
+// lineOf returns the Line of r, built with the Screen's scratch buffers
+// unless the row has not changed since it was last built. Lines share their
+// (immutable) strings and spans between calls.
 func (s *Screen) lineOf(r *row) Line {
+	if r.line.Version == r.version && r.version != 0 {
+		return r.line
+	}
 	l := Line{Wrapped: r.wrapped, Version: r.version}
 	n := usedCells(r)
 	if n == 0 {
+		r.line = l
 		return l
 	}
 	buf, spans := s.scratch[:0], s.spans[:0]
@@ -94,6 +100,7 @@ func (s *Screen) lineOf(r *row) Line {
 	l.Text = string(buf)
 	l.Spans = append([]Span(nil), spans...)
 	s.scratch, s.spans = buf, spans
+	r.line = l
 	return l
 }
 
