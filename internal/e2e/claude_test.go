@@ -2,12 +2,15 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/relayhq/relay/internal/agenttest"
 	"github.com/relayhq/relay/internal/mockmodel"
+	"github.com/relayhq/relay/internal/testutil"
 )
 
 // claudeAgent is a real Claude Code session wrapped by relay, answering from
@@ -33,6 +36,15 @@ func (tm *team) claude(name string, cols, rows int, script mockmodel.Script) *cl
 	cmd := agenttest.Claude(tm.t, agenttest.ClaudeOptions{Model: model.URL, Cols: cols, Rows: rows, Env: env}).
 		Under(relayBin, "wrap", "--name", name, "--")
 	term := agenttest.Start(tm.t, cmd)
+	tm.t.Cleanup(func() {
+		// End it the way a user would, so that Claude Code has exited (and
+		// stopped writing its state) before the test's folders go.
+		_ = syscall.Kill(term.Pid(), syscall.SIGTERM)
+		select {
+		case <-term.Done():
+		case <-time.After(15 * time.Second):
+		}
+	})
 	if _, err := term.WaitReady(60*time.Second, agenttest.ClaudeReady); err != nil {
 		tm.t.Fatalf("%s: Claude Code did not get ready under relay wrap: %v", name, err)
 	}
@@ -84,5 +96,97 @@ func TestClaudeRoundTrip(t *testing.T) {
 	}
 	if n := alice.model.Count(bobAnswer); n != 1 {
 		t.Errorf("Alice's model got Bob's answer %d times", n)
+	}
+}
+
+// waitStored waits until the hub's log holds a message containing body.
+func (tm *team) waitStored(body string) {
+	tm.t.Helper()
+	testutil.Eventually(tm.t, func() error {
+		log, err := tm.relay("log", "--json")
+		if err != nil {
+			return err
+		}
+		if !strings.Contains(log, body) {
+			return fmt.Errorf("message %q not in the log yet", body)
+		}
+		return nil
+	})
+}
+
+// TestClaudeDraftWaits: while a human draft sits in Bob's input box, a
+// message for Bob waits; the draft reaches the model unchanged, and the
+// message follows in a turn of its own.
+func TestClaudeDraftWaits(t *testing.T) {
+	tm := newTeam(t)
+	const draft = "refactor the session cache before lunch"
+	alice := tm.claude("Alice", 100, 30, func(r mockmodel.Request) mockmodel.Reply {
+		if strings.Contains(r.LastUser, "kick off") {
+			return mockmodel.Reply{Text: "@relay:Bob " + aliceAsk}
+		}
+		return mockmodel.Reply{Text: "OK."}
+	})
+	bob := tm.claude("Bob", 100, 30, mockmodel.Fixed("OK."))
+	tm.waitAgents("Alice", "Bob")
+
+	bob.term.Type(draft) // the human starts typing and stops
+	alice.term.Submit("kick off")
+	tm.waitStored("feature/auth")
+	// The message is in Bob's inbox; it must not be typed over the draft.
+	// Give relay well over its quiet times to do the wrong thing.
+	time.Sleep(4 * time.Second)
+	if n := len(bob.model.Turns()); n != 0 {
+		t.Fatalf("Bob's model got %d turns while the human's draft was in the box: %q", n, bob.model.Turns()[0].LastUser)
+	}
+	bob.term.Enter() // the human submits the draft
+	req := bob.waitTurn(t, draft, 30*time.Second)
+	// Claude Code puts its own reminders before the prompt; the human's
+	// text must be the whole of what follows.
+	if !strings.HasSuffix(strings.TrimSpace(req.LastUser), "\n"+draft) || strings.Contains(req.LastUser, "[relay]") {
+		t.Errorf("the draft reached the model changed: %q", req.LastUser)
+	}
+	msg := bob.waitTurn(t, aliceAsk, 60*time.Second)
+	if strings.Contains(msg.LastUser, draft) {
+		t.Errorf("the message was merged with the draft: %q", msg.LastUser)
+	}
+	if n := bob.model.Count(aliceAsk); n != 1 {
+		t.Errorf("Bob's model got the message %d times", n)
+	}
+}
+
+// TestClaudeBusyThenIdle: a message sent while Bob works arrives after his
+// turn ends, in a turn of its own.
+func TestClaudeBusyThenIdle(t *testing.T) {
+	tm := newTeam(t)
+	gate := make(chan struct{})
+	alice := tm.claude("Alice", 100, 30, func(r mockmodel.Request) mockmodel.Reply {
+		if strings.Contains(r.LastUser, "kick off") {
+			return mockmodel.Reply{Text: "@relay:Bob " + aliceAsk}
+		}
+		return mockmodel.Reply{Text: "OK."}
+	})
+	bob := tm.claude("Bob", 100, 30, func(r mockmodel.Request) mockmodel.Reply {
+		if strings.Contains(r.LastUser, "long task") {
+			return mockmodel.Reply{Text: "Working on the long task, this takes a while.", Gate: gate}
+		}
+		return mockmodel.Reply{Text: "OK."}
+	})
+	tm.waitAgents("Alice", "Bob")
+
+	bob.term.Submit("start the long task")
+	bob.waitTurn(t, "long task", 30*time.Second)
+	alice.term.Submit("kick off")
+	tm.waitStored("feature/auth")
+	time.Sleep(3 * time.Second) // Bob is busy: nothing may be typed
+	if n := bob.model.Count(aliceAsk); n != 0 {
+		t.Fatalf("the message reached Bob while he was busy")
+	}
+	close(gate) // Bob's turn ends
+	req := bob.waitTurn(t, aliceAsk, 60*time.Second)
+	if strings.Contains(req.LastUser, "long task") {
+		t.Errorf("the message was merged into the busy turn: %q", req.LastUser)
+	}
+	if n := bob.model.Count(aliceAsk); n != 1 {
+		t.Errorf("Bob's model got the message %d times", n)
 	}
 }
