@@ -18,9 +18,10 @@ type Cues struct {
 	// Busy holds texts that, anywhere on screen, mean the agent is working
 	// (Claude Code and Codex: "esc to interrupt"; Gemini: "esc to cancel").
 	Busy []string
-	// Prompt is the glyph that starts the input row ("❯", "›", ">"). The
-	// last row starting with it is the input box: it and the rows below it
-	// are the TUI's own and never fire. Empty: no input box.
+	// Prompt holds the glyphs that start the input row, any one of them
+	// ("❯"; "›"; Gemini CLI: ">*!" for its normal, YOLO and shell modes).
+	// The last row starting with one is the input box: it and the rows
+	// below it are the TUI's own and never fire. Empty: no input box.
 	Prompt string
 	// StateOSC is the number of an OSC sequence in which the CLI reports
 	// its state as "state=working", "state=idle", "state=done" (Codex:
@@ -81,7 +82,7 @@ func CuesFor(profile string) (Cues, bool) {
 	case "gemini":
 		return Cues{
 			Busy:         []string{"esc to cancel"},
-			Prompt:       ">",
+			Prompt:       ">*!",
 			Placeholders: []string{"Type your message or @path/to/file"},
 		}, true
 	}

@@ -3,6 +3,7 @@ package scanner
 import (
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // hasBusyCue reports whether a busy cue is on screen or the CLI said it
@@ -28,7 +29,9 @@ func (s *Scanner) draft() bool {
 		return false
 	}
 	r := s.rows[y]
-	t := strings.TrimSpace(strings.TrimPrefix(strings.TrimLeft(r.text, " "), s.cues.Prompt))
+	t := strings.TrimLeft(r.text, " ")
+	_, size := utf8.DecodeRuneInString(t) // the prompt glyph
+	t = strings.TrimSpace(t[size:])
 	if t == "" || r.faint {
 		return false
 	}

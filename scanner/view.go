@@ -168,13 +168,13 @@ func (s *Scanner) buildView() *view {
 }
 
 // inputRow returns the screen row of the input box (the last row starting
-// with the prompt glyph), or -1.
+// with a prompt glyph), or -1.
 func (s *Scanner) inputRow() int {
 	if s.cues.Prompt == "" {
 		return -1
 	}
 	for y := len(s.rows) - 1; y >= 0; y-- {
-		if strings.HasPrefix(strings.TrimLeft(s.rows[y].text, " "), s.cues.Prompt) {
+		if r, _ := utf8.DecodeRuneInString(strings.TrimLeft(s.rows[y].text, " ")); strings.ContainsRune(s.cues.Prompt, r) {
 			return y
 		}
 	}

@@ -1,0 +1,128 @@
+package scanner
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/relayhq/relay/internal/agenttest"
+	"github.com/relayhq/relay/internal/mockmodel"
+	"github.com/relayhq/relay/internal/testutil"
+	"github.com/relayhq/relay/patterns"
+)
+
+// TestLiveClaudeCode runs the real Claude Code (skipped when it is not
+// installed; CI installs it) against the mock model and scans its output as
+// it arrives, on the real clock: the command, streamed slowly, fires once
+// and whole, a resize (which
+// makes Claude Code re-wrap and redraw everything) does not fire it again,
+// and the same words in the next reply fire again. Both renderers: the
+// alternate screen and the classic inline one, which scrolls.
+func TestLiveClaudeCode(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the real Claude Code")
+	}
+	const body = "Please run the integration tests on branch feature/auth and report back the failures you see, with file names and line numbers."
+	for _, renderer := range []string{"fullscreen", "classic"} {
+		t.Run(renderer, func(t *testing.T) {
+			text := "I'll ask Bob.\n\n@relay:Bob " + body + "\n\nWaiting for him."
+			// The first reply streams slowly, so that half-written lines
+			// are on screen for a while.
+			slow := mockmodel.Reply{Text: text, Chunk: 6, ChunkDelay: 40 * time.Millisecond}
+			m := mockmodel.NewAnthropic(mockmodel.Options{Script: mockmodel.Queue(slow, mockmodel.Reply{Text: text})})
+			t.Cleanup(m.Close)
+			term := agenttest.Start(t, agenttest.Claude(t, agenttest.ClaudeOptions{Model: m.URL, Cols: 100, Rows: 30, Renderer: renderer}))
+
+			cues, _ := CuesFor("claude")
+			s := New(Options{Cols: 100, Rows: 30, Cues: cues})
+			var mu sync.Mutex
+			var fired []patterns.Command
+			s.Subscribe(func(e Event) {
+				if e.Kind == EventCommand {
+					mu.Lock()
+					fired = append(fired, e.Command)
+					mu.Unlock()
+				}
+			})
+			// Feed the scanner as the bytes arrive; a resize is applied
+			// between two reads, as the wrapper does.
+			resize := make(chan [2]int)
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan struct{})
+			t.Cleanup(func() { cancel(); <-done })
+			go func() {
+				defer close(done)
+				off := 0
+				tick := time.NewTicker(20 * time.Millisecond)
+				defer tick.Stop()
+				for {
+					raw := term.Raw()
+					s.Write(raw[off:])
+					off = len(raw)
+					s.Tick()
+					select {
+					case <-ctx.Done():
+						return
+					case sz := <-resize:
+						s.Resize(sz[0], sz[1])
+						if err := term.Resize(sz[0], sz[1]); err != nil {
+							t.Error(err)
+						}
+					case <-tick.C:
+					}
+				}
+			}()
+			count := func(want int) func() error {
+				return func() error {
+					mu.Lock()
+					defer mu.Unlock()
+					n := 0
+					for _, c := range fired {
+						if c.NS != "relay" || c.Target != "Bob" || collapse(c.Body) != body {
+							return fmt.Errorf("fired @%s:%s %q", c.NS, c.Target, c.Body)
+						}
+						n++
+					}
+					if n != want {
+						return fmt.Errorf("fired %d times, want %d", n, want)
+					}
+					return nil
+				}
+			}
+			steady := func(want int) {
+				t.Helper()
+				testutil.WaitFor(t, 30*time.Second, 50*time.Millisecond, count(want))
+				if err := term.WaitQuiet(2*time.Second, 20*time.Second); err != nil {
+					t.Fatal(err)
+				}
+				// Idle means the scanner has read the quiet screen: what
+				// was going to fire has fired.
+				testutil.WaitFor(t, 10*time.Second, 20*time.Millisecond, func() error {
+					if s.State().Busy {
+						return fmt.Errorf("scanner still busy")
+					}
+					return nil
+				})
+				if err := count(want)(); err != nil {
+					t.Fatalf("%v\nscreen:\n%s", err, s.Text())
+				}
+			}
+
+			if _, err := term.WaitReady(60*time.Second, agenttest.ClaudeReady); err != nil {
+				t.Fatalf("Claude Code never became ready: %v", err)
+			}
+			if _, err := term.SubmitConfirm("ask Bob", 0, 20*time.Second, func() bool { return m.Count("ask Bob") > 0 }); err != nil {
+				t.Fatal(err)
+			}
+			steady(1)
+			resize <- [2]int{70, 30}
+			steady(1)
+			if _, err := term.SubmitConfirm("ask again", 0, 20*time.Second, func() bool { return m.Count("ask again") > 0 }); err != nil {
+				t.Fatal(err)
+			}
+			steady(2)
+		})
+	}
+}
