@@ -116,6 +116,7 @@ func commands() map[string]command {
 		"demo":    {"watch three scripted agents talk through an embedded hub", runDemo},
 		"memory":  {"save, search, list and forget shared memories", runMemory},
 		"config":  {"check or show the merged configuration", runConfig},
+		"hook":    {"forward a Claude Code hook to its relay wrapper (run by Claude Code)", runHook},
 	}
 }
 
