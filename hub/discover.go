@@ -27,6 +27,10 @@ type state struct {
 	Port    int       `json:"port"`
 	PID     int       `json:"pid"`
 	Started time.Time `json:"started,omitzero"`
+	// Dashboard is the URL of the hub's dashboard (without the token), empty
+	// when it serves none; DashboardPort is remembered across restarts.
+	Dashboard     string `json:"dashboard,omitempty"`
+	DashboardPort int    `json:"dashboard_port,omitempty"`
 }
 
 func statePath(home string) string { return filepath.Join(Dir(home), "hub.json") }
@@ -140,6 +144,27 @@ func Discover(home string) (url, token string, err error) {
 		return "", "", fmt.Errorf("read hub token: %w", err)
 	}
 	return st.URL, strings.TrimSpace(string(b)), nil
+}
+
+// ErrNoDashboard means the hub runs without a dashboard (relay up
+// --dashboard off, or an older hub).
+var ErrNoDashboard = errors.New("the hub serves no dashboard")
+
+// Dashboard returns the URL (without the token) of the dashboard of the hub
+// running for home, and the hub's token that opens it. The error wraps
+// ErrNoHub when no hub runs, ErrNoDashboard when it serves none.
+func Dashboard(home string) (url, token string, err error) {
+	if _, token, err = Discover(home); err != nil {
+		return "", "", err
+	}
+	st, err := readState(home)
+	if err != nil {
+		return "", "", err
+	}
+	if st.Dashboard == "" {
+		return "", "", fmt.Errorf("%w (hub at %s, pid %d); restart it with relay up --dashboard 127.0.0.1:0", ErrNoDashboard, st.URL, st.PID)
+	}
+	return st.Dashboard, token, nil
 }
 
 // probe checks that a NATS server answers at rawURL: it sends INFO first.

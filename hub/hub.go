@@ -25,10 +25,12 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -72,6 +74,10 @@ type Hub struct {
 	home  string
 	lock  *os.File
 	port  int
+
+	mu       sync.Mutex
+	st       state // as recorded in hub.json
+	lastDash int   // the dashboard port of the previous run
 }
 
 // Dir returns the hub's folder inside home.
@@ -234,8 +240,9 @@ func start(opts Options, dir string, lock *os.File) (*Hub, error) {
 		lock:  lock,
 		port:  addr.Port,
 	}
-	st := state{URL: h.url, Port: addr.Port, PID: os.Getpid(), Started: time.Now().UTC()}
-	if err := writeState(opts.Home, st); err != nil {
+	h.lastDash = last.DashboardPort
+	h.st = state{URL: h.url, Port: addr.Port, PID: os.Getpid(), Started: time.Now().UTC(), DashboardPort: last.DashboardPort}
+	if err := writeState(opts.Home, h.st); err != nil {
 		srv.Shutdown()
 		return nil, err
 	}
@@ -260,9 +267,40 @@ func (h *Hub) Shutdown() {
 	}
 	h.srv.Shutdown()
 	h.srv.WaitForShutdown()
-	_ = writeState(h.home, state{URL: h.url, Port: h.port, PID: 0})
+	h.mu.Lock()
+	_ = writeState(h.home, state{URL: h.url, Port: h.port, PID: 0, DashboardPort: h.st.DashboardPort})
+	h.mu.Unlock()
 	h.lock.Close()
 	h.lock = nil
+}
+
+// LastDashboardPort is the port the hub's dashboard had on the previous
+// run (0 if none), so that a restarted dashboard keeps its address.
+func (h *Hub) LastDashboardPort() int { return h.lastDash }
+
+// SetDashboard records the dashboard's URL (without the token) beside the
+// hub's in hub.json, where Dashboard finds it; "" records that there is none.
+func (h *Hub) SetDashboard(rawURL string) error {
+	port := 0
+	if rawURL != "" {
+		u, err := url.Parse(rawURL)
+		if err != nil || u.Host == "" {
+			return fmt.Errorf("record dashboard: bad URL %q", rawURL)
+		}
+		port, _ = strconv.Atoi(u.Port())
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	st := h.st
+	st.Dashboard = rawURL
+	if port != 0 {
+		st.DashboardPort = port
+	}
+	if err := writeState(h.home, st); err != nil {
+		return err
+	}
+	h.st = st
+	return nil
 }
 
 // loadToken reads the stored token or creates one (32 random bytes, hex).
