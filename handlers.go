@@ -115,7 +115,7 @@ func (s *session) sent(env bus.Envelope, err error) {
 	ctx := context.Background()
 	switch {
 	case err == nil:
-		s.fire(ctx, EventInfo{Event: MessageSent, From: s.name, To: env.To, Body: env.Body})
+		s.fire(ctx, EventInfo{Event: MessageSent, ID: env.ID, From: s.name, To: env.To, Body: env.Body, Thread: env.Thread})
 	case errors.Is(err, bus.ErrUnknownAgent):
 		s.log.Info("sent to an unknown agent", "to", env.To, "id", env.ID)
 		s.notice(fmt.Sprintf("No agent named %s has joined workspace %s yet; your message (id %s) waits in case it does. %s",

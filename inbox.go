@@ -41,7 +41,23 @@ func (s *session) receive(ctx context.Context, d *bus.Delivery) {
 	s.mu.Lock()
 	s.lastFrom[strings.ToLower(env.From)] = received{id: env.ID, hops: env.Hops, at: time.Now()}
 	s.mu.Unlock()
-	s.fire(ctx, EventInfo{Event: MessageReceived, From: env.From, To: env.To, Body: env.Body})
+	verdict := s.fire(ctx, EventInfo{Event: MessageReceived, ID: env.ID, From: env.From, To: env.To, Body: env.Body, Thread: env.Thread})
+	switch {
+	case verdict.Block:
+		reason := verdict.Reason
+		if reason == "" {
+			reason = "refused by a MessageReceived hook"
+		}
+		s.log.Info("message refused", "id", env.ID, "from", env.From, "reason", reason)
+		_ = d.Fail(context.WithoutCancel(ctx), reason)
+		return
+	case verdict.Hold:
+		s.log.Info("message held by a hook", "id", env.ID, "from", env.From)
+		_ = d.Nak(holdRetry)
+		return
+	case verdict.Message != nil:
+		env.Body = *verdict.Message
+	}
 
 	done := make(chan struct{})
 	s.ws.Go(func() { keepAlive(ctx, d, done) })
@@ -52,7 +68,7 @@ func (s *session) receive(ctx context.Context, d *bus.Delivery) {
 			close(done)
 		}
 	}
-	text := s.label(delivery.Message(env.From, env.ID, env.Body, 0))
+	text := s.label(delivery.Message(env.From, env.ID, env.Body, s.o.MaxBodyBytes))
 	s.queue.Add(delivery.Item{ID: env.ID, Text: text, Done: func(st delivery.Status, reason string) {
 		bg := context.WithoutCancel(ctx)
 		switch st {
@@ -71,6 +87,10 @@ func (s *session) receive(ctx context.Context, d *bus.Delivery) {
 		}
 	}})
 }
+
+// holdRetry is when a message held by a MessageReceived hook comes back
+// for another look.
+const holdRetry = 30 * time.Second
 
 // keepAlive tells the hub that a message waiting for the agent is still
 // being worked on, so that it is not delivered again meanwhile.

@@ -58,6 +58,12 @@ type Options struct {
 	// HumanQuiet is how long the human must not have typed before
 	// anything is typed in; zero means 2 s.
 	HumanQuiet time.Duration
+	// IdleQuiet is how long the agent's screen must be still to count as
+	// idle; zero means its profile's choice.
+	IdleQuiet time.Duration
+	// MaxBodyBytes caps a message body typed into the agent; longer ones
+	// are cut with a note on how to read the rest. Zero means 4 KiB.
+	MaxBodyBytes int
 	// Damping bounds how fast this agent may message others.
 	Damping delivery.DamperOptions
 	// NoPrimer leaves the agent's protocol primer out.
@@ -94,6 +100,13 @@ type Result struct {
 	Inject string
 	// Stop ends the chain: later handlers of the namespace do not run.
 	Stop bool
+	// For MessageReceived only: Block refuses the message (its sender gets
+	// a failed receipt with Reason); Hold keeps it in the inbox for later;
+	// Message, when not nil, replaces its text.
+	Block   bool
+	Reason  string
+	Hold    bool
+	Message *string
 }
 
 // HandlerFunc handles the commands of one namespace.
@@ -117,8 +130,11 @@ type EventInfo struct {
 	Agent     string
 	SessionID string
 	Workspace string
-	// From, To and Body are set for message events.
-	From, To, Body string
+	// Profile and Command are set for SessionStart.
+	Profile string
+	Command []string
+	// ID, From, To, Body and Thread are set for message events.
+	ID, From, To, Body, Thread string
 	// ExitCode is set for SessionEnd.
 	ExitCode int
 }

@@ -42,6 +42,9 @@ func (r *Relay) Wrap(ctx context.Context, command string, args ...string) (int, 
 	if err != nil {
 		return 0, err
 	}
+	if r.opts.IdleQuiet > 0 {
+		prof.Cues.QuietTime = r.opts.IdleQuiet
+	}
 	s := &session{
 		r:        r,
 		o:        r.opts,
@@ -113,6 +116,7 @@ func (r *Relay) Wrap(ctx context.Context, command string, args ...string) (int, 
 		return 0, err
 	}
 	s.ws = ws
+	s.command = append([]string{command}, childArgs...)
 	s.start(ctx, tap)
 	if lookupEnv(env, "RELAY_TEST_PANIC") == "1" {
 		// For the tests of the terminal's restore after a panic.
@@ -142,6 +146,8 @@ type session struct {
 	damper  *delivery.Damper
 	reg     *patterns.Registry
 	cmds    chan patterns.Command
+	command []string // the wrapped command line
+	busy    bool     // the agent's last state, for Idle events
 
 	mu       sync.Mutex
 	lastFrom map[string]received // the last message from each peer
@@ -320,7 +326,7 @@ func (s *session) start(ctx context.Context, tap *wrapper.Tap) {
 	s.ws.Go(func() { _ = s.queue.Run(ctx) })
 	s.ws.Go(func() { s.handleCommands(ctx) })
 	s.ws.Go(func() { s.serveInbox(ctx) })
-	s.fire(ctx, EventInfo{Event: SessionStart})
+	s.fire(ctx, EventInfo{Event: SessionStart, Profile: s.prof.Name, Command: s.command})
 }
 
 // onScan receives the scanner's events; it must not block.
@@ -338,7 +344,12 @@ func (s *session) onScan(ev scanner.Event) {
 			s.ready = true
 		}
 		ready := s.ready
+		becameIdle := s.busy && !ev.State.Busy
+		s.busy = ev.State.Busy
 		s.mu.Unlock()
+		if becameIdle {
+			go s.fire(context.Background(), EventInfo{Event: Idle})
+		}
 		s.queue.SetState(delivery.State{Ready: ready, Busy: ev.State.Busy, Draft: ev.State.Draft})
 		if c := s.client.Load(); c != nil {
 			st := bus.StateIdle
@@ -367,9 +378,12 @@ func (s *session) label(text string) string {
 	return "# " + delivery.OneLine(text)
 }
 
-// fire runs the handlers of an event and types what they return.
-func (s *session) fire(ctx context.Context, e EventInfo) {
+// fire runs the handlers of an event in order, types what they return, and
+// returns their merged verdict (for MessageReceived): a block or a stop
+// ends the chain, the last rewrite wins.
+func (s *session) fire(ctx context.Context, e EventInfo) Result {
 	e.Agent, e.SessionID, e.Workspace = s.name, s.sid, s.o.Workspace
+	var out Result
 	for _, h := range s.r.eventHandlers(e.Event) {
 		res, err := h(ctx, e)
 		if err != nil {
@@ -379,10 +393,21 @@ func (s *session) fire(ctx context.Context, e EventInfo) {
 		if res.Inject != "" && s.queue != nil {
 			s.notice(res.Inject)
 		}
+		if res.Message != nil {
+			out.Message = res.Message
+			e.Body = *res.Message
+		}
+		out.Hold = out.Hold || res.Hold
+		if res.Block {
+			out.Block, out.Reason = true, res.Reason
+			return out
+		}
 		if res.Stop {
-			return
+			out.Stop = true
+			return out
 		}
 	}
+	return out
 }
 
 func (s *session) match(c patterns.Command) Match {

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/relayhq/relay"
+	"github.com/relayhq/relay/config"
 	"github.com/relayhq/relay/delivery"
 )
 
@@ -24,11 +26,11 @@ type wrapOptions struct {
 func parseWrap(env *Env, args []string) (*wrapOptions, error) {
 	o := &wrapOptions{}
 	fs := newFlags(env, "wrap", "[--name NAME] [--profile P] [--workspace W] [--hub URL] [--] COMMAND [ARGS...]")
-	fs.StringVar(&o.Name, "name", env.getenv("RELAY_NAME"), "the agent's name in the team (default: from COMMAND, made unique)")
-	fs.StringVar(&o.Profile, "profile", env.getenv("RELAY_PROFILE"), "the agent CLI's profile: claude, codex, gemini, aider, generic (default: from COMMAND)")
-	fs.StringVar(&o.Workspace, "workspace", env.getenv("RELAY_WORKSPACE"), "the workspace to join (default: default)")
-	fs.StringVar(&o.Hub, "hub", env.getenv("RELAY_HUB"), "a NATS URL, or none to run the agent alone (default: the hub in RELAY_HOME, started if needed)")
-	fs.StringVar(&o.Delivery, "delivery", "wait", "how messages are typed in: wait, queue (followUp) or steer")
+	fs.StringVar(&o.Name, "name", "", "the agent's name in the team (default: RELAY_NAME, config, or from COMMAND, made unique)")
+	fs.StringVar(&o.Profile, "profile", "", "the agent CLI's profile: claude, codex, gemini, aider, generic (default: from COMMAND)")
+	fs.StringVar(&o.Workspace, "workspace", "", "the workspace to join (default: RELAY_WORKSPACE, config, or default)")
+	fs.StringVar(&o.Hub, "hub", "", "a NATS URL, or none to run the agent alone (default: RELAY_HUB, config, or the hub in RELAY_HOME, started if needed)")
+	fs.StringVar(&o.Delivery, "delivery", "", "how messages are typed in: wait, queue (followUp) or steer (default: config, or wait)")
 	fs.BoolVar(&o.NoPrimer, "no-primer", false, "do not teach the agent the protocol at start")
 	if err := parseFlags(fs, args); err != nil {
 		return nil, err
@@ -40,8 +42,10 @@ func parseWrap(env *Env, args []string) (*wrapOptions, error) {
 	if o.Name != "" && !validName(o.Name) {
 		return nil, usagef("invalid --name %q: use letters, digits, '-' and '_' (at most 64)", o.Name)
 	}
-	if _, err := delivery.ParseMode(o.Delivery); err != nil {
-		return nil, usagef("--delivery: %v", err)
+	if o.Delivery != "" {
+		if _, err := delivery.ParseMode(o.Delivery); err != nil {
+			return nil, usagef("--delivery: %v", err)
+		}
 	}
 	return o, nil
 }
@@ -65,6 +69,10 @@ func runWrap(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	cfg, err := loadConfig(env, configOptions{flags: config.Flags{Name: o.Name, Workspace: o.Workspace, Hub: o.Hub, Profile: o.Profile}})
+	if err != nil {
+		return err
+	}
 	home, err := env.EnsureHome()
 	if err != nil {
 		return err
@@ -73,28 +81,48 @@ func runWrap(ctx context.Context, env *Env, args []string) error {
 	if !ok {
 		return fmt.Errorf("stdin must be a file or a terminal")
 	}
-	logger, closeLog, err := openLog(home, "wrap-"+safeFileName(o.Name, o.Command[0]))
+	logger, closeLog, err := openLog(home, "wrap-"+safeFileName(cfg.Name, o.Command[0]))
 	if err != nil {
 		return err
 	}
 	defer closeLog()
-	mode, _ := delivery.ParseMode(o.Delivery)
+	mode := delivery.Mode(cfg.Delivery.Mode)
+	if o.Delivery != "" {
+		mode, _ = delivery.ParseMode(o.Delivery)
+	}
+	token := env.getenv("RELAY_TOKEN")
+	if token == "" && cfg.Hub.TokenFile != "" {
+		b, err := os.ReadFile(cfg.Hub.TokenFile)
+		if err != nil {
+			return fmt.Errorf("read hub token: %w", err)
+		}
+		token = strings.TrimSpace(string(b))
+	}
 	r, err := relay.New(relay.Options{
-		Name:       o.Name,
-		Workspace:  o.Workspace,
-		Profile:    o.Profile,
-		Home:       home,
-		Hub:        o.Hub,
-		Token:      env.getenv("RELAY_TOKEN"),
-		Executable: env.Executable,
-		Delivery:   mode,
-		NoPrimer:   o.NoPrimer,
-		Stdin:      stdin,
-		Stdout:     env.Stdout,
-		Env:        env.environ(),
-		Logger:     logger,
+		Name:          cfg.Name,
+		Workspace:     cfg.Workspace,
+		Profile:       cfg.Profile,
+		Home:          home,
+		Hub:           cfg.Hub.URL,
+		Token:         token,
+		Creds:         cfg.Hub.Creds,
+		Executable:    env.Executable,
+		Delivery:      mode,
+		HumanQuiet:    cfg.Delivery.HumanQuiet,
+		IdleQuiet:     configured(cfg, "delivery.idle_quiet_ms", cfg.Delivery.IdleQuiet),
+		MaxBodyBytes:  cfg.Delivery.MaxBodyBytes,
+		Damping:       delivery.DamperOptions(cfg.Damping),
+		MemoryAtStart: cfg.Memory.LoadAtStart,
+		NoPrimer:      o.NoPrimer,
+		Stdin:         stdin,
+		Stdout:        env.Stdout,
+		Env:           env.environ(),
+		Logger:        logger,
 	})
 	if err != nil {
+		return usagef("%v", err)
+	}
+	if err := r.UseConfig(cfg); err != nil {
 		return usagef("%v", err)
 	}
 	code, err := r.Wrap(ctx, o.Command[0], o.Command[1:]...)
@@ -108,4 +136,14 @@ func runWrap(ctx context.Context, env *Env, args []string) error {
 		return &ExitError{Code: code}
 	}
 	return nil
+}
+
+// configured returns v when the configuration set key, and zero when v is
+// only the default: then the agent's profile chooses.
+func configured[T any](cfg *config.Config, key string, v T) T {
+	var zero T
+	if cfg.Source(key).Kind == config.FromDefault {
+		return zero
+	}
+	return v
 }

@@ -123,10 +123,15 @@ func TestTeamShells(t *testing.T) {
 func script(lines ...string) []string {
 	var b strings.Builder
 	for _, l := range lines {
-		fmt.Fprintf(&b, "printf '%%s\\n\\n' %q; ", l)
+		fmt.Fprintf(&b, "printf '%%s\\n\\n' %s; ", shellQuote(l))
 	}
 	b.WriteString(`while IFS= read -r line; do printf 'got: %s\n' "$line"; done`)
 	return []string{"sh", "-c", b.String()}
+}
+
+// shellQuote quotes s for sh, so that nothing in it is expanded.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // TestTeamBroadcastAndUnknown: a broadcast reaches every other agent once;

@@ -1,0 +1,103 @@
+package relay
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+
+	"github.com/relayhq/relay/config"
+	"github.com/relayhq/relay/hooks"
+)
+
+// UseConfig registers what a configuration file asks for: each user
+// namespace ([patterns.NAME]) as a Pattern that runs its command, and the
+// lifecycle hooks ([hooks.EVENT]) as On handlers. Commands get the command's
+// data as JSON on stdin and in RELAY_* variables, never in a shell string.
+func (r *Relay) UseConfig(c *config.Config) error {
+	env := r.opts.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	for _, p := range c.Patterns {
+		ns := hooks.NewNamespace(p, env)
+		dir := r.opts.Dir
+		if err := r.Pattern(p.Name, func(ctx context.Context, m Match) (Result, error) {
+			out, err := ns.Handle(ctx, hooks.Match{
+				Namespace: m.Namespace, Target: m.Target, Body: m.Body,
+				Agent: m.Agent, SessionID: m.SessionID, Workspace: m.Workspace, Cwd: cwd(dir),
+			})
+			if err != nil {
+				return Result{}, err
+			}
+			res := Result{Inject: out.Inject, Stop: out.Stop}
+			if out.Block {
+				res.Inject = fmt.Sprintf("@%s:%s refused: %s", m.Namespace, m.Target, out.Reason)
+			}
+			return res, nil
+		}); err != nil {
+			return err
+		}
+	}
+	for ev, groups := range c.Hooks {
+		if len(groups) == 0 {
+			continue
+		}
+		set := &hookSet{groups: map[config.Event][]config.HookGroup{ev: groups}, env: env, dir: r.opts.Dir}
+		event := string(ev)
+		r.On(Event(event), set.fire)
+	}
+	return nil
+}
+
+func cwd(dir string) string {
+	if dir != "" {
+		return dir
+	}
+	wd, _ := os.Getwd()
+	return wd
+}
+
+// hookSet adapts the lifecycle hooks of one event to an EventFunc. The
+// hooks' environment names the session, which is known at the first event.
+type hookSet struct {
+	groups map[config.Event][]config.HookGroup
+	env    []string
+	dir    string
+	once   sync.Once
+	set    *hooks.Set
+}
+
+func (h *hookSet) fire(ctx context.Context, e EventInfo) (Result, error) {
+	h.once.Do(func() {
+		h.set = hooks.NewSet(h.groups, hooks.SetOptions{Env: h.env, Dir: h.dir, Vars: map[string]string{
+			"RELAY_AGENT": e.Agent, "RELAY_SESSION_ID": e.SessionID, "RELAY_WORKSPACE": e.Workspace, "RELAY_CWD": cwd(h.dir),
+		}})
+	})
+	sess := hooks.Session{Agent: e.Agent, SessionID: e.SessionID, Workspace: e.Workspace, Cwd: cwd(h.dir)}
+	var subject string
+	var payload any
+	switch e.Event {
+	case SessionStart:
+		subject, payload = e.Profile, hooks.SessionStartPayload{Session: sess, Profile: e.Profile, Command: e.Command}
+	case SessionEnd:
+		subject, payload = fmt.Sprint(e.ExitCode), hooks.SessionEndPayload{Session: sess, ExitCode: e.ExitCode}
+	case Idle:
+		subject, payload = e.Agent, hooks.IdlePayload{Session: sess}
+	case MessageReceived:
+		subject, payload = e.From, hooks.MessagePayload{Session: sess, ID: e.ID, From: e.From, To: e.To, Message: e.Body, Thread: e.Thread}
+	case MessageSent:
+		subject, payload = e.To, hooks.MessagePayload{Session: sess, ID: e.ID, From: e.From, To: e.To, Message: e.Body, Thread: e.Thread}
+	default:
+		subject, payload = "", sess
+	}
+	res, err := h.set.Fire(ctx, string(e.Event), subject, payload)
+	out := Result{Stop: res.Stopped, Block: res.Blocked, Reason: res.Reason, Hold: res.Hold, Message: res.Message}
+	for _, in := range res.Inject {
+		if out.Inject != "" {
+			out.Inject += "\n"
+		}
+		out.Inject += in
+	}
+	return out, err
+}
