@@ -67,8 +67,10 @@ func (s *Screen) fullReset() {
 	s.cx, s.cy = 0, 0
 }
 
-// alignmentTest is DECALN: fill the screen with E.
+// alignmentTest is DECALN: fill the screen with E, reset the scroll region
+// and home the cursor.
 func (s *Screen) alignmentTest() {
+	s.rupper, s.rlower = 0, s.rows-1
 	for _, r := range s.cur.rows {
 		for x := range r.cells {
 			r.cells[x] = cell{ch: 'E'}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -138,8 +139,8 @@ func diffText(want, got string) string {
 }
 
 // TestAgainstTmux compares every stream, and more random ones, with a live
-// tmux (skipped without tmux, and with -short): the text, and the rows tmux
-// marks as soft-wrapped (`capture-pane -pJ` joins them).
+// tmux (skipped without tmux, and with -short): the text, the rows tmux
+// marks as soft-wrapped (`capture-pane -pJ` joins them) and the cursor.
 func TestAgainstTmux(t *testing.T) {
 	if testing.Short() {
 		t.Skip("live tmux comparison skipped with -short")
@@ -156,7 +157,7 @@ func TestAgainstTmux(t *testing.T) {
 	}
 	for _, st := range streams {
 		t.Run(st.name, func(t *testing.T) {
-			out := tmuxCaptures(t, st.cols, st.rows, st.data, "-p", "-pJ")
+			out := tmuxCaptures(t, st.cols, st.rows, st.data, "-p", "-pJ", "cursor")
 			s := New(st.cols, st.rows)
 			s.Write(st.data)
 			if got := s.Text(); got != out[0] {
@@ -164,6 +165,9 @@ func TestAgainstTmux(t *testing.T) {
 			}
 			if want, got := trimLines(out[1]), joined(s); got != want {
 				t.Errorf("wrapped rows differ from tmux:\n%s", diffText(want, got))
+			}
+			if got := fmt.Sprintf("%d,%d", s.cx, s.cy); got != out[2] {
+				t.Errorf("cursor at %s, tmux has it at %s", got, out[2])
 			}
 		})
 	}
@@ -189,8 +193,8 @@ func TestBisect(t *testing.T) {
 			mid := (lo + hi) / 2
 			s := New(c.cols, c.rows)
 			s.Write([]byte(c.data[:mid+1]))
-			out := tmuxCaptures(t, c.cols, c.rows, []byte(c.data[:mid+1]), "-p", "-pJ")
-			if s.Text() == out[0] && joined(s) == trimLines(out[1]) {
+			out := tmuxCaptures(t, c.cols, c.rows, []byte(c.data[:mid+1]), "-p", "-pJ", "cursor")
+			if s.Text() == out[0] && joined(s) == trimLines(out[1]) && fmt.Sprintf("%d,%d", s.cx, s.cy) == out[2] {
 				lo = mid + 1
 			} else {
 				hi = mid
@@ -199,7 +203,8 @@ func TestBisect(t *testing.T) {
 		s := New(c.cols, c.rows)
 		s.Write([]byte(c.data[:lo+1]))
 		t.Logf("first difference after byte %d: ...%q", lo, c.data[max(0, lo-120):lo+1])
-		out := tmuxCaptures(t, c.cols, c.rows, []byte(c.data[:lo+1]), "-p", "-pJ")
+		out := tmuxCaptures(t, c.cols, c.rows, []byte(c.data[:lo+1]), "-p", "-pJ", "cursor")
+		t.Logf("cursor: tmux %s, model %d,%d", out[2], s.cx, s.cy)
 		t.Log(diffText(out[0], s.Text()))
 		t.Log(diffText(trimLines(out[1]), joined(s)))
 	}
@@ -246,31 +251,27 @@ func TestWidthAgainstTmux(t *testing.T) {
 	}
 }
 
-// joined renders the screen as `capture-pane -pJ` does, trailing spaces
-// trimmed: a wrapped row runs on into the next.
+// joined renders the screen as `capture-pane -pJ` does, without spaces
+// (tmux keeps or drops erased cells at the end of a wrapped row depending on
+// how they were erased; -p already checks the spacing): a wrapped row runs
+// on into the next.
 func joined(s *Screen) string {
-	var sb, line strings.Builder
+	var sb strings.Builder
 	for _, r := range s.cur.rows {
 		for x := 0; x < r.used; x++ {
 			if c := &r.cells[x]; c.flags&flagTail == 0 {
-				line.Write(appendCell(nil, c, s.clusters))
+				sb.Write(appendCell(nil, c, s.clusters))
 			}
 		}
 		if !r.wrapped {
-			sb.WriteString(strings.TrimRight(line.String(), " ") + "\n")
-			line.Reset()
+			sb.WriteByte('\n')
 		}
 	}
-	if line.Len() > 0 {
-		sb.WriteString(strings.TrimRight(line.String(), " ") + "\n")
-	}
-	return sb.String()
+	return strings.ReplaceAll(sb.String(), " ", "")
 }
 
+// trimLines prepares a `capture-pane -pJ` output for comparison with
+// joined: without spaces.
 func trimLines(s string) string {
-	lines := strings.Split(s, "\n")
-	for i := range lines {
-		lines[i] = strings.TrimRight(lines[i], " ")
-	}
-	return strings.Join(lines, "\n")
+	return strings.ReplaceAll(s, " ", "")
 }

@@ -85,6 +85,7 @@ func synthCases() []synthCase {
 	cs = append(cs, synthCase{"il-dl-column", 10, 6, "abc\x1b[2;3H\x1b[LX\x1b[4;5H\x1b[MY\x1b[2;4r\x1b[3;6H\x1b[LZ\x1b[3;7H\x1b[MW\x1b[6;3H\x1b[LV\x1b[r"})
 	cs = append(cs, synthCase{"utf8-across-controls", 10, 8, "\xe2\x9c\r\xb3X\r\n\xe2\x9c\x1b[m\xb3X\r\n\xe2\x9c\x1b]0;t\x07\xb3X\r\n\xe2\x9c\x1b[1C\xb3X\r\n\xe2\x9c\n\xb3X\r\n\xe2\x9c\x07\xb3X"})
 	cs = append(cs, synthCase{"ris-in-alt", 10, 4, "main\x1b[?1049halt\x1bcX\x1b[?2004h\x1b[?1049lY"})
+	cs = append(cs, synthCase{"origin-home", 10, 8, "\x1b[3;6r\x1b[?6hA\x1b[?6lB\x1b[?6h\x1b[5;3HC\x1b[9;3HD\x1b[2;5HE\x1b[2;5rF\x1b[?6l\x1b[r"})
 	cs = append(cs, synthCase{"decstbm-equal", 10, 5, "abc\r\ndef\x1b[2;2rX\x1b[3;1r\nY"})
 	for seed := uint64(1); seed <= 8; seed++ {
 		cs = append(cs, soup(seed))
@@ -135,6 +136,7 @@ func soup(seed uint64) synthCase {
 		func() string { return fmt.Sprintf("\x1b[%db", rng.IntN(4)) },
 		func() string { return []string{"\x1bH", "\x1b[g", "\x1b[3g", "\x1b[Z", "\x1b[2Z"}[rng.IntN(5)] },
 		func() string { return "\x1b[?1049h\x1b[2J\x1b[H" },
+		func() string { return []string{"\x1b[?6h", "\x1b[?6l", "\x1b#8", "\x1b[3J", "\x1b[?1047h", "\x1b[?1047l"}[rng.IntN(6)] },
 	}
 	var sb strings.Builder
 	for range 300 {

@@ -42,7 +42,7 @@ func tmuxCapture(t testing.TB, cols, rows int, data []byte) string {
 }
 
 // tmuxCaptures is tmuxCapture with one capture-pane per flag set (such as
-// -p and -pJ) of the same replay.
+// -p and -pJ) of the same replay; "cursor" gives tmux's cursor as "x,y".
 func tmuxCaptures(t testing.TB, cols, rows int, data []byte, flags ...string) []string {
 	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
@@ -91,6 +91,14 @@ func tmuxCaptures(t testing.TB, cols, rows int, data []byte, flags ...string) []
 	}
 	var outs []string
 	for _, f := range flags {
+		if f == "cursor" {
+			out, err := tmux("display-message", "-p", "#{cursor_x},#{cursor_y}")
+			if err != nil {
+				t.Fatal(err)
+			}
+			outs = append(outs, strings.TrimSpace(out))
+			continue
+		}
 		out, err := tmux("capture-pane", f)
 		if err != nil {
 			t.Fatal(err)
