@@ -136,7 +136,9 @@ func soup(seed uint64) synthCase {
 		func() string { return fmt.Sprintf("\x1b[%db", rng.IntN(4)) },
 		func() string { return []string{"\x1bH", "\x1b[g", "\x1b[3g", "\x1b[Z", "\x1b[2Z"}[rng.IntN(5)] },
 		func() string { return "\x1b[?1049h\x1b[2J\x1b[H" },
-		func() string { return []string{"\x1b[?6h", "\x1b[?6l", "\x1b#8", "\x1b[3J", "\x1b[?1047h", "\x1b[?1047l"}[rng.IntN(6)] },
+		func() string {
+			return []string{"\x1b[?6h", "\x1b[?6l", "\x1b#8", "\x1b[3J", "\x1b[?1047h", "\x1b[?1047l"}[rng.IntN(6)]
+		},
 	}
 	var sb strings.Builder
 	for range 300 {
