@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -92,4 +93,16 @@ command = "echo 'Mallory is muted here' >&2; exit 2"
 	if strings.Contains(string(bob.Output()), "buy my coin") {
 		t.Errorf("the refused message was typed in:\n%s", bob.Output())
 	}
+}
+
+// TestGoExample: examples/deploy, a Go program on the relay API, handles
+// @deploy: itself and types its answer back.
+func TestGoExample(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "deploy")
+	build := exec.Command("go", "build", "-o", bin, "github.com/relayhq/relay/examples/deploy")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build examples/deploy: %v\n%s", err, out)
+	}
+	agent := ptytest.Start(t, ptytest.Options{Env: env(t)}, append([]string{bin, "--"}, script("@deploy:staging Release v1.2.3")...)...)
+	agent.WaitOutput("got: # [relay] Deployed Release v1.2.3 to staging.", 20*time.Second)
 }
