@@ -240,8 +240,8 @@ func (b *buffer) resize(s *Screen, cols, rows, cy int, active bool) int {
 	}
 	for len(b.rows) > rows {
 		n := len(b.rows)
-		if n-1 > cy && isBlankRow(b.rows[n-1]) {
-			b.rows = b.rows[:n-1]
+		if n-1 > cy {
+			b.rows = b.rows[:n-1] // as tmux: rows below the cursor go first
 			continue
 		}
 		if active && b == s.main && s.opts.OnScrollOff != nil {
@@ -258,4 +258,3 @@ func (b *buffer) resize(s *Screen, cols, rows, cy int, active bool) int {
 	return cy
 }
 
-func isBlankRow(r *row) bool { return usedCells(r) == 0 }

@@ -235,9 +235,10 @@ func (s *Screen) touchRange(top, bot int) {
 func (s *Screen) touchAll() { s.touchRange(0, s.rows-1) }
 
 // Resize changes the screen size. Rows keep their contents, cut or padded
-// on the right; when rows shrink, blank rows below the cursor go first and
-// then rows leave at the top (reported to OnScrollOff on the main screen).
-// The scroll region is reset to the whole screen.
+// on the right (no reflow). When rows shrink, rows below the cursor are
+// dropped first and then rows leave at the top (reported to OnScrollOff on
+// the main screen), as tmux does; new rows are blank (tmux would bring
+// scrollback back). The scroll region is reset to the whole screen.
 func (s *Screen) Resize(cols, rows int) {
 	cols, rows = clampDim(cols), clampDim(rows)
 	if cols == s.cols && rows == s.rows {

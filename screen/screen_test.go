@@ -260,12 +260,15 @@ func TestResize(t *testing.T) {
 	if len(s.Lines()) != 4 {
 		t.Errorf("Lines() has %d rows, want 4", len(s.Lines()))
 	}
-	// Blank rows below the cursor go first.
-	s = New(10, 5)
-	write(s, "top")
-	s.Resize(10, 2)
-	if got := s.Text(); got != "top\n\n" {
-		t.Errorf("shrinking a mostly blank screen: %q", got)
+	// Rows below the cursor go first, blank or not (as tmux 3.3a does).
+	s = New(10, 6)
+	write(s, "1\r\n2\r\n3\r\n4\r\n5\r\n6\x1b[2;1H")
+	s.Resize(8, 3)
+	if got := s.Text(); got != "1\n2\n3\n" {
+		t.Errorf("shrinking with rows below the cursor: %q", got)
+	}
+	if col, row := s.Cursor(); col != 0 || row != 1 {
+		t.Errorf("cursor %d,%d after shrinking, want 0,1", col, row)
 	}
 	// Absurd sizes are clamped.
 	s.Resize(-5, 1<<30)
