@@ -257,4 +257,3 @@ func (b *buffer) resize(s *Screen, cols, rows, cy int, active bool) int {
 	}
 	return cy
 }
-
