@@ -1,0 +1,302 @@
+package agents
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+)
+
+// ClaudeHookEvents are the Claude Code hook events relay listens to, in
+// the order they happen in a session.
+func ClaudeHookEvents() []string {
+	return []string{"SessionStart", "UserPromptSubmit", "PostToolUse", "Notification", "Stop", "SessionEnd"}
+}
+
+// Claude Code's own time limits for relay's hooks, in seconds. They are
+// above `relay hook`'s own limits (5 s for Stop, 2 s for the others), so
+// that Claude Code never kills a hook that is printing its answer.
+const (
+	claudeStopTimeout = 10
+	claudeHookTimeout = 5
+)
+
+// ClaudeSettings returns the JSON for `claude --settings JSON`: for this
+// session only, each event of ClaudeHookEvents runs `HOOKCOMMAND hook
+// EVENT`, where hookCommand is the path of the relay binary. Claude Code
+// runs hook commands through a shell, so the path is single-quoted.
+// Claude Code merges these hooks with the user's own; no settings file is
+// read or written.
+func ClaudeSettings(hookCommand string) (string, error) {
+	if hookCommand == "" {
+		return "", fmt.Errorf("claude settings: the relay binary's path is empty")
+	}
+	if strings.ContainsAny(hookCommand, "\x00\n\r") {
+		return "", fmt.Errorf("claude settings: relay binary path %q holds a NUL or line break", hookCommand)
+	}
+	type handler struct {
+		Type    string `json:"type"`
+		Command string `json:"command"`
+		Timeout int    `json:"timeout"`
+	}
+	type group struct {
+		Hooks []handler `json:"hooks"`
+	}
+	hooks := map[string][]group{}
+	for _, ev := range ClaudeHookEvents() {
+		timeout := claudeHookTimeout
+		if ev == "Stop" {
+			timeout = claudeStopTimeout
+		}
+		hooks[ev] = []group{{Hooks: []handler{{Type: "command", Command: ShellQuote(hookCommand) + " hook " + ev, Timeout: timeout}}}}
+	}
+	b, err := json.Marshal(map[string]any{"hooks": hooks})
+	if err != nil {
+		return "", fmt.Errorf("claude settings: %w", err)
+	}
+	return string(b), nil
+}
+
+// ShellQuote quotes s as one word for a POSIX shell: inside single quotes,
+// where nothing is special but the single quote itself.
+func ShellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+=:,@%") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// ClaudeHook is the JSON Claude Code writes on a hook's stdin. Every event
+// carries the first five fields; the others belong to some events only
+// (the comment says which) and are empty elsewhere.
+type ClaudeHook struct {
+	SessionID      string `json:"session_id"`
+	TranscriptPath string `json:"transcript_path"` // the session's JSONL transcript (see TurnTexts)
+	Cwd            string `json:"cwd"`
+	HookEventName  string `json:"hook_event_name"`
+	PermissionMode string `json:"permission_mode"` // e.g. "default", "auto"
+
+	// SessionStart: why the session started ("startup", "resume",
+	// "clear", "compact") and its model.
+	Source string `json:"source"`
+	Model  string `json:"model"`
+
+	// UserPromptSubmit: the exact text that reaches the model. PromptID
+	// names the turn the prompt starts (also on the turn's later events).
+	Prompt   string `json:"prompt"`
+	PromptID string `json:"prompt_id"`
+
+	// PostToolUse: the tool call and its result, as Claude Code shows them.
+	ToolName     string          `json:"tool_name"`
+	ToolInput    json.RawMessage `json:"tool_input"`
+	ToolResponse json.RawMessage `json:"tool_response"`
+	ToolUseID    string          `json:"tool_use_id"`
+
+	// Notification: the text shown to the human and its kind (e.g.
+	// "permission_prompt", "idle_prompt").
+	Message          string `json:"message"`
+	NotificationType string `json:"notification_type"`
+
+	// Stop: the exact markdown of the last assistant message, and whether
+	// Claude Code is already continuing because a Stop hook blocked.
+	LastAssistantMessage string `json:"last_assistant_message"`
+	StopHookActive       bool   `json:"stop_hook_active"`
+
+	// SessionEnd: why the session ended (e.g. "prompt_input_exit",
+	// "clear", "logout", "other").
+	Reason string `json:"reason"`
+}
+
+// ParseClaudeHook reads a hook's stdin JSON. Unknown fields are ignored:
+// newer Claude Code versions add some.
+func ParseClaudeHook(data []byte) (ClaudeHook, error) {
+	var h ClaudeHook
+	if err := json.Unmarshal(data, &h); err != nil {
+		return ClaudeHook{}, fmt.Errorf("parse Claude Code hook payload: %w", err)
+	}
+	if h.HookEventName == "" {
+		return ClaudeHook{}, fmt.Errorf("parse Claude Code hook payload: no hook_event_name")
+	}
+	return h, nil
+}
+
+// StopBlock is a Stop hook's answer that keeps Claude working: reason
+// becomes its next input, without touching the input box. Claude Code then
+// sets stop_hook_active on the next Stop and caps consecutive blocks.
+func StopBlock(reason string) string {
+	b, _ := json.Marshal(struct {
+		Decision string `json:"decision"`
+		Reason   string `json:"reason"`
+	}{"block", reason})
+	return string(b)
+}
+
+// AdditionalContext is a hook's answer that adds text to what the model
+// reads next, for the events that accept it: UserPromptSubmit (beside the
+// prompt), PostToolUse (beside the tool's result) and SessionStart.
+func AdditionalContext(event, text string) string {
+	type specific struct {
+		HookEventName     string `json:"hookEventName"`
+		AdditionalContext string `json:"additionalContext"`
+	}
+	b, _ := json.Marshal(struct {
+		HookSpecificOutput specific `json:"hookSpecificOutput"`
+	}{specific{event, text}})
+	return string(b)
+}
+
+// transcriptWindow is how much of a transcript's end TurnTexts reads
+// first; it doubles until the turn's start is inside.
+const transcriptWindow = 1 << 20
+
+// TurnTexts returns the exact text of every assistant text block of the
+// current turn of a Claude Code transcript (the session's JSONL file,
+// ClaudeHook.TranscriptPath), in order: so a command written before a tool
+// call is not missed.
+//
+// The turn starts after the last user input: a prompt, a message queued
+// while Claude worked, or the reason of a Stop hook that blocked (recorded
+// as a meta user message "Stop hook feedback:\n…"). Tool results are not
+// input. So after a block, only the texts written since are returned.
+//
+// Claude Code writes each content block of an assistant message as its
+// own record, and at Stop the turn's last message is not written yet: use
+// StopTexts there. Records of other types (attachments, system records,
+// API request logs, and any unknown one) are skipped, and so is an
+// unterminated last line (a record being written). A malformed complete
+// line is an error naming it.
+func TurnTexts(transcriptPath string) ([]string, error) {
+	f, err := os.Open(transcriptPath)
+	if err != nil {
+		return nil, fmt.Errorf("read Claude Code transcript: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("read Claude Code transcript: %w", err)
+	}
+	size := fi.Size()
+	for window := int64(transcriptWindow); ; window *= 2 {
+		start := max(size-window, 0)
+		buf := make([]byte, size-start)
+		if _, err := f.ReadAt(buf, start); err != nil && !errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("read Claude Code transcript %s: %w", transcriptPath, err)
+		}
+		texts, found, err := turnTexts(buf, start > 0)
+		if err != nil {
+			return nil, fmt.Errorf("read Claude Code transcript %s: %w", transcriptPath, err)
+		}
+		if found || start == 0 {
+			return texts, nil
+		}
+	}
+}
+
+// turnTexts scans the lines of buf backwards to the last user input and
+// returns the assistant texts after it, and whether it found that input.
+// cut says buf starts inside the file, so its first line may be partial.
+func turnTexts(buf []byte, cut bool) ([]string, bool, error) {
+	lines := bytes.Split(buf, []byte("\n"))
+	// The last element is what follows the last newline: empty, or a
+	// record still being written.
+	lines = lines[:len(lines)-1]
+	first := 0
+	if cut {
+		first = 1
+	}
+	var texts []string
+	for i := len(lines) - 1; i >= first; i-- {
+		line := bytes.TrimSpace(lines[i])
+		if len(line) == 0 || (!bytes.Contains(line, []byte(`"user"`)) && !bytes.Contains(line, []byte(`"assistant"`))) {
+			continue
+		}
+		var rec transcriptRecord
+		if err := json.Unmarshal(line, &rec); err != nil {
+			return nil, false, fmt.Errorf("line %d from the end: %w", len(lines)-i, err)
+		}
+		if rec.IsSidechain {
+			continue
+		}
+		switch rec.Type {
+		case "assistant":
+			blocks, _ := rec.Message.blocks()
+			for j := len(blocks) - 1; j >= 0; j-- {
+				if blocks[j].Type == "text" {
+					texts = append(texts, blocks[j].Text)
+				}
+			}
+		case "user":
+			if _, input := rec.Message.blocks(); input {
+				slices.Reverse(texts)
+				return texts, true, nil
+			}
+		}
+	}
+	slices.Reverse(texts)
+	return texts, false, nil
+}
+
+// transcriptRecord is the part of a transcript line TurnTexts reads.
+type transcriptRecord struct {
+	Type        string            `json:"type"`
+	IsSidechain bool              `json:"isSidechain"`
+	Message     transcriptMessage `json:"message"`
+}
+
+// transcriptMessage is a record's API message.
+type transcriptMessage struct {
+	Content json.RawMessage `json:"content"`
+}
+
+// contentBlock is one block of a message's content.
+type contentBlock struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+// blocks returns the content's blocks (a plain string is one text block),
+// and whether it holds input: anything but tool results.
+func (m transcriptMessage) blocks() ([]contentBlock, bool) {
+	c := bytes.TrimSpace(m.Content)
+	if len(c) == 0 {
+		return nil, false
+	}
+	if c[0] == '"' {
+		var s string
+		if json.Unmarshal(c, &s) != nil {
+			return nil, false
+		}
+		return []contentBlock{{Type: "text", Text: s}}, true
+	}
+	var blocks []contentBlock
+	if json.Unmarshal(c, &blocks) != nil {
+		return nil, false
+	}
+	input := false
+	for _, b := range blocks {
+		if b.Type != "tool_result" {
+			input = true
+		}
+	}
+	return blocks, input
+}
+
+// StopTexts is TurnTexts for a Stop hook: the turn's texts from the
+// transcript followed by h.LastAssistantMessage, which Claude Code writes
+// to the transcript only after its Stop hooks ran (it is not added again
+// when the transcript already ends with it). When the transcript cannot be
+// read, it returns the last message alone with the error.
+func StopTexts(h ClaudeHook) ([]string, error) {
+	texts, err := TurnTexts(h.TranscriptPath)
+	if err != nil {
+		texts = nil
+	}
+	if h.LastAssistantMessage != "" && (len(texts) == 0 || texts[len(texts)-1] != h.LastAssistantMessage) {
+		texts = append(texts, h.LastAssistantMessage)
+	}
+	return texts, err
+}
