@@ -79,6 +79,9 @@ func (s *Scanner) evaluate(final bool) {
 	for _, c := range cmds {
 		first := v.info[c.Line].first
 		last := v.info[c.End-1].last
+		if cut(v, first, last) {
+			continue // never final, so nothing to wait for either
+		}
 		ctx, ctxFirst := contextBefore(v, c.Line)
 		ready := final || s.ready(v, c, ctxFirst, first, last, now, quiet, busyCue, cursorPhys)
 		if !ready {
@@ -136,6 +139,18 @@ func (s *Scanner) ready(v *view, c patterns.Command, ctxFirst, first, last int, 
 		return s.replyFollows(v, c.End, v.phys[last].changed)
 	}
 	return true
+}
+
+// cut reports whether a resize cut or mis-wrapped one of the phys rows
+// first..last: the command reads wrong there and never fires, even at the
+// end.
+func cut(v *view, first, last int) bool {
+	for p := first; p <= last; p++ {
+		if v.phys[p].stale {
+			return true
+		}
+	}
+	return false
 }
 
 // maxParagraphGap is the most blank rows between two paragraphs of one

@@ -13,29 +13,58 @@ import (
 	"github.com/relayhq/relay/patterns"
 )
 
-// TestLiveClaudeCode runs the real Claude Code (skipped when it is not
-// installed; CI installs it) against the mock model and scans its output as
-// it arrives, on the real clock: the command, streamed slowly, fires once
-// and whole, a resize (which
-// makes Claude Code re-wrap and redraw everything) does not fire it again,
-// and the same words in the next reply fire again. Both renderers: the
-// alternate screen and the classic inline one, which scrolls.
-func TestLiveClaudeCode(t *testing.T) {
+// liveAgent starts one real CLI against its mock model.
+type liveAgent struct {
+	name, profile string
+	start         func(t *testing.T, script mockmodel.Script, cols, rows int) (*agenttest.Term, *mockmodel.Log)
+	ready         func(screen string) bool
+}
+
+func liveAgents() []liveAgent {
+	claude := func(renderer string) func(*testing.T, mockmodel.Script, int, int) (*agenttest.Term, *mockmodel.Log) {
+		return func(t *testing.T, script mockmodel.Script, cols, rows int) (*agenttest.Term, *mockmodel.Log) {
+			m := mockmodel.NewAnthropic(mockmodel.Options{Script: script})
+			t.Cleanup(m.Close)
+			return agenttest.Start(t, agenttest.Claude(t, agenttest.ClaudeOptions{Model: m.URL, Cols: cols, Rows: rows, Renderer: renderer})), m.Log
+		}
+	}
+	return []liveAgent{
+		{"claude-fullscreen", "claude", claude("fullscreen"), agenttest.ClaudeReady},
+		{"claude-classic", "claude", claude("classic"), agenttest.ClaudeReady},
+		{"codex", "codex", func(t *testing.T, script mockmodel.Script, cols, rows int) (*agenttest.Term, *mockmodel.Log) {
+			m := mockmodel.NewResponses(mockmodel.Options{Script: script})
+			t.Cleanup(m.Close)
+			return agenttest.Start(t, agenttest.Codex(t, agenttest.CodexOptions{Model: m.URL, Cols: cols, Rows: rows})), m.Log
+		}, agenttest.CodexReady},
+		{"gemini", "gemini", func(t *testing.T, script mockmodel.Script, cols, rows int) (*agenttest.Term, *mockmodel.Log) {
+			m := mockmodel.NewGemini(mockmodel.Options{Script: script})
+			t.Cleanup(m.Close)
+			return agenttest.Start(t, agenttest.Gemini(t, agenttest.GeminiOptions{Model: m.URL, Cols: cols, Rows: rows})), m.Log
+		}, agenttest.GeminiReady},
+	}
+}
+
+// TestLiveAgents runs the real CLIs (each skipped when it is not installed;
+// CI installs them) against their mock models and scans their output as it
+// arrives, on the real clock: the command, streamed slowly, fires once and
+// whole; a resize (after which the CLI re-wraps and redraws) does not fire
+// it again; the same words in the next reply fire again. Claude Code runs
+// with both its renderers: the alternate screen and the classic inline one,
+// which scrolls.
+func TestLiveAgents(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts the real Claude Code")
+		t.Skip("starts the real agent CLIs")
 	}
 	const body = "Please run the integration tests on branch feature/auth and report back the failures you see, with file names and line numbers."
-	for _, renderer := range []string{"fullscreen", "classic"} {
-		t.Run(renderer, func(t *testing.T) {
+	for _, a := range liveAgents() {
+		t.Run(a.name, func(t *testing.T) {
 			text := "I'll ask Bob.\n\n@relay:Bob " + body + "\n\nWaiting for him."
 			// The first reply streams slowly, so that half-written lines
 			// are on screen for a while.
 			slow := mockmodel.Reply{Text: text, Chunk: 6, ChunkDelay: 40 * time.Millisecond}
-			m := mockmodel.NewAnthropic(mockmodel.Options{Script: mockmodel.Queue(slow, mockmodel.Reply{Text: text})})
-			t.Cleanup(m.Close)
-			term := agenttest.Start(t, agenttest.Claude(t, agenttest.ClaudeOptions{Model: m.URL, Cols: 100, Rows: 30, Renderer: renderer}))
+			term, m := a.start(t, mockmodel.Queue(slow, mockmodel.Reply{Text: text}), 100, 30)
 
-			cues, _ := CuesFor("claude")
+			cues, _ := CuesFor(a.profile)
 			s := New(Options{Cols: 100, Rows: 30, Cues: cues})
 			var mu sync.Mutex
 			var fired []patterns.Command
@@ -110,8 +139,8 @@ func TestLiveClaudeCode(t *testing.T) {
 				}
 			}
 
-			if _, err := term.WaitReady(60*time.Second, agenttest.ClaudeReady); err != nil {
-				t.Fatalf("Claude Code never became ready: %v", err)
+			if _, err := term.WaitReady(60*time.Second, a.ready); err != nil {
+				t.Fatalf("%s never became ready: %v", a.name, err)
 			}
 			if _, err := term.SubmitConfirm("ask Bob", 0, 20*time.Second, func() bool { return m.Count("ask Bob") > 0 }); err != nil {
 				t.Fatal(err)

@@ -28,6 +28,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mattn/go-runewidth"
 	"github.com/relayhq/relay/patterns"
 	"github.com/relayhq/relay/screen"
 )
@@ -141,6 +142,8 @@ type Scanner struct {
 	viewFrom int64      // abs index where the next view must start
 	pending  int        // rows scrolled off since the last pass
 	tail     []byte     // the last bytes fed, for a clear split across writes
+	// staleText holds the rows the last resize cut or left mis-wrapped.
+	staleText map[string]bool
 
 	occ  occurrences
 	pass uint64
@@ -168,6 +171,9 @@ type rowState struct {
 	wrapped bool
 	code    bool
 	faint   bool // every non-blank character is faint
+	// stale marks a row a resize may have cut or left wrapped at the old
+	// width, until the program draws something else there.
+	stale   bool
 	version uint64
 	changed time.Time
 }
@@ -177,6 +183,7 @@ type histLine struct {
 	text    string
 	wrapped bool
 	code    bool
+	stale   bool // cut by a resize (see rowState)
 	abs     int64
 }
 
@@ -284,12 +291,34 @@ func (s *Scanner) Resize(cols, rows int) {
 	s.mu.Lock()
 	defer s.unlockAndEmit()
 	s.evaluate(false) // read what is final before the program redraws
+	oldCols, oldRows := s.cols, s.nrows
 	s.lastWrite = s.now()
 	s.scr.Resize(cols, rows)
 	s.epoch++
 	s.cols, s.nrows = s.scr.Size()
 	s.rows = make([]rowState, s.nrows)
 	s.resetRows()
+	if s.cols == oldCols && s.nrows == oldRows {
+		return
+	}
+	// The terminal cut rows wider than the new width and left soft-wrapped
+	// rows split where the old width split them: such a row reads wrong
+	// (a body cut mid-sentence, a space inside a word) until the program
+	// draws it again, so no command on it fires before then.
+	// Such rows are known by their text, which scrolling moves about.
+	now := s.lastWrite
+	s.staleText = map[string]bool{}
+	for y, l := range s.scr.Lines() {
+		stale := l.Text != "" && (l.Wrapped || runewidth.StringWidth(l.Text) >= s.cols)
+		if stale {
+			s.staleText[l.Text] = true
+		}
+		s.rows[y] = rowState{
+			text: l.Text, wrapped: l.Wrapped, code: s.isCode(l), faint: faintAfterFirst(l),
+			version: l.Version, changed: now, stale: stale,
+		}
+	}
+	s.lastVersion = s.scr.Version()
 }
 
 // maxInjected bounds the injected texts remembered.
@@ -440,7 +469,7 @@ func (s *Scanner) clearAcross(p []byte) (scrollback, found bool) {
 
 // onScrollOff keeps a row that left the screen.
 func (s *Scanner) onScrollOff(l screen.Line) {
-	s.hist = append(s.hist, histLine{text: l.Text, wrapped: l.Wrapped, code: s.isCode(l), abs: s.scrolled})
+	s.hist = append(s.hist, histLine{text: l.Text, wrapped: l.Wrapped, code: s.isCode(l), abs: s.scrolled, stale: s.staleText[l.Text]})
 	s.scrolled++
 	s.pending++
 	if len(s.hist) > maxHistory {

@@ -216,6 +216,25 @@ func TestResizeDoesNotFireAgain(t *testing.T) {
 	h.want("@relay:Bob please review the migration")
 }
 
+func TestResizeCutRowsNeverFire(t *testing.T) {
+	// An inline program wrote a command over two rows and had not ended
+	// it when the terminal shrank: the terminal cut the first row. The
+	// program goes on without redrawing it, and output scrolls it away:
+	// the cut command (which would read "... feature/auth a you see") never
+	// fires, while a command written after the resize does.
+	h := newHarness(t, 100, 10, "generic")
+	h.write("  @relay:Bob Please run the integration tests on branch feature/auth and report back the failures\r\n  you see.\r\n")
+	h.want()
+	h.s.Resize(70, 10)
+	h.write("\r\n  Done.\r\n\r\n")
+	for i := range 12 {
+		h.write(fmt.Sprintf("  line %d\r\n", i))
+	}
+	h.write("  @relay:Carol after the resize\r\n\r\n")
+	h.s.Flush()
+	h.want("@relay:Carol after the resize")
+}
+
 func TestClearAndRedrawDoesNotFireAgain(t *testing.T) {
 	// Gemini-like: inline, and when its live area outgrows the window it
 	// clears screen and scrollback and writes the whole conversation again.

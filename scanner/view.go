@@ -28,6 +28,7 @@ type phys struct {
 	abs     int64     // absolute row: rows scrolled off before it
 	row     int       // screen row; -1 for a scrolled-off line
 	changed time.Time // last text change; zero for scrolled-off lines
+	stale   bool      // cut or mis-wrapped by a resize (see rowState)
 }
 
 // logical is one logical line: rows joined across soft wraps.
@@ -78,7 +79,7 @@ func (s *Scanner) refreshRows() bool {
 		}
 		r.version = l.Version
 		if l.Text != r.text || l.Wrapped != r.wrapped || r.changed.IsZero() {
-			r.text, r.wrapped = l.Text, l.Wrapped
+			r.text, r.wrapped, r.stale = l.Text, l.Wrapped, s.staleText[l.Text]
 			r.code = s.isCode(l)
 			r.faint = faintAfterFirst(l)
 			r.changed = now
@@ -99,12 +100,12 @@ func (s *Scanner) buildView() *view {
 		from := s.viewFrom - ctxRows
 		i := int(min(max(from-s.hist[0].abs, 0), int64(len(s.hist))))
 		for _, h := range s.hist[i:] {
-			v.phys = append(v.phys, phys{text: h.text, wrapped: h.wrapped, code: h.code, abs: h.abs, row: -1})
+			v.phys = append(v.phys, phys{text: h.text, wrapped: h.wrapped, code: h.code, abs: h.abs, row: -1, stale: h.stale})
 		}
 	}
 	input := s.inputRow()
 	for y, r := range s.rows {
-		p := phys{text: r.text, wrapped: r.wrapped, code: r.code, abs: s.scrolled + int64(y), row: y, changed: r.changed}
+		p := phys{text: r.text, wrapped: r.wrapped, code: r.code, abs: s.scrolled + int64(y), row: y, changed: r.changed, stale: r.stale}
 		if input >= 0 && y >= input {
 			p.text, p.wrapped = "", false
 		}
