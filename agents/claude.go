@@ -12,9 +12,13 @@ import (
 )
 
 // ClaudeHookEvents are the Claude Code hook events relay listens to, in
-// the order they happen in a session.
+// the order they happen in a session. PermissionRequest runs as a tool
+// permission dialog opens (an empty answer leaves the choice to the
+// human); Notification's permission_prompt follows only about 6 s later
+// (Claude Code 2.1.328), so PermissionRequest is the cue that the agent
+// waits on the human.
 func ClaudeHookEvents() []string {
-	return []string{"SessionStart", "UserPromptSubmit", "PostToolUse", "Notification", "Stop", "SessionEnd"}
+	return []string{"SessionStart", "UserPromptSubmit", "PostToolUse", "PermissionRequest", "Notification", "Stop", "SessionEnd"}
 }
 
 // Claude Code's own time limits for relay's hooks, in seconds. They are
@@ -90,7 +94,8 @@ type ClaudeHook struct {
 	Prompt   string `json:"prompt"`
 	PromptID string `json:"prompt_id"`
 
-	// PostToolUse: the tool call and its result, as Claude Code shows them.
+	// PostToolUse (all four) and PermissionRequest (name and input): the
+	// tool call and its result, as Claude Code shows them.
 	ToolName     string          `json:"tool_name"`
 	ToolInput    json.RawMessage `json:"tool_input"`
 	ToolResponse json.RawMessage `json:"tool_response"`

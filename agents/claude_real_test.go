@@ -1,0 +1,370 @@
+package agents_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/relayhq/relay/agents"
+	"github.com/relayhq/relay/hookrpc"
+	"github.com/relayhq/relay/internal/agenttest"
+	"github.com/relayhq/relay/internal/cli"
+	"github.com/relayhq/relay/internal/mockmodel"
+	"github.com/relayhq/relay/internal/testutil"
+	"github.com/relayhq/relay/patterns"
+)
+
+// relayBuild is the relay binary that TestMain builds for the tests that
+// run the real Claude Code (nothing is built when it is not installed).
+type relayBuild struct {
+	path string
+	err  error
+}
+
+var built relayBuild
+
+func TestMain(m *testing.M) {
+	os.Exit(func() int {
+		if _, err := agenttest.BinaryPath("claude"); err != nil {
+			return m.Run()
+		}
+		dir, err := os.MkdirTemp("", "agents-test-")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer os.RemoveAll(dir)
+		built.path = filepath.Join(dir, "relay")
+		out, err := exec.Command("go", "build", "-o", built.path, "github.com/relayhq/relay/cmd/relay").CombinedOutput()
+		if err != nil {
+			built.err = fmt.Errorf("go build ./cmd/relay: %v\n%s", err, out)
+		}
+		return m.Run()
+	}())
+}
+
+// relayBinary returns the relay binary built by TestMain; it skips the
+// test when Claude Code is not installed.
+func relayBinary(t testing.TB) string {
+	t.Helper()
+	agenttest.Binary(t, "claude")
+	if built.err != nil {
+		t.Fatal(built.err)
+	}
+	return built.path
+}
+
+// hookLog plays the wrapper's part for a test: a hook server that records
+// every hook Claude Code ran, in order, and answers Stop with stop.
+type hookLog struct {
+	path string
+
+	mu      sync.Mutex
+	hooks   []agents.ClaudeHook
+	seen    map[string]int             // per event: how many next has returned
+	latency map[string][]time.Duration // per event: relay hook start → handler
+	stop    func(agents.ClaudeHook) string
+}
+
+func newHookLog(t *testing.T) *hookLog {
+	t.Helper()
+	s, err := hookrpc.Listen(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	hl := &hookLog{path: s.Path(), seen: map[string]int{}, latency: map[string][]time.Duration{}}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx, hl.handle(t)) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	})
+	return hl
+}
+
+func (hl *hookLog) handle(t *testing.T) hookrpc.Handler {
+	return func(ctx context.Context, req hookrpc.Request) hookrpc.Response {
+		h, err := agents.ParseClaudeHook(req.Payload)
+		if err != nil {
+			t.Errorf("hook %s: %v", req.Event, err)
+			return hookrpc.Response{}
+		}
+		if h.HookEventName != req.Event {
+			t.Errorf("relay hook %s got the payload of %s", req.Event, h.HookEventName)
+		}
+		limit := cli.HookTimeout
+		if req.Event == "Stop" {
+			limit = cli.HookStopTimeout
+		}
+		hl.mu.Lock()
+		defer hl.mu.Unlock()
+		hl.latency[req.Event] = append(hl.latency[req.Event], time.Since(req.Deadline.Add(-limit)))
+		hl.hooks = append(hl.hooks, h)
+		if req.Event == "Stop" && hl.stop != nil {
+			return hookrpc.Response{Stdout: hl.stop(h)}
+		}
+		return hookrpc.Response{}
+	}
+}
+
+// next waits for the next hook of event that it has not returned yet.
+func (hl *hookLog) next(t *testing.T, event string) agents.ClaudeHook {
+	t.Helper()
+	var got agents.ClaudeHook
+	testutil.WaitFor(t, 30*time.Second, 20*time.Millisecond, func() error {
+		hl.mu.Lock()
+		defer hl.mu.Unlock()
+		n := 0
+		var names []string
+		for _, h := range hl.hooks {
+			names = append(names, h.HookEventName)
+			if h.HookEventName != event {
+				continue
+			}
+			if n == hl.seen[event] {
+				hl.seen[event]++
+				got = h
+				return nil
+			}
+			n++
+		}
+		return fmt.Errorf("no new %s hook; hooks so far: %v", event, names)
+	})
+	return got
+}
+
+func (hl *hookLog) setStop(f func(agents.ClaudeHook) string) {
+	hl.mu.Lock()
+	hl.stop = f
+	hl.mu.Unlock()
+}
+
+// startClaude starts the real Claude Code against m with relay's hook
+// settings, its hooks reaching hl, and waits until it is ready.
+func startClaude(t *testing.T, m *mockmodel.Anthropic, hl *hookLog, extra ...string) *agenttest.Term {
+	t.Helper()
+	settings, err := agents.ClaudeSettings(relayBinary(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := agenttest.Claude(t, agenttest.ClaudeOptions{Model: m.URL,
+		ExtraArgs: append([]string{"--settings", settings}, extra...),
+		Env:       []string{cli.HookSocketEnv + "=" + hl.path}})
+	term := agenttest.Start(t, cmd)
+	if _, err := term.WaitReady(60*time.Second, agenttest.ClaudeReady); err != nil {
+		t.Fatal(err)
+	}
+	return term
+}
+
+func submit(t *testing.T, term *agenttest.Term, m *mockmodel.Anthropic, prompt string) {
+	t.Helper()
+	if _, err := term.SubmitConfirm(prompt, 0, 20*time.Second, func() bool { return m.Count(prompt) > 0 }); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// multiText is the assistant's reply of the recording multi-80x24: escapes,
+// inline mentions and a code fence that the screen loses.
+func multiText(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "testdata", "recordings", "claude-code-"+agenttest.ClaudeVersion, "multi-80x24.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec struct {
+		AssistantText string `json:"assistant_text"`
+	}
+	if err := json.Unmarshal(b, &rec); err != nil || !strings.Contains(rec.AssistantText, `\@relay:Nobody`) ||
+		!strings.Contains(rec.AssistantText, "```") {
+		t.Fatalf("recording has no assistant_text with an escape and a fence: %v", err)
+	}
+	return rec.AssistantText
+}
+
+// TestClaudeHooksReal runs the real Claude Code with relay's hook settings
+// and checks what a wrapper learns through them: the session, the exact
+// prompt, the exact reply at Stop, the texts of a turn with a tool call,
+// and that a Stop answered with StopBlock hands a message to the model.
+func TestClaudeHooksReal(t *testing.T) {
+	reply := multiText(t)
+	beforeTool := "Checking first.\n\n@relay:Bob before the tool"
+	afterTool := "All good after the tool.\n\n@relay:Carol after the tool"
+	m := mockmodel.NewAnthropic(mockmodel.Options{Script: mockmodel.Queue(
+		mockmodel.Reply{Text: reply},
+		mockmodel.Reply{Text: beforeTool, ToolUse: &mockmodel.ToolUse{Name: "Bash",
+			Input: map[string]any{"command": "true", "description": "Run true"}}},
+		mockmodel.Reply{Text: afterTool},
+		mockmodel.Reply{Text: "First answer."},
+		mockmodel.Reply{Text: "Running the tests now."},
+	)})
+	t.Cleanup(m.Close)
+	hl := newHookLog(t)
+	term := startClaude(t, m, hl)
+
+	start := hl.next(t, "SessionStart")
+	if start.Source != "startup" || start.SessionID == "" || start.Model == "" || !strings.HasSuffix(start.TranscriptPath, ".jsonl") {
+		t.Errorf("SessionStart = %+v", start)
+	}
+
+	// 1. The exact prompt and the exact reply.
+	prompt := "Report, please: keep \\@relay:x, `code` and \"quotes\" as typed."
+	submit(t, term, m, prompt)
+	if p := hl.next(t, "UserPromptSubmit"); p.Prompt != prompt || p.SessionID != start.SessionID || p.PromptID == "" {
+		t.Errorf("UserPromptSubmit = %+v, want prompt %q", p, prompt)
+	}
+	stop := hl.next(t, "Stop")
+	if stop.LastAssistantMessage != reply || stop.StopHookActive {
+		t.Errorf("Stop: last_assistant_message = %q (stop_hook_active %v)\nwant %q", stop.LastAssistantMessage, stop.StopHookActive, reply)
+	}
+	texts, err := agents.StopTexts(stop)
+	if err != nil || !slices.Equal(texts, []string{reply}) {
+		t.Errorf("StopTexts = %q, %v", texts, err)
+	}
+	var fired []string
+	for _, c := range patterns.ExtractText(stop.LastAssistantMessage, patterns.Options{Mode: patterns.Markdown}) {
+		fired = append(fired, c.NS+":"+c.Target)
+	}
+	if want := []string{"relay:Bob", "broadcast:", "memory:save"}; !slices.Equal(fired, want) {
+		t.Errorf("commands in the exact reply: %q, want %q (no Nobody, Carol or Example)", fired, want)
+	}
+
+	// 2. A turn with a tool call: the text before the call is not lost.
+	submit(t, term, m, "use a tool")
+	tool := hl.next(t, "PostToolUse")
+	if tool.ToolName != "Bash" || tool.ToolUseID == "" || !strings.Contains(string(tool.ToolInput), `"command":"true"`) {
+		t.Errorf("PostToolUse = %+v", tool)
+	}
+	stop = hl.next(t, "Stop")
+	if stop.LastAssistantMessage != afterTool {
+		t.Errorf("Stop after the tool: last_assistant_message = %q, want %q", stop.LastAssistantMessage, afterTool)
+	}
+	want := []string{beforeTool, afterTool}
+	if texts, err := agents.StopTexts(stop); err != nil || !slices.Equal(texts, want) {
+		t.Errorf("StopTexts = %q, %v; want %q", texts, err, want)
+	}
+	testutil.Eventually(t, func() error {
+		texts, err := agents.TurnTexts(stop.TranscriptPath)
+		if err != nil || !slices.Equal(texts, want) {
+			return fmt.Errorf("TurnTexts = %q, %v; want %q", texts, err, want)
+		}
+		return nil
+	})
+
+	// 3. A Stop answered with StopBlock: the reason reaches the model as
+	// the next input; the following Stop says stop_hook_active.
+	msg := "[relay] Message from agent Alice (id m-7): run the tests"
+	hl.setStop(func(h agents.ClaudeHook) string {
+		if h.StopHookActive {
+			return ""
+		}
+		return agents.StopBlock(msg)
+	})
+	submit(t, term, m, "answer once")
+	if s := hl.next(t, "Stop"); s.LastAssistantMessage != "First answer." || s.StopHookActive {
+		t.Errorf("first Stop = %+v", s)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	req, err := m.WaitForRequest(ctx, msg)
+	if err != nil {
+		t.Fatalf("the blocked Stop's reason never reached the model: %v", err)
+	}
+	t.Logf("the model got the Stop reason as: %q", req.LastUser)
+	s := hl.next(t, "Stop")
+	if !s.StopHookActive || s.LastAssistantMessage != "Running the tests now." {
+		t.Errorf("Stop after the block = %+v, want stop_hook_active and the new reply", s)
+	}
+	if texts, err := agents.StopTexts(s); err != nil || !slices.Equal(texts, []string{"Running the tests now."}) {
+		t.Errorf("StopTexts after the block = %q, %v; want only the new reply", texts, err)
+	}
+	if n := m.Count(msg); n != 1 {
+		t.Errorf("the message reached the model %d times, want 1", n)
+	}
+
+	// 4. Leaving ends the session with SessionEnd.
+	term.Submit("/exit")
+	if end := hl.next(t, "SessionEnd"); end.SessionID != start.SessionID {
+		t.Errorf("SessionEnd = %+v", end)
+	} else {
+		t.Logf("SessionEnd reason %q", end.Reason)
+	}
+	hl.report(t, start.TranscriptPath)
+}
+
+// report logs how long the hooks took: from the start of relay hook to the
+// wrapper's handler (this process), and Claude Code's own measure of the
+// whole Stop hook (start to exit) from the transcript.
+func (hl *hookLog) report(t *testing.T, transcript string) {
+	t.Helper()
+	hl.mu.Lock()
+	for ev, ds := range hl.latency {
+		t.Logf("relay hook %s: start → wrapper handler %v", ev, ds)
+	}
+	hl.mu.Unlock()
+	b, err := os.ReadFile(transcript)
+	if err != nil {
+		t.Log(err)
+		return
+	}
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		var rec struct {
+			Subtype   string `json:"subtype"`
+			HookInfos []struct {
+				Command    string `json:"command"`
+				DurationMs int    `json:"durationMs"`
+			} `json:"hookInfos"`
+		}
+		if json.Unmarshal(line, &rec) == nil && rec.Subtype == "stop_hook_summary" {
+			for _, h := range rec.HookInfos {
+				t.Logf("Claude Code measured %q: %d ms", filepath.Base(h.Command), h.DurationMs)
+			}
+		}
+	}
+}
+
+// TestClaudeNotificationReal: a Bash call waiting for the human's
+// permission runs PermissionRequest as the dialog opens, and Notification
+// (permission_prompt) seconds later: the wrapper's cues not to type. An
+// empty answer to PermissionRequest leaves the decision to the human.
+func TestClaudeNotificationReal(t *testing.T) {
+	m := mockmodel.NewAnthropic(mockmodel.Options{Script: mockmodel.Queue(
+		mockmodel.Reply{Text: "Creating the marker.", ToolUse: &mockmodel.ToolUse{Name: "Bash",
+			Input: map[string]any{"command": "touch marker", "description": "Create the marker"}}},
+		mockmodel.Reply{Text: "The marker exists."},
+	)})
+	t.Cleanup(m.Close)
+	hl := newHookLog(t)
+	term := startClaude(t, m, hl, "--permission-mode", "default")
+	submit(t, term, m, "make the marker")
+	asked := time.Now()
+	pr := hl.next(t, "PermissionRequest")
+	t.Logf("PermissionRequest %v after the prompt", time.Since(asked).Round(time.Millisecond))
+	if pr.ToolName != "Bash" || !strings.Contains(string(pr.ToolInput), "touch marker") {
+		t.Errorf("PermissionRequest = %+v, want the Bash call", pr)
+	}
+	n := hl.next(t, "Notification")
+	t.Logf("Notification %v after the prompt: type %q, message %q", time.Since(asked).Round(time.Millisecond), n.NotificationType, n.Message)
+	if n.NotificationType != "permission_prompt" || n.Message == "" {
+		t.Errorf("Notification = %+v, want a permission_prompt with a message", n)
+	}
+	if _, err := term.WaitReady(30*time.Second, agenttest.ClaudePermissionPrompt); err != nil {
+		t.Fatal(err)
+	}
+	term.Enter()
+	if s := hl.next(t, "Stop"); s.LastAssistantMessage != "The marker exists." {
+		t.Errorf("Stop = %+v", s)
+	}
+}
