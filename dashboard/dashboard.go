@@ -197,6 +197,21 @@ func New(o Options) (*Server, error) {
 	return s, nil
 }
 
+// CheckAddr reports whether addr (host:port) may serve the dashboard:
+// loopback, or beyond it with TLS or allowRemote. Callers use it to refuse
+// a flag before starting anything; New applies the same rule.
+func CheckAddr(addr string, tls, allowRemote bool) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("dashboard address %q: want HOST:PORT (e.g. 127.0.0.1:8080): %w", addr, err)
+	}
+	if !isLoopback(host) && !tls && !allowRemote {
+		return fmt.Errorf("%w: %s would send the hub's token in clear text beyond this machine; "+
+			"listen on 127.0.0.1, give a TLS certificate and key, or allow it explicitly", ErrNotLoopback, addr)
+	}
+	return nil
+}
+
 func listen(o *Options) (net.Listener, string, error) {
 	scheme := "http"
 	if o.TLSCert != "" {
@@ -214,13 +229,8 @@ func listen(o *Options) (net.Listener, string, error) {
 		}
 		return ln, scheme, nil
 	}
-	host, _, err := net.SplitHostPort(o.Addr)
-	if err != nil {
-		return nil, "", fmt.Errorf("dashboard address %q: want HOST:PORT (e.g. 127.0.0.1:8080): %w", o.Addr, err)
-	}
-	if !isLoopback(host) && o.TLSCert == "" && !o.AllowRemote {
-		return nil, "", fmt.Errorf("%w: %s would send the hub's token in clear text beyond this machine; "+
-			"listen on 127.0.0.1, give a TLS certificate and key, or allow it explicitly", ErrNotLoopback, o.Addr)
+	if err := CheckAddr(o.Addr, o.TLSCert != "", o.AllowRemote); err != nil {
+		return nil, "", err
 	}
 	ln, err := net.Listen("tcp", o.Addr)
 	if err != nil {

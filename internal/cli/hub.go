@@ -41,15 +41,19 @@ type upOptions struct {
 	listen          string
 	detach          bool
 	tlsCert, tlsKey string
+	dashboard       string // host:port, "" for the default, "off"
+	dashboardRemote bool
 }
 
 func runUp(ctx context.Context, env *Env, args []string) error {
 	var o upOptions
-	fs := newFlags(env, "up", "[--listen ADDR] [--detach]")
+	fs := newFlags(env, "up", "[--listen ADDR] [--dashboard ADDR|off] [--detach]")
 	fs.StringVar(&o.listen, "listen", "", "`host:port` to listen on (default: 127.0.0.1, the port of last time or a random one)")
 	fs.BoolVar(&o.detach, "detach", false, "run in the background; stop it with relay down")
 	fs.StringVar(&o.tlsCert, "tls-cert", "", "TLS certificate `file` (PEM); needed to listen beyond loopback")
 	fs.StringVar(&o.tlsKey, "tls-key", "", "TLS key `file` (PEM)")
+	fs.StringVar(&o.dashboard, "dashboard", "", "`host:port` of the web dashboard, or off (default: 127.0.0.1, the port of last time or a random one)")
+	fs.BoolVar(&o.dashboardRemote, "dashboard-remote", false, "let the dashboard listen beyond loopback over plain HTTP (behind a TLS proxy or an SSH tunnel)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -58,6 +62,9 @@ func runUp(ctx context.Context, env *Env, args []string) error {
 	}
 	if (o.tlsCert == "") != (o.tlsKey == "") {
 		return usagef("--tls-cert and --tls-key go together")
+	}
+	if err := checkDashboardFlag(o); err != nil {
+		return err
 	}
 	home, err := env.EnsureHome()
 	if err != nil {
@@ -81,9 +88,19 @@ func runUp(ctx context.Context, env *Env, args []string) error {
 		h.Shutdown()
 		return err
 	}
+	stopDashboard, err := serveDashboard(env, h, o)
+	if err != nil {
+		stopMemory()
+		h.Shutdown()
+		return err
+	}
 	fmt.Fprintf(env.Stdout, "relay hub listening on %s\ntoken in %s; memory in %s; stop with Ctrl-C\n",
 		h.URL(), filepath.Join(hub.Dir(home), "token"), memory.DefaultPath(home))
+	if url, _, err := hub.Dashboard(home); err == nil {
+		fmt.Fprintf(env.Stdout, "dashboard on %s (open it with: relay dashboard --open)\n", url)
+	}
 	<-ctx.Done()
+	stopDashboard()
 	stopMemory()
 	h.Shutdown()
 	fmt.Fprintln(env.Stdout, "relay hub stopped")
@@ -102,12 +119,23 @@ func upDetached(ctx context.Context, env *Env, home string, o upOptions) error {
 	if o.tlsCert != "" {
 		args = append(args, "--tls-cert", o.tlsCert, "--tls-key", o.tlsKey)
 	}
+	if o.dashboard != "" {
+		args = append(args, "--dashboard", o.dashboard)
+	}
+	if o.dashboardRemote {
+		args = append(args, "--dashboard-remote")
+	}
 	url, _, err := hub.StartDetached(ctx, hub.DetachOptions{Home: home, Executable: env.Executable, Args: args, Env: env.environ()})
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(env.Stdout, "relay hub running on %s (log: %s); stop it with relay down\n",
 		url, filepath.Join(hub.Dir(home), "hub.log"))
+	if o.dashboard != "off" {
+		if durl := waitDashboard(ctx, home); durl != "" {
+			fmt.Fprintf(env.Stdout, "dashboard on %s (open it with: relay dashboard --open)\n", durl)
+		}
+	}
 	return nil
 }
 
