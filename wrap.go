@@ -16,6 +16,7 @@ import (
 
 	"github.com/relayhq/relay/agents"
 	"github.com/relayhq/relay/bus"
+	"github.com/relayhq/relay/config"
 	"github.com/relayhq/relay/delivery"
 	"github.com/relayhq/relay/hub"
 	"github.com/relayhq/relay/memory"
@@ -175,7 +176,7 @@ func nameFromCommand(cmd string) string {
 
 // NoHub is the Options.Hub value that runs the agent alone, without a
 // team: the wrapper, screen reading and handlers work; nothing is sent.
-const NoHub = "none"
+const NoHub = config.NoHub
 
 func (s *session) alone() bool { return s.o.Hub == NoHub }
 

@@ -120,7 +120,7 @@ func (a *applier) checkName(key, v, what string) bool {
 }
 
 func checkHubURL(v string) string {
-	if v == "" {
+	if v == "" || v == NoHub {
 		return ""
 	}
 	for _, part := range strings.Split(v, ",") {

@@ -45,6 +45,10 @@ type Config struct {
 	sources map[string]Source
 }
 
+// NoHub is the hub URL that runs an agent alone, without a team (`relay
+// wrap --hub none`).
+const NoHub = "none"
+
 // Hub is where the NATS server is and how to authenticate to it.
 type Hub struct {
 	URL       string // NATS URL(s), comma-separated for a cluster; "" finds or starts a local hub
