@@ -17,15 +17,16 @@ import (
 	"github.com/relayhq/relay/agents"
 	"github.com/relayhq/relay/hookrpc"
 	"github.com/relayhq/relay/internal/agenttest"
-	"github.com/relayhq/relay/internal/cli"
 	"github.com/relayhq/relay/internal/mockmodel"
 	"github.com/relayhq/relay/internal/testutil"
 	"github.com/relayhq/relay/patterns"
 )
 
-// relayBuild is the relay binary that TestMain builds for the tests that
-// run the real Claude Code (nothing is built when it is not installed).
+// relayBuild is the relay binary the tests that run it build once, into
+// the folder TestMain makes and removes.
 type relayBuild struct {
+	dir  string
+	once sync.Once
 	path string
 	err  error
 }
@@ -34,33 +35,39 @@ var built relayBuild
 
 func TestMain(m *testing.M) {
 	os.Exit(func() int {
-		if _, err := agenttest.BinaryPath("claude"); err != nil {
-			return m.Run()
-		}
 		dir, err := os.MkdirTemp("", "agents-test-")
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
 		defer os.RemoveAll(dir)
-		built.path = filepath.Join(dir, "relay")
-		out, err := exec.Command("go", "build", "-o", built.path, "github.com/relayhq/relay/cmd/relay").CombinedOutput()
-		if err != nil {
-			built.err = fmt.Errorf("go build ./cmd/relay: %v\n%s", err, out)
-		}
+		built.dir = dir
 		return m.Run()
 	}())
 }
 
-// relayBinary returns the relay binary built by TestMain; it skips the
-// test when Claude Code is not installed.
-func relayBinary(t testing.TB) string {
+// relayBuilt returns the relay binary, building it on first use.
+func relayBuilt(t testing.TB) string {
 	t.Helper()
-	agenttest.Binary(t, "claude")
+	built.once.Do(func() {
+		built.path = filepath.Join(built.dir, "relay")
+		out, err := exec.Command("go", "build", "-o", built.path, "github.com/relayhq/relay/cmd/relay").CombinedOutput()
+		if err != nil {
+			built.err = fmt.Errorf("go build ./cmd/relay: %v\n%s", err, out)
+		}
+	})
 	if built.err != nil {
 		t.Fatal(built.err)
 	}
 	return built.path
+}
+
+// relayBinary is relayBuilt for the tests that also run Claude Code: it
+// skips them when Claude Code is not installed.
+func relayBinary(t testing.TB) string {
+	t.Helper()
+	agenttest.Binary(t, "claude")
+	return relayBuilt(t)
 }
 
 // hookLog plays the wrapper's part for a test: a hook server that records
@@ -104,10 +111,7 @@ func (hl *hookLog) handle(t *testing.T) hookrpc.Handler {
 		if h.HookEventName != req.Event {
 			t.Errorf("relay hook %s got the payload of %s", req.Event, h.HookEventName)
 		}
-		limit := cli.HookTimeout
-		if req.Event == "Stop" {
-			limit = cli.HookStopTimeout
-		}
+		limit := hookrpc.Limit(req.Event)
 		hl.mu.Lock()
 		defer hl.mu.Unlock()
 		hl.latency[req.Event] = append(hl.latency[req.Event], time.Since(req.Deadline.Add(-limit)))
@@ -161,7 +165,7 @@ func startClaude(t *testing.T, m *mockmodel.Anthropic, hl *hookLog, extra ...str
 	}
 	cmd := agenttest.Claude(t, agenttest.ClaudeOptions{Model: m.URL,
 		ExtraArgs: append([]string{"--settings", settings}, extra...),
-		Env:       []string{cli.HookSocketEnv + "=" + hl.path}})
+		Env:       []string{hookrpc.SocketEnv + "=" + hl.path}})
 	term := agenttest.Start(t, cmd)
 	if _, err := term.WaitReady(60*time.Second, agenttest.ClaudeReady); err != nil {
 		t.Fatal(err)
@@ -366,5 +370,65 @@ func TestClaudeNotificationReal(t *testing.T) {
 	term.Enter()
 	if s := hl.next(t, "Stop"); s.LastAssistantMessage != "The marker exists." {
 		t.Errorf("Stop = %+v", s)
+	}
+}
+
+// stopPayload is a Stop hook's stdin as Claude Code 2.1.328 writes it.
+const stopPayload = `{"session_id":"9d4f7d2d-c5ff-4297-924a-f83d9364cc0b",` +
+	`"transcript_path":"/home/u/.claude/projects/-work/9d4f7d2d-c5ff-4297-924a-f83d9364cc0b.jsonl","cwd":"/work",` +
+	`"prompt_id":"dfeb4ca6-1704-4c8c-8777-c9fa915d4484","permission_mode":"auto","effort":{"level":"medium"},` +
+	`"hook_event_name":"Stop","stop_hook_active":false,"last_assistant_message":"Done.\n\n@relay:Bob The schema migration is done.",` +
+	`"background_tasks":[],"session_crons":[]}`
+
+// runHookProcess runs `relay hook Stop` as Claude Code does (payload on
+// stdin) and returns its stdout.
+func runHookProcess(b *testing.B, relay, socket string) string {
+	cmd := exec.Command(relay, "hook", "Stop")
+	cmd.Stdin = strings.NewReader(stopPayload)
+	if socket != "" {
+		cmd.Env = append(os.Environ(), hookrpc.SocketEnv+"="+socket)
+	} else {
+		cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, hookrpc.SocketEnv+"=") })
+	}
+	out, err := cmd.Output()
+	if err != nil {
+		b.Fatal(err)
+	}
+	return string(out)
+}
+
+// BenchmarkHookExecBaseline is the floor for BenchmarkHookCall: starting
+// `relay hook Stop` with no wrapper, which exits at once.
+func BenchmarkHookExecBaseline(b *testing.B) {
+	relay := relayBuilt(b)
+	for b.Loop() {
+		if out := runHookProcess(b, relay, ""); out != "" {
+			b.Fatalf("printed %q without a wrapper", out)
+		}
+	}
+}
+
+// BenchmarkHookCall is one hook round trip as Claude Code sees it, less
+// its shell: `relay hook Stop` starts, reads the payload, asks the
+// wrapper's hook server, prints the StopBlock answer and exits.
+func BenchmarkHookCall(b *testing.B) {
+	relay := relayBuilt(b)
+	s, err := hookrpc.Listen(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	answer := agents.StopBlock("[relay] Message from agent Alice: run the tests")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- s.Serve(ctx, func(ctx context.Context, req hookrpc.Request) hookrpc.Response {
+			return hookrpc.Response{Stdout: answer}
+		})
+	}()
+	defer func() { cancel(); <-done }()
+	for b.Loop() {
+		if out := runHookProcess(b, relay, s.Path()); out != answer {
+			b.Fatalf("printed %q, want %q", out, answer)
+		}
 	}
 }

@@ -261,3 +261,19 @@ func FuzzTurnTexts(f *testing.F) {
 		}
 	})
 }
+
+// FuzzShellQuote checks that the shell reads back exactly the quoted word.
+func FuzzShellQuote(f *testing.F) {
+	for _, s := range []string{"/usr/bin/relay", "it's", "a b", `$(id)`, "'", "''", "\\", "\t", "é"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if strings.ContainsRune(s, 0) {
+			return
+		}
+		got, err := exec.Command("sh", "-c", "printf %s "+ShellQuote(s)).Output()
+		if err != nil || string(got) != s {
+			t.Fatalf("ShellQuote(%q) = %s: the shell read %q (%v)", s, ShellQuote(s), got, err)
+		}
+	})
+}

@@ -3,8 +3,10 @@ package hookrpc
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
+	"os"
 	"time"
 )
 
@@ -56,10 +58,14 @@ func Call(ctx context.Context, path string, req Request) (Response, error) {
 	return resp, nil
 }
 
-// ctxErr prefers the context's error to the I/O error it caused.
+// ctxErr prefers the context's error to the I/O error it caused (the
+// connection's deadline, which is the context's, may fire first).
 func ctxErr(ctx context.Context, err error) error {
 	if cerr := ctx.Err(); cerr != nil {
 		return cerr
+	}
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return context.DeadlineExceeded
 	}
 	return err
 }

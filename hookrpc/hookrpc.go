@@ -24,6 +24,30 @@ import (
 	"time"
 )
 
+// SocketEnv names the environment variable through which a wrapper tells
+// the `relay hook` processes of its agent where its socket is.
+const SocketEnv = "RELAY_HOOK_SOCKET"
+
+// Time limits of `relay hook`, from its start to the wrapper's answer.
+// Past them it prints nothing and exits 0, so that Claude Code is never
+// held up by a wrapper that is gone or stuck.
+const (
+	// StopTimeout is Stop's: the wrapper may hold Stop briefly to hand
+	// the messages waiting for its agent over as the hook's answer.
+	StopTimeout = 5 * time.Second
+	// Timeout is every other event's: the wrapper only takes note.
+	Timeout = 2 * time.Second
+)
+
+// Limit returns the time limit of event: StopTimeout for Stop and
+// SubagentStop, else Timeout.
+func Limit(event string) time.Duration {
+	if event == "Stop" || event == "SubagentStop" {
+		return StopTimeout
+	}
+	return Timeout
+}
+
 // MaxPayload caps the hook's stdin JSON that a Request may carry. Claude
 // Code's payloads are small (the longest field is last_assistant_message),
 // so a larger one is a mistake rather than data to keep.

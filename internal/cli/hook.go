@@ -8,45 +8,27 @@ import (
 	"github.com/relayhq/relay/hookrpc"
 )
 
-// HookSocketEnv names the environment variable through which a wrapper
-// tells the `relay hook` processes of its agent where its hook socket is.
-const HookSocketEnv = "RELAY_HOOK_SOCKET"
-
-// Time limits of `relay hook`, from its start to the wrapper's answer.
-// Past them it prints nothing and exits 0, so Claude Code is never held
-// up by a wrapper that is gone or stuck.
-const (
-	// HookStopTimeout is Stop's: the wrapper may hold Stop briefly to
-	// hand messages waiting for the agent over as the hook's answer.
-	HookStopTimeout = 5 * time.Second
-	// HookTimeout is every other event's: the wrapper only takes note.
-	HookTimeout = 2 * time.Second
-)
-
 // runHook is `relay hook EVENT`: Claude Code runs it for its hooks (the
 // settings that the claude profile passes with --settings). It forwards
 // the hook's stdin JSON to the wrapper over RELAY_HOOK_SOCKET, prints the
 // wrapper's answer and exits with its code. Whatever goes wrong (no
-// wrapper, no answer in time, bad input) it prints nothing and exits 0.
+// wrapper, no answer in time (hookrpc.Limit), bad input) it prints
+// nothing and exits 0.
 func runHook(ctx context.Context, env *Env, args []string) error {
 	if len(args) != 1 || args[0] == "" || args[0][0] == '-' {
 		if len(args) == 1 && (args[0] == "-h" || args[0] == "--help") {
-			io.WriteString(env.Stdout, "Usage: relay hook EVENT\n\nForwards a Claude Code hook (JSON on stdin) to its relay wrapper over $"+HookSocketEnv+".\n")
+			io.WriteString(env.Stdout, "Usage: relay hook EVENT\n\nForwards a Claude Code hook (JSON on stdin) to its relay wrapper over $"+hookrpc.SocketEnv+".\n")
 			return nil
 		}
 		return usagef("want one argument, the hook event (e.g. Stop)")
 	}
 	event := args[0]
 	start := time.Now()
-	path := env.getenv(HookSocketEnv)
+	path := env.getenv(hookrpc.SocketEnv)
 	if path == "" {
 		return nil
 	}
-	limit := HookTimeout
-	if event == "Stop" || event == "SubagentStop" {
-		limit = HookStopTimeout
-	}
-	ctx, cancel := context.WithDeadline(ctx, start.Add(limit))
+	ctx, cancel := context.WithDeadline(ctx, start.Add(hookrpc.Limit(event)))
 	defer cancel()
 	payload, err := readCapped(ctx, env.Stdin, hookrpc.MaxPayload)
 	if err != nil {

@@ -17,7 +17,7 @@ func hookEnv(stdin, socket string) (*Env, *bytes.Buffer, *bytes.Buffer) {
 	return &Env{
 		Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb,
 		Getenv: func(k string) string {
-			if k == HookSocketEnv {
+			if k == hookrpc.SocketEnv {
 				return socket
 			}
 			return ""
@@ -103,8 +103,8 @@ func TestHookSlowWrapper(t *testing.T) {
 	if code != 0 || out.Len() != 0 || errb.Len() != 0 {
 		t.Errorf("exit %d, stdout %q, stderr %q; want 0 and nothing", code, out, errb)
 	}
-	if d < HookTimeout-100*time.Millisecond || d > HookTimeout+time.Second {
-		t.Errorf("gave up after %v, want about %v", d, HookTimeout)
+	if d < hookrpc.Timeout-100*time.Millisecond || d > hookrpc.Timeout+time.Second {
+		t.Errorf("gave up after %v, want about %v", d, hookrpc.Timeout)
 	}
 }
 
