@@ -134,15 +134,26 @@ func (p *wrapped) stop() {
 }
 
 // wrap starts `relay wrap --name NAME --delivery MODE -- ARGV` against the
-// hub, with a pipe for stdin, and waits until the hub lists it online.
-func (h *harness) wrap(ctx context.Context, name, mode string, argv ...string) (*wrapped, error) {
+// hub, with a pipe for stdin, and waits until the hub lists it online. cfg
+// is the whole of its user configuration (TOML; "" for the defaults): the
+// user's own files and the project's are out of the way.
+func (h *harness) wrap(ctx context.Context, name, mode, cfg string, argv ...string) (*wrapped, error) {
+	xdg := filepath.Join(h.dir, "xdg-"+name)
+	if err := os.MkdirAll(filepath.Join(xdg, "relay"), 0o700); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(xdg, "relay", "config.toml"), []byte(cfg), 0o600); err != nil {
+		return nil, err
+	}
 	r, w, err := os.Pipe()
 	if err != nil {
 		return nil, err
 	}
 	args := append([]string{"wrap", "--hub", h.hub.URL(), "--name", name, "--delivery", mode, "--"}, argv...)
 	cmd := exec.Command(h.relay, args...)
-	cmd.Env = append(os.Environ(), "RELAY_HOME="+filepath.Join(h.dir, "home"), "RELAY_TOKEN="+h.hub.Token(), "TERM=xterm-256color")
+	cmd.Env = append(os.Environ(), "RELAY_HOME="+filepath.Join(h.dir, "home"), "RELAY_TOKEN="+h.hub.Token(),
+		"TERM=xterm-256color", "XDG_CONFIG_HOME="+xdg)
+	cmd.Dir = h.dir // no project configuration
 	cmd.Stdin = r
 	logf, err := os.Create(filepath.Join(h.dir, name+".out"))
 	if err != nil {
@@ -195,7 +206,7 @@ type receiver struct {
 }
 
 // startReceiver wraps the agent program in recv mode as name.
-func (h *harness) startReceiver(ctx context.Context, name, mode string, raw bool) (*receiver, error) {
+func (h *harness) startReceiver(ctx context.Context, name, mode, cfg string, raw bool) (*receiver, error) {
 	path := filepath.Join(h.dir, name+".rec")
 	if err := syscall.Mkfifo(path, 0o600); err != nil {
 		return nil, fmt.Errorf("mkfifo %s: %w", path, err)
@@ -227,7 +238,7 @@ func (h *harness) startReceiver(ctx context.Context, name, mode string, raw bool
 	if raw {
 		argv = append(argv, "-raw")
 	}
-	p, err := h.wrap(ctx, name, mode, argv...)
+	p, err := h.wrap(ctx, name, mode, cfg, argv...)
 	if err != nil {
 		return nil, err
 	}
@@ -276,7 +287,7 @@ type sender struct {
 }
 
 // startSender wraps the agent program in send mode as name, writing to to.
-func (h *harness) startSender(ctx context.Context, name, to string) (*sender, error) {
+func (h *harness) startSender(ctx context.Context, name, to, cfg string) (*sender, error) {
 	path := filepath.Join(h.dir, name+".ctl")
 	if err := syscall.Mkfifo(path, 0o600); err != nil {
 		return nil, fmt.Errorf("mkfifo %s: %w", path, err)
@@ -285,7 +296,7 @@ func (h *harness) startSender(ctx context.Context, name, to string) (*sender, er
 	if err != nil {
 		return nil, err
 	}
-	p, err := h.wrap(ctx, name, "wait", h.agent, "send", "-ctl", path, "-to", to)
+	p, err := h.wrap(ctx, name, "wait", cfg, h.agent, "send", "-ctl", path, "-to", to)
 	if err != nil {
 		f.Close()
 		return nil, err

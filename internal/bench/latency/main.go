@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -41,6 +42,9 @@ type options struct {
 	success    int
 	throughput int
 	floor      int
+	wburst     int   // one undamped sender's burst in the throughput run
+	quiet      []int // idle quiet times (ms) to try in the latency run
+	knobN      int   // latency samples for each of them
 	phases     map[string]bool
 }
 
@@ -59,8 +63,22 @@ func main() {
 	flag.IntVar(&o.success, "success", 50, "messages in the success-rate run")
 	flag.IntVar(&o.throughput, "throughput", 1000, "messages in the throughput run")
 	flag.IntVar(&o.floor, "floor", 2000, "raw NATS request/reply round trips")
+	flag.IntVar(&o.wburst, "wburst", 300, "messages one undamped wrapped sender writes at once in the throughput run")
+	quiet := flag.String("quiet", "100,20", "delivery.idle_quiet_ms values to measure latency with, beside the default")
+	flag.IntVar(&o.knobN, "knob-n", 30, "latency samples for each -quiet value")
 	flag.StringVar(&phases, "phases", "latency,throughput,burst,success", "which measurements to run")
 	flag.Parse()
+	for _, q := range strings.Split(*quiet, ",") {
+		if q = strings.TrimSpace(q); q == "" {
+			continue
+		}
+		v, err := strconv.Atoi(q)
+		if err != nil || v <= 0 {
+			fmt.Fprintf(os.Stderr, "latency: -quiet: %q is not a positive number of milliseconds\n", q)
+			os.Exit(2)
+		}
+		o.quiet = append(o.quiet, v)
+	}
 	o.phases = map[string]bool{}
 	for _, p := range strings.Split(phases, ",") {
 		o.phases[strings.TrimSpace(p)] = true

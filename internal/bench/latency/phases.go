@@ -12,61 +12,95 @@ import (
 // arrivalTimeout bounds the wait for one message; past it, it counts as lost.
 const arrivalTimeout = 15 * time.Second
 
+// liftDamping is configuration that lets one wrapped agent send as fast as
+// it likes (loop damping allows 10 messages a minute to one peer).
+const liftDamping = "[damping]\npair_max = 1000000\nagent_max = 1000000\n"
+
 // latency sends o.n messages one at a time from wrapped senders to Bob and
-// measures each from the sender's write to Bob's read, split at the hub.
+// measures each from the sender's write to Bob's read, split at the hub:
+// first with the defaults, then with the screen's idle quiet time lowered
+// (the knob that dominates), damping lifted.
 func latency(ctx context.Context, h *harness, o options, cmd string) ([]row, error) {
 	fl, err := floorRTT(h, o.floor)
 	if err != nil {
 		return nil, fmt.Errorf("floor: %w", err)
 	}
-	bob, err := h.startReceiver(ctx, "Bob", "wait", false)
+	r, err := oneByOne(ctx, h, "Bob", "", o.n, o.per)
 	if err != nil {
 		return nil, err
 	}
-	defer bob.stop()
-	if err := warmUp(ctx, h, bob); err != nil {
-		return nil, err
-	}
-	var total, toHub, fromHub []time.Duration
-	lost := 0
-	for i, k := 0, 0; i < o.n; k++ {
-		s, err := h.startSender(ctx, fmt.Sprintf("Alice%03d", k), "Bob")
+	rows := r.rows("defaults (idle quiet 500 ms, settle 20 ms)", cmd)
+	rows = append(rows, row{"floor: raw NATS request/reply, same hub", fl.String(), "", cmd})
+	for _, q := range o.quiet {
+		cfg := liftDamping + fmt.Sprintf("[delivery]\nidle_quiet_ms = %d\n", q)
+		r, err := oneByOne(ctx, h, fmt.Sprintf("Bob-q%d", q), cfg, o.knobN, o.knobN)
 		if err != nil {
-			return nil, err
+			return rows, err
 		}
-		for j := 0; j < o.per && i < o.n; j, i = j+1, i+1 {
+		rows = append(rows, r.rows(fmt.Sprintf("delivery.idle_quiet_ms = %d", q), cmd)...)
+	}
+	return rows, nil
+}
+
+// split is what oneByOne measured.
+type split struct {
+	total, toHub, fromHub []time.Duration
+	lost, n               int
+}
+
+func (r split) rows(label, cmd string) []row {
+	rows := []row{
+		{"latency, " + label + ": write → stdin", summarise(r.total).String(), "p99 < 5 ms", cmd},
+		{"  write → hub (screen, scanner, publish)", summarise(r.toHub).String(), "", cmd},
+		{"  hub → stdin (inbox, idle wait, settle, typing)", summarise(r.fromHub).String(), "", cmd},
+	}
+	if r.lost > 0 {
+		rows = append(rows, row{"  lost", fmt.Sprintf("%d of %d", r.lost, r.n), "0", cmd})
+	}
+	return rows
+}
+
+// oneByOne wraps a receiver named to and sends it n messages, one at a
+// time, each once the one before has arrived, from wrapped senders that
+// take turns every per messages; every wrapper gets the configuration cfg.
+func oneByOne(ctx context.Context, h *harness, to, cfg string, n, per int) (split, error) {
+	r := split{n: n}
+	rc, err := h.startReceiver(ctx, to, "wait", cfg, false)
+	if err != nil {
+		return r, err
+	}
+	defer rc.stop()
+	if err := warmUp(ctx, h, rc); err != nil {
+		return r, err
+	}
+	for i, k := 0, 0; i < n; k++ {
+		s, err := h.startSender(ctx, fmt.Sprintf("%s-from%03d", to, k), to, cfg)
+		if err != nil {
+			return r, err
+		}
+		for j := 0; j < per && i < n; j, i = j+1, i+1 {
 			seq := h.seq.take(1)
 			if err := s.cue(1, seq); err != nil {
-				return nil, err
+				return r, err
 			}
-			got, ok := bob.waitFor(arrivalTimeout, func(g []arrival) bool { return has(g, seq) })
+			got, ok := rc.waitFor(arrivalTimeout, func(g []arrival) bool { return has(g, seq) })
 			if !ok {
-				lost++
+				r.lost++
 				continue
 			}
 			a := find(got, seq)
-			total = append(total, a.read.Sub(a.sent))
+			r.total = append(r.total, a.read.Sub(a.sent))
 			if bt, ok := h.busTime(seq); ok {
-				toHub = append(toHub, bt.Sub(a.sent))
-				fromHub = append(fromHub, a.read.Sub(bt))
+				r.toHub = append(r.toHub, bt.Sub(a.sent))
+				r.fromHub = append(r.fromHub, a.read.Sub(bt))
 			}
 		}
 		s.finish()
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return r, ctx.Err()
 		}
 	}
-	d := summarise(total)
-	rows := []row{
-		{"latency: write → Bob's stdin", d.String(), "p99 < 5 ms", cmd},
-		{"  split: write → hub (screen read, scanner, publish)", summarise(toHub).String(), "", cmd},
-		{"  split: hub → Bob's stdin (inbox, idle wait, typing)", summarise(fromHub).String(), "", cmd},
-		{"floor: raw NATS request/reply, same hub", fl.String(), "", cmd},
-	}
-	if lost > 0 {
-		rows = append(rows, row{"latency: lost", fmt.Sprintf("%d of %d", lost, o.n), "0", cmd})
-	}
-	return rows, nil
+	return r, nil
 }
 
 // warmUp sends one message over the bus and waits until the receiver has
@@ -114,7 +148,7 @@ func countSince(got []arrival, first int64) (distinct, dups int, last time.Time)
 // from the bench's bus client (hub → agent) and from ten wrapped senders
 // at once (the whole path), into an agent in queue mode.
 func throughput(ctx context.Context, h *harness, o options, cmd string) ([]row, error) {
-	rc, err := h.startReceiver(ctx, "Tess", "queue", true)
+	rc, err := h.startReceiver(ctx, "Tess", "queue", liftDamping, true)
 	if err != nil {
 		return nil, err
 	}
@@ -142,7 +176,7 @@ func throughput(ctx context.Context, h *harness, o options, cmd string) ([]row, 
 	const k = 10
 	var ss []*sender
 	for i := 0; i < k; i++ {
-		s, err := h.startSender(ctx, fmt.Sprintf("Carol%03d", i), rc.name)
+		s, err := h.startSender(ctx, fmt.Sprintf("Carol%03d", i), rc.name, "")
 		if err != nil {
 			return rows, err
 		}
@@ -163,6 +197,22 @@ func throughput(ctx context.Context, h *harness, o options, cmd string) ([]row, 
 	}
 	rows = append(rows, row{fmt.Sprintf("throughput: %d wrapped senders × %d → agent, queue mode", k, o.per),
 		rate(n, last.Sub(t0)) + missing(n, dups, total, ok), "≥ 10,000 msg/s", cmd})
+
+	// One wrapped sender, damping lifted, writes a long burst at once.
+	s, err := h.startSender(ctx, "Gina", rc.name, liftDamping)
+	if err != nil {
+		return rows, err
+	}
+	defer s.finish()
+	first = h.seq.take(o.wburst)
+	t0 = time.Now()
+	if err := s.cue(o.wburst, first); err != nil {
+		return rows, err
+	}
+	got, ok = rc.waitFor(time.Minute, func(g []arrival) bool { n, _, _ := countSince(g, first); return n >= o.wburst })
+	n, dups, last = countSince(got, first)
+	rows = append(rows, row{fmt.Sprintf("throughput: 1 wrapped sender writes %d at once (damping lifted) → agent, queue mode", o.wburst),
+		rate(n, last.Sub(t0)) + missing(n, dups, o.wburst, ok), "≥ 10,000 msg/s", cmd})
 	return rows, nil
 }
 
@@ -192,7 +242,7 @@ func burst(ctx context.Context, h *harness, o options, cmd string) ([]row, error
 	for _, mode := range []string{"wait", "queue"} {
 		for _, via := range []string{"bus client", "relay send"} {
 			name := "Dave" + mode[:1] + map[string]string{"bus client": "b", "relay send": "s"}[via]
-			rc, err := h.startReceiver(ctx, name, mode, false)
+			rc, err := h.startReceiver(ctx, name, mode, "", false)
 			if err != nil {
 				return rows, err
 			}
@@ -241,7 +291,7 @@ func (h *harness) relaySend(ctx context.Context, to, body string) error {
 // success has five wrapped senders each write ten messages at once to an
 // agent in wait mode, and counts what arrives, and what arrives twice.
 func success(ctx context.Context, h *harness, o options, cmd string) ([]row, error) {
-	rc, err := h.startReceiver(ctx, "Erin", "wait", false)
+	rc, err := h.startReceiver(ctx, "Erin", "wait", "", false)
 	if err != nil {
 		return nil, err
 	}
@@ -253,7 +303,7 @@ func success(ctx context.Context, h *harness, o options, cmd string) ([]row, err
 	first := h.seq.take(o.success)
 	var ss []*sender
 	for i := 0; i < k; i++ {
-		s, err := h.startSender(ctx, fmt.Sprintf("Frank%03d", i), rc.name)
+		s, err := h.startSender(ctx, fmt.Sprintf("Frank%03d", i), rc.name, "")
 		if err != nil {
 			return nil, err
 		}
