@@ -129,9 +129,20 @@ func ParseClaudeHook(data []byte) (ClaudeHook, error) {
 	return h, nil
 }
 
+// ClaudeStopBlockCap is how many consecutive Stop blocks Claude Code
+// 2.1.328 accepts: at the ninth it prints "A hook blocked the turn from
+// ending 9 consecutive times—overriding and ending turn" and drops that
+// block's reason (it never reaches the model), unless the environment
+// variable CLAUDE_CODE_STOP_HOOK_BLOCK_CAP says otherwise. A wrapper
+// should block at most ClaudeStopBlockCap-1 times in a row (count the
+// Stops with stop_hook_active) and type what is left.
+const ClaudeStopBlockCap = 9
+
 // StopBlock is a Stop hook's answer that keeps Claude working: reason
 // becomes its next input, without touching the input box. Claude Code then
-// sets stop_hook_active on the next Stop and caps consecutive blocks.
+// sets stop_hook_active on the next Stop and caps consecutive blocks
+// (ClaudeStopBlockCap). The human sees each block as "Stop hook reported a
+// problem" followed by reason.
 func StopBlock(reason string) string {
 	b, _ := json.Marshal(struct {
 		Decision string `json:"decision"`
