@@ -42,6 +42,7 @@ type feed struct {
 	agents  map[string]bus.Presence
 	msgs    map[string]*bus.Entry
 	order   []string // message ids, oldest first, at most keepN
+	dropped uint64   // highest stream sequence of a message let go of
 	mems    []Frame  // recent memory frames, oldest first
 	screens map[string]bus.Screen
 	scrNote chan struct{}
@@ -215,11 +216,25 @@ func (f *feed) onEntry(e bus.Entry) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	old, ok := f.msgs[e.ID]
+	if !ok && e.Seq <= f.dropped { // an old message's receipt: pass it on
+		names := make([]string, 0, len(e.Status))
+		for n := range e.Status {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			if e.Status[n] != bus.StatusQueued {
+				f.appendLocked(Frame{Type: TypeReceipt, ID: e.ID, Name: n, Status: e.Status[n], Reason: e.Reasons[n]})
+			}
+		}
+		return nil
+	}
 	if !ok {
 		c := cloneEntry(&e)
 		f.msgs[e.ID] = &c
 		f.order = append(f.order, e.ID)
 		if len(f.order) > f.keepN {
+			f.dropped = max(f.dropped, f.msgs[f.order[0]].Seq)
 			delete(f.msgs, f.order[0])
 			f.order = f.order[1:]
 		}
