@@ -211,6 +211,24 @@ func TestBrowserShowsTheTeamLive(t *testing.T) {
 		t.Fatal(err)
 	}
 	saveArtifact(t, "dashboard.png", png)
+
+	// The dashboard restarts (with its hub, say): the page reconnects by
+	// itself, gets a fresh snapshot (another epoch) and goes on live.
+	addr := strings.TrimSuffix(strings.TrimPrefix(e.d.URL(), "http://"), "/")
+	e.d.Close()
+	within(t, ctx, 5*time.Second, "the lost connection", `document.getElementById("conn").textContent !== "live"`)
+	d2, err := dashboard.New(dashboard.Options{URL: e.hub.URL(), Token: e.hub.Token(), Addr: addr, Poll: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d2.Close() })
+	within(t, ctx, 10*time.Second, "the page live again with the history",
+		`document.getElementById("conn").textContent === "live" && document.querySelectorAll("#messages li").length === 3 &&
+		 document.querySelectorAll("#agents li").length === 2`)
+	if _, err := alice.Send(bg, "bob", "after the restart"); err != nil {
+		t.Fatal(err)
+	}
+	within(t, ctx, 5*time.Second, "a message after the restart", `document.getElementById("messages").textContent.includes("after the restart")`)
 }
 
 func jsString(s string) string {

@@ -140,6 +140,8 @@ type Server struct {
 	mem    *memory.Client
 	mw     *memWatch
 	served chan struct{}
+	closed sync.Once
+	cerr   error
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -265,17 +267,20 @@ func (s *Server) URL() string { return s.url }
 // TokenURL is the address that opens the dashboard: URL with ?token=.
 func (s *Server) TokenURL() string { return s.url + "?token=" + url.QueryEscape(s.opts.Token) }
 
-// Close stops serving, closes the websockets and the hub connections.
+// Close stops serving, closes the websockets and the hub connections. It
+// is safe to call more than once.
 func (s *Server) Close() error {
-	s.cancel()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	err := s.http.Shutdown(ctx)
-	<-s.served
-	s.conns.Wait()
-	s.mw.stop()
-	s.closeFeeds()
-	return err
+	s.closed.Do(func() {
+		s.cancel()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		s.cerr = s.http.Shutdown(ctx)
+		<-s.served
+		s.conns.Wait()
+		s.mw.stop()
+		s.closeFeeds()
+	})
+	return s.cerr
 }
 
 func (s *Server) closeFeeds() {

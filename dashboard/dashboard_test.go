@@ -38,6 +38,10 @@ func TestFeedShowsAgentsMessagesAndReceipts(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go bob.Inbox(ctx, func(ctx context.Context, d *bus.Delivery) {
+		if strings.HasPrefix(d.Envelope.Body, "fail") {
+			_ = d.Fail(ctx, "the agent exited")
+			return
+		}
 		_ = d.Receipt(ctx, bus.StatusDelivered, "")
 		_ = d.Ack()
 		_ = d.Receipt(ctx, bus.StatusConfirmed, "")
@@ -52,6 +56,13 @@ func TestFeedShowsAgentsMessagesAndReceipts(t *testing.T) {
 	}
 	s.until("delivered", isReceipt(env.ID, "bob", bus.StatusDelivered))
 	s.until("confirmed", isReceipt(env.ID, "bob", bus.StatusConfirmed))
+	failed, err := alice.Send(context.Background(), "bob", "fail this one")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := s.until("failed", isReceipt(failed.ID, "bob", bus.StatusFailed)); f.Reason != "the agent exited" {
+		t.Errorf("failed receipt %+v, want the reason", f)
+	}
 
 	// A second client gets the same state as a snapshot.
 	s2 := e.dial("")

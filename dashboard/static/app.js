@@ -328,5 +328,7 @@
     history.replaceState(null, "", "/?workspace=" + encodeURIComponent(workspace));
     if (ws) ws.close(); // onclose reconnects to the new workspace
   });
+  // Keep "busy for 2m" and "last seen" current for the selected agent.
+  setInterval(() => { if (selected && selected.kind === "agent") renderDetails(); }, 5000);
   connect();
 })();
