@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -318,5 +319,19 @@ func TestRefusesNonLoopbackWithoutTLS(t *testing.T) {
 	_, err := dashboard.New(dashboard.Options{URL: "nats://127.0.0.1:1", Token: "x", Addr: "0.0.0.0:0"})
 	if !errors.Is(err, dashboard.ErrNotLoopback) {
 		t.Errorf("New on 0.0.0.0: %v, want ErrNotLoopback", err)
+	}
+}
+
+// The page's script never turns text into HTML: the browser test proves it
+// for one body, this guards every future line of it.
+func TestPageScriptNeverParsesHTML(t *testing.T) {
+	src, err := os.ReadFile("static/app.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sink := range []string{"innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function", "DOMParser"} {
+		if strings.Contains(string(src), sink) {
+			t.Errorf("static/app.js uses %s; set text with textContent instead (messages are untrusted)", sink)
+		}
 	}
 }

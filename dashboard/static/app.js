@@ -242,7 +242,9 @@
         const a = row.a;
         box.appendChild(kv([["state", a.state + " for " + ago(a.since)], ["CLI", a.cli || "unknown"],
           ["pending", String(a.pending || 0)], ["skipped", bytes(a.skipped || 0)],
-          ["host", (a.host || "?") + (a.pid ? " (pid " + a.pid + ")" : "")], ["last seen", ago(a.seen) + " ago"]]));
+          ["host", (a.host || "?") + (a.pid ? " (pid " + a.pid + ")" : "")]]
+          // seen moves with every heartbeat, which the feed does not send: it means something once offline.
+          .concat(a.state === "offline" ? [["last seen", ago(a.seen) + " ago"]] : [])));
       }
       const s = screens.get(selected.id);
       const pre = el("pre", "screen", s ? s.text : "(no screen yet: the agent's wrapper publishes it while it runs)");
