@@ -54,7 +54,7 @@ func profiles() map[string]Profile {
 			TypePrimer: true, Model: true},
 		"gemini": {Name: "gemini", CLI: "Gemini CLI", Cues: cues("gemini"), Paste: true, Settle: 200 * time.Millisecond,
 			TypePrimer: true, Model: true},
-		"aider": {Name: "aider", CLI: "aider", Cues: cues("generic"), Paste: true, Settle: 150 * time.Millisecond,
+		"aider": {Name: "aider", CLI: "aider", Cues: scanner.Cues{}, Paste: true, Settle: 150 * time.Millisecond,
 			TypePrimer: true, Model: true},
 	}
 }

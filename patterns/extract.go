@@ -89,13 +89,18 @@ type Command struct {
 type Options struct {
 	Namespaces *Namespaces
 	Mode       Mode
+	// LineBreaksEnd makes every line break end a paragraph body: for lines
+	// of a program that does not wrap its own text (a plain shell), where
+	// the next line is the next output or prompt, never more of the body.
+	LineBreaksEnd bool
 }
 
 // Extractor finds commands in lines. It holds no state between calls and is
 // safe for concurrent use once built.
 type Extractor struct {
-	ns   *Namespaces
-	mode Mode
+	ns        *Namespaces
+	mode      Mode
+	breaksEnd bool
 }
 
 // New returns an Extractor for opts.
@@ -104,7 +109,7 @@ func New(opts Options) *Extractor {
 	if ns == nil {
 		ns, _ = NewNamespaces()
 	}
-	return &Extractor{ns: ns, mode: opts.Mode}
+	return &Extractor{ns: ns, mode: opts.Mode, breaksEnd: opts.LineBreaksEnd}
 }
 
 // ExtractText splits text into lines (LF or CRLF) and extracts its commands.
@@ -223,6 +228,9 @@ func (x *Extractor) block(lines []Line, i int, st start) Command {
 
 // ends reports whether ln ends a paragraph body.
 func (x *Extractor) ends(ln Line) bool {
+	if x.breaksEnd {
+		return true
+	}
 	if ln.Cont {
 		return false
 	}

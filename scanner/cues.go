@@ -45,6 +45,11 @@ type Cues struct {
 	// a line when it wraps words itself (the rule that keeps a mid-line
 	// mention wrapped to a row start from firing); zero means 2.
 	WrapSlack int
+	// LineBreaksEnd says the program does not wrap its own text (a plain
+	// shell, a script): every line break it writes ends a command's body,
+	// only the terminal's soft wraps continue a line, and a line is final as
+	// soon as the cursor has left it (the next prompt may follow at once).
+	LineBreaksEnd bool
 }
 
 // withDefaults fills in the zero fields.
@@ -63,8 +68,11 @@ func (c Cues) withDefaults() Cues {
 // unknown name.
 func CuesFor(profile string) (Cues, bool) {
 	switch profile {
-	case "", "generic":
+	case "":
+		// Unknown: a TUI that wraps its own text, with no cues.
 		return Cues{}, true
+	case "generic", "shell":
+		return Cues{LineBreaksEnd: true}, true
 	case "claude", "claude-code":
 		return Cues{
 			Busy:       []string{"esc to interrupt"},

@@ -123,6 +123,11 @@ func (s *Scanner) ready(v *view, c patterns.Command, ctxFirst, first, last int, 
 	if !c.Terminated {
 		return false
 	}
+	if s.cues.LineBreaksEnd && cursorPhys > last {
+		// A plain terminal: the line break was written and the cursor has
+		// moved on; the program does not come back to rewrite it.
+		return true
+	}
 	for p := min(ctxFirst, first); p <= last; p++ {
 		if v.phys[p].row >= 0 && now.Sub(v.phys[p].changed) < quiet {
 			return false

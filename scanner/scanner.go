@@ -199,7 +199,7 @@ func New(opts Options) *Scanner {
 		tick = max(cues.QuietTime/4, time.Millisecond)
 	}
 	s := &Scanner{
-		ex:   patterns.New(patterns.Options{Namespaces: opts.Namespaces, Mode: patterns.Screen}),
+		ex:   patterns.New(patterns.Options{Namespaces: opts.Namespaces, Mode: patterns.Screen, LineBreaksEnd: opts.Cues.LineBreaksEnd}),
 		cues: cues,
 		now:  now,
 		tick: tick,

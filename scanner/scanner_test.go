@@ -78,7 +78,7 @@ func (h *harness) want(want ...string) {
 }
 
 func TestSplitAcrossWrites(t *testing.T) {
-	h := newHarness(t, 80, 24, "generic")
+	h := newHarness(t, 80, 24, "")
 	h.write("$ agent\r\n@relay:Bob Please run")
 	h.want() // the cursor is still on the line: open
 	h.write(" the integration tests")
@@ -222,7 +222,7 @@ func TestResizeCutRowsNeverFire(t *testing.T) {
 	// program goes on without redrawing it, and output scrolls it away:
 	// the cut command (which would read "... feature/auth a you see") never
 	// fires, while a command written after the resize does.
-	h := newHarness(t, 100, 10, "generic")
+	h := newHarness(t, 100, 10, "")
 	h.write("  @relay:Bob Please run the integration tests on branch feature/auth and report back the failures\r\n  you see.\r\n")
 	h.want()
 	h.s.Resize(70, 10)
@@ -278,7 +278,7 @@ func TestSoftWrapAtLastColumn(t *testing.T) {
 func TestMidLineMentionWrappedToRowStart(t *testing.T) {
 	// The TUI wrapped a sentence so that a mention starts a row: not a
 	// command, the previous row was full.
-	h := newHarness(t, 40, 10, "generic")
+	h := newHarness(t, 40, 10, "")
 	h.write("  Inline mention of a peer, for example\r\n  @relay:Carol in prose, never fires.\r\n\r\n")
 	h.write("  Short line.\r\n  @relay:Bob a real command\r\n\r\n")
 	h.want("@relay:Bob a real command")
@@ -305,7 +305,7 @@ func TestCJKAndEmoji(t *testing.T) {
 }
 
 func TestTabsAndCRLF(t *testing.T) {
-	h := newHarness(t, 60, 10, "generic")
+	h := newHarness(t, 60, 10, "")
 	h.write("@relay:Bob\tplease\tlook\r\n\r\n@broadcast: one\r\ntwo\r\n\r\n")
 	h.want("@relay:Bob please look", "@broadcast: one two")
 }
@@ -374,4 +374,18 @@ func TestDraftInInputBoxNeverFires(t *testing.T) {
 	if !h.s.State().Draft {
 		t.Fatal("want a draft")
 	}
+}
+
+// TestPlainShellLines: in a plain shell (the generic profile) each line
+// break ends a command, so the next prompt is not part of the body, and the
+// command fires as soon as the line is done, without waiting for quiet.
+func TestPlainShellLines(t *testing.T) {
+	h := newHarness(t, 80, 24, "generic")
+	h.write("$ echo '@relay:Bob run the tests'\r\n@relay:Bob run the tests\r\n$ ")
+	h.want("@relay:Bob run the tests")
+	h.write("ls\r\nfile1 file2\r\n$ ")
+	h.settle()
+	h.want("@relay:Bob run the tests") // the scroll and the new prompt fire nothing more
+	h.write("echo again\r\n@relay:Bob run the tests\r\n$ ")
+	h.want("@relay:Bob run the tests", "@relay:Bob run the tests") // the same words later fire again
 }

@@ -146,7 +146,7 @@ func (s *Scanner) buildView() *view {
 			ln.Injected = true
 		}
 		blank := strings.TrimSpace(text) == ""
-		if hasAt && prevLast != "" && !blank && !code &&
+		if hasAt && prevLast != "" && !blank && !code && !s.cues.LineBreaksEnd &&
 			runewidth.StringWidth(prevLast)+1+firstWordWidth(text) > s.cols-s.cues.WrapSlack {
 			// The first word would not have fitted on the previous row,
 			// and that row does not end a sentence: the TUI wrapped here,
