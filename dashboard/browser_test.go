@@ -89,7 +89,7 @@ func text(t *testing.T, ctx context.Context, selector string) string {
 
 func TestBrowserShowsTheTeamLive(t *testing.T) {
 	ctx := browser(t)
-	e := start(t, func(o *dashboard.Options) { o.Poll = 100 * time.Millisecond })
+	e := start(t)
 	bg, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
@@ -217,7 +217,7 @@ func TestBrowserShowsTheTeamLive(t *testing.T) {
 	addr := strings.TrimSuffix(strings.TrimPrefix(e.d.URL(), "http://"), "/")
 	e.d.Close()
 	within(t, ctx, 5*time.Second, "the lost connection", `document.getElementById("conn").textContent !== "live"`)
-	d2, err := dashboard.New(dashboard.Options{URL: e.hub.URL(), Token: e.hub.Token(), Addr: addr, Poll: 100 * time.Millisecond})
+	d2, err := dashboard.New(dashboard.Options{URL: e.hub.URL(), Token: e.hub.Token(), Addr: addr})
 	if err != nil {
 		t.Fatal(err)
 	}

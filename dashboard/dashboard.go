@@ -77,7 +77,9 @@ type Options struct {
 	// MemoryPrefix is the memory service's subject prefix; empty means
 	// memory.DefaultSubjectPrefix.
 	MemoryPrefix string
-	// Poll is how often agents are listed; zero means 500 ms.
+	// Poll is how often agents are listed besides when their presence
+	// changes or a message moves (to catch agents whose heartbeats stopped);
+	// zero means 1 s.
 	Poll time.Duration
 	// Ring is how many events of a workspace a reconnecting client can
 	// resume from; zero means 4096. Keep is how many messages a snapshot
@@ -109,7 +111,7 @@ func (o *Options) fill() error {
 		o.MemoryPrefix = memory.DefaultSubjectPrefix
 	}
 	if o.Poll == 0 {
-		o.Poll = 500 * time.Millisecond
+		o.Poll = time.Second
 	}
 	if o.Ring == 0 {
 		o.Ring = 4096

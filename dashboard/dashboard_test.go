@@ -335,3 +335,27 @@ func TestPageScriptNeverParsesHTML(t *testing.T) {
 		}
 	}
 }
+
+func TestAgentPendingAndOffline(t *testing.T) {
+	e := start(t)
+	alice := agent(t, e.hub, "alice", "shell")
+	bob := agent(t, e.hub, "bob", "Codex")
+	bob.SetSkipped(1234)
+	s := e.dial("")
+	for range 2 {
+		if _, err := alice.Send(context.Background(), "bob", "wait for me"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f := s.until("bob with 2 pending", func(f dashboard.Frame) bool {
+		return f.Type == dashboard.TypeAgent && f.Agent.Name == "bob" && f.Agent.Pending == 2
+	})
+	if f.Agent.CLI != "Codex" {
+		t.Errorf("bob %+v, want CLI Codex", f.Agent)
+	}
+	s.until("bob's skipped bytes", func(f dashboard.Frame) bool {
+		return f.Type == dashboard.TypeAgent && f.Agent.Name == "bob" && f.Agent.Skipped == 1234
+	})
+	bob.Conn().Close() // a crash: heartbeats stop
+	s.until("bob offline", isAgent("bob", bus.StateOffline))
+}

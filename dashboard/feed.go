@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/relayhq/relay/bus"
 )
 
@@ -47,6 +48,7 @@ type feed struct {
 	screens map[string]bus.Screen
 	scrNote chan struct{}
 	sub     *nats.Subscription
+	kick    chan struct{} // asks pollAgents for a listing now
 }
 
 const keepMemories = 50
@@ -56,7 +58,7 @@ func newFeed(c *bus.Client, o *Options) *feed {
 		ws: c.Workspace(), c: c, log: o.Logger.With("workspace", c.Workspace()),
 		ringN: o.Ring, keepN: o.Keep, poll: o.Poll,
 		notify: make(chan struct{}), agents: map[string]bus.Presence{}, msgs: map[string]*bus.Entry{},
-		screens: map[string]bus.Screen{}, scrNote: make(chan struct{}),
+		screens: map[string]bus.Screen{}, scrNote: make(chan struct{}), kick: make(chan struct{}, 1),
 	}
 }
 
@@ -69,10 +71,14 @@ func (f *feed) start() error {
 	f.sub = sub
 	ctx, cancel := context.WithCancel(context.Background())
 	f.cancel = cancel
-	f.done.Add(2)
+	f.done.Add(3)
 	go func() {
 		defer f.done.Done()
 		f.pollAgents(ctx)
+	}()
+	go func() {
+		defer f.done.Done()
+		f.watchPresence(ctx)
 	}()
 	go func() {
 		defer f.done.Done()
@@ -159,6 +165,12 @@ func (f *feed) snapshotLocked() []Frame {
 	return out
 }
 
+// minPoll spaces the agent listings that kicks ask for.
+const minPoll = 50 * time.Millisecond
+
+// pollAgents lists the agents every Options.Poll, and soon after a kick (a
+// presence change, a message, a receipt: pending counts move with them),
+// and appends a frame for each agent that changed.
 func (f *feed) pollAgents(ctx context.Context) {
 	t := time.NewTicker(f.poll)
 	defer t.Stop()
@@ -183,7 +195,69 @@ func (f *feed) pollAgents(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
+		case <-time.After(minPoll):
+		}
+		select {
+		case <-ctx.Done():
+			return
 		case <-t.C:
+		case <-f.kick:
+		}
+	}
+}
+
+// kickPoll asks for an agent listing soon.
+func (f *feed) kickPoll() {
+	select {
+	case f.kick <- struct{}{}:
+	default:
+	}
+}
+
+// watchPresence kicks a listing when an agent's presence record changes in
+// what the dashboard shows; a heartbeat that only refreshes it does not.
+// Without the watch (it failed) the periodic listing still runs.
+func (f *feed) watchPresence(ctx context.Context) {
+	js, err := jetstream.New(f.c.Conn())
+	if err != nil {
+		return
+	}
+	kv, err := js.KeyValue(ctx, bus.PresenceBucket(f.ws))
+	if err != nil {
+		f.log.Debug("watch presence", "err", err)
+		return
+	}
+	w, err := kv.WatchAll(ctx)
+	if err != nil {
+		f.log.Debug("watch presence", "err", err)
+		return
+	}
+	defer w.Stop()
+	type shown struct {
+		State   string `json:"state"`
+		Session string `json:"session"`
+		CLI     string `json:"cli"`
+		Skipped int64  `json:"skipped"`
+	}
+	last := map[string]shown{}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case e, ok := <-w.Updates():
+			if !ok {
+				return
+			}
+			if e == nil {
+				continue
+			}
+			var r shown
+			_ = json.Unmarshal(e.Value(), &r)
+			if prev, seen := last[e.Key()]; seen && prev == r {
+				continue
+			}
+			last[e.Key()] = r
+			f.kickPoll()
 		}
 	}
 }
@@ -213,6 +287,7 @@ func (f *feed) followLog(ctx context.Context) {
 // of followLog the history comes again: known messages only emit receipts
 // for what changed.
 func (f *feed) onEntry(e bus.Entry) error {
+	f.kickPoll() // pending counts follow messages and receipts
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	old, ok := f.msgs[e.ID]

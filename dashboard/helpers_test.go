@@ -29,7 +29,7 @@ func start(t *testing.T, mods ...func(*dashboard.Options)) *env {
 	t.Helper()
 	h := hubtest.Start(t)
 	serveMemory(t, h)
-	o := dashboard.Options{URL: h.URL(), Token: h.Token(), Poll: 50 * time.Millisecond}
+	o := dashboard.Options{URL: h.URL(), Token: h.Token()}
 	for _, m := range mods {
 		m(&o)
 	}

@@ -10,7 +10,7 @@
 // Files under RELAY_HOME/hub (all 0600, the folder 0700):
 //
 //	token       the hub's token, generated once and kept across restarts
-//	hub.json    URL, port and pid of the hub (pid 0 once it stopped)
+//	hub.json    URL, port and pid of the hub (pid 0 once it stopped), its dashboard's URL
 //	hub.lock    held by the running hub; a second hub on the same home is refused
 //	start.lock  serialises EnsureRunning so two wrappers start one hub
 //	hub.log     output of a detached hub
