@@ -221,6 +221,7 @@ func (s *session) connect(ctx context.Context, auto bool) error {
 			return err
 		}
 		s.name = name
+		c.SetCLI(s.prof.CLI)
 		s.client.Store(c)
 		return nil
 	}
@@ -327,6 +328,7 @@ func (s *session) start(ctx context.Context, tap *wrapper.Tap) {
 	s.ws.Go(func() { _ = s.queue.Run(ctx) })
 	s.ws.Go(func() { s.handleCommands(ctx) })
 	s.ws.Go(func() { s.serveInbox(ctx) })
+	s.ws.Go(func() { s.publishScreen(ctx) })
 	s.fire(ctx, EventInfo{Event: SessionStart, Profile: s.prof.Name, Command: s.command})
 }
 
@@ -361,6 +363,9 @@ func (s *session) onScan(ev scanner.Event) {
 		}
 	case scanner.EventSkipped:
 		s.log.Warn("scanner fell behind and skipped output", "bytes", ev.Skipped, "total", s.scan.Skipped())
+		if c := s.client.Load(); c != nil {
+			c.SetSkipped(s.scan.Skipped())
+		}
 	}
 }
 
@@ -423,4 +428,36 @@ func lookupEnv(env []string, key string) string {
 		}
 	}
 	return ""
+}
+
+// screenEvery is how often the agent's screen is published for the
+// dashboard, when it changed.
+const screenEvery = 500 * time.Millisecond
+
+// publishScreen shows the agent's current screen, as text, to whoever
+// watches it (the dashboard), at most twice a second and only on change.
+func (s *session) publishScreen(ctx context.Context) {
+	t := time.NewTicker(screenEvery)
+	defer t.Stop()
+	var last string
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		c := s.client.Load()
+		if c == nil {
+			continue
+		}
+		text := s.scan.Text()
+		if text == last {
+			continue
+		}
+		last = text
+		cols, rows := s.ws.Size()
+		if err := c.PublishScreen(bus.Screen{Cols: cols, Rows: rows, Text: text, At: time.Now()}); err != nil {
+			s.log.Debug("publish screen", "err", err)
+		}
+	}
 }
