@@ -52,7 +52,7 @@ func profiles() map[string]Profile {
 			PrimerFlag: "--append-system-prompt", Model: true},
 		"codex": {Name: "codex", CLI: "Codex", Cues: cues("codex"), Paste: true, Settle: 200 * time.Millisecond,
 			TypePrimer: true, Model: true},
-		"gemini": {Name: "gemini", CLI: "Gemini CLI", Cues: cues("gemini"), Paste: true, Settle: 200 * time.Millisecond,
+		"gemini": {Name: "gemini", CLI: "Gemini CLI", Cues: cues("gemini"), Paste: true, Settle: 300 * time.Millisecond,
 			TypePrimer: true, Model: true},
 		"aider": {Name: "aider", CLI: "aider", Cues: scanner.Cues{}, Paste: true, Settle: 150 * time.Millisecond,
 			TypePrimer: true, Model: true},

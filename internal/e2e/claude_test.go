@@ -36,15 +36,7 @@ func (tm *team) claude(name string, cols, rows int, script mockmodel.Script) *cl
 	cmd := agenttest.Claude(tm.t, agenttest.ClaudeOptions{Model: model.URL, Cols: cols, Rows: rows, Env: env}).
 		Under(relayBin, "wrap", "--name", name, "--")
 	term := agenttest.Start(tm.t, cmd)
-	tm.t.Cleanup(func() {
-		// End it the way a user would, so that Claude Code has exited (and
-		// stopped writing its state) before the test's folders go.
-		_ = syscall.Kill(term.Pid(), syscall.SIGTERM)
-		select {
-		case <-term.Done():
-		case <-time.After(15 * time.Second):
-		}
-	})
+	stopGently(tm.t, term)
 	if _, err := term.WaitReady(60*time.Second, agenttest.ClaudeReady); err != nil {
 		tm.t.Fatalf("%s: Claude Code did not get ready under relay wrap: %v", name, err)
 	}
@@ -190,3 +182,5 @@ func TestClaudeBusyThenIdle(t *testing.T) {
 		t.Errorf("Bob's model got the message %d times", n)
 	}
 }
+
+func syscallKill(pid int) error { return syscall.Kill(pid, syscall.SIGTERM) }

@@ -1,0 +1,113 @@
+package e2e
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/relayhq/relay/internal/agenttest"
+	"github.com/relayhq/relay/internal/mockmodel"
+)
+
+// modelLog is what the three mock servers share: their request log.
+type modelLog interface {
+	WaitForRequest(ctx context.Context, s string) (mockmodel.Request, error)
+	Count(s string) int
+}
+
+// relayEnv is the team's RELAY_* variables, for a CLI's own environment.
+func (tm *team) relayEnv() []string {
+	var env []string
+	for _, kv := range tm.env {
+		if strings.HasPrefix(kv, "RELAY_") {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
+// TestThreeCLIs: Alice on Claude Code, Bob on Codex, Carol on Gemini CLI.
+// Alice's model writes to Bob and to Carol; each target's model receives
+// the body word for word, exactly once; Bob answers Alice and Carol
+// broadcasts; each arrives once.
+func TestThreeCLIs(t *testing.T) {
+	tm := newTeam(t)
+	const toBob = "Bob, please review the retry logic in client.go and list every place that can loop forever."
+	const toCarol = "Carol, please write the release notes for v1.4 from the merged pull requests of this week."
+	const bobAnswer = "Reviewed client.go: two unbounded loops, at lines 88 and 131."
+	const carolNews = "Release notes for v1.4 are in RELEASE.md, please read them before the freeze."
+
+	alice := tm.claude("Alice", 100, 30, func(r mockmodel.Request) mockmodel.Reply {
+		if strings.Contains(r.LastUser, "kick off") {
+			return mockmodel.Reply{Text: "Asking both.\n\n@relay:Bob " + toBob + "\n\n@relay:Carol " + toCarol + "\n\nWaiting."}
+		}
+		return mockmodel.Reply{Text: "Noted."}
+	})
+
+	codexModel := mockmodel.NewResponses(mockmodel.Options{Script: func(r mockmodel.Request) mockmodel.Reply {
+		if strings.Contains(r.LastUser, "Message from agent Alice") {
+			return mockmodel.Reply{Text: "@relay:Alice " + bobAnswer}
+		}
+		return mockmodel.Reply{Text: "OK."}
+	}})
+	t.Cleanup(codexModel.Close)
+	bob := agenttest.Start(t, agenttest.Codex(t, agenttest.CodexOptions{Model: codexModel.URL, Env: tm.relayEnv()}).
+		Under(relayBin, "wrap", "--name", "Bob", "--"))
+	stopGently(t, bob)
+
+	geminiModel := mockmodel.NewGemini(mockmodel.Options{Script: func(r mockmodel.Request) mockmodel.Reply {
+		if strings.Contains(r.LastUser, "Message from agent Alice") {
+			return mockmodel.Reply{Text: "On it.\n\n@broadcast: " + carolNews}
+		}
+		return mockmodel.Reply{Text: "OK."}
+	}})
+	t.Cleanup(geminiModel.Close)
+	carol := agenttest.Start(t, agenttest.Gemini(t, agenttest.GeminiOptions{Model: geminiModel.URL, Env: tm.relayEnv()}).
+		Under(relayBin, "wrap", "--name", "Carol", "--"))
+	stopGently(t, carol)
+
+	if _, err := bob.WaitReady(60*time.Second, agenttest.CodexReady); err != nil {
+		t.Fatalf("Codex not ready: %v", err)
+	}
+	if _, err := carol.WaitReady(60*time.Second, agenttest.GeminiReady); err != nil {
+		t.Fatalf("Gemini not ready: %v", err)
+	}
+	tm.waitAgents("Alice", "Bob", "Carol")
+
+	alice.term.Submit("kick off the review and the notes")
+	wait := func(who string, m modelLog, s string) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+		defer cancel()
+		if _, err := m.WaitForRequest(ctx, s); err != nil {
+			t.Fatalf("%s's model never got %q: %v", who, s, err)
+		}
+	}
+	wait("Bob", codexModel, toBob)
+	wait("Carol", geminiModel, toCarol)
+	wait("Alice", alice.model, bobAnswer)
+	wait("Alice", alice.model, carolNews)
+	wait("Bob", codexModel, carolNews)
+	for _, c := range []struct {
+		who string
+		m   modelLog
+		s   string
+	}{{"Bob", codexModel, toBob}, {"Carol", geminiModel, toCarol}, {"Alice", alice.model, bobAnswer}, {"Alice", alice.model, carolNews}} {
+		if n := c.m.Count(c.s); n != 1 {
+			t.Errorf("%s's model got %q %d times", c.who, c.s, n)
+		}
+	}
+}
+
+// stopGently ends a wrapped CLI with SIGTERM before the harness kills it,
+// so that it has exited before the test's folders are removed.
+func stopGently(t *testing.T, term *agenttest.Term) {
+	t.Cleanup(func() {
+		_ = syscallKill(term.Pid())
+		select {
+		case <-term.Done():
+		case <-time.After(15 * time.Second):
+		}
+	})
+}
