@@ -45,7 +45,8 @@ func loopbackAddr(addr string) bool {
 }
 
 // serveDashboard starts the hub's dashboard as o asks and records its URL in
-// the hub's home; stop closes it.
+// the hub's home; stop closes it. The default dashboard (no --dashboard)
+// that cannot start is only a warning.
 func serveDashboard(env *Env, h *hub.Hub, o upOptions) (stop func(), err error) {
 	if o.dashboard == "off" {
 		return func() {}, nil
@@ -61,6 +62,10 @@ func serveDashboard(env *Env, h *hub.Hub, o upOptions) (stop func(), err error) 
 	d, err := dashboard.New(do)
 	if errors.Is(err, dashboard.ErrNotLoopback) {
 		return nil, usagef("--dashboard: %v", err)
+	}
+	if err != nil && o.dashboard == "" { // not asked for: the hub matters more
+		fmt.Fprintf(env.Stderr, "relay up: no dashboard: %v\n", err)
+		return func() {}, nil
 	}
 	if err != nil {
 		return nil, err
