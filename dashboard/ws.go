@@ -106,10 +106,10 @@ func (s *Server) runClient(conn *websocket.Conn, f *feed, since uint64, sameEpoc
 		}
 		return err == nil
 	}
-	// sync sends what the client lacks after last: the events after it,
+	// catchUp sends what the client lacks after last: the events after it,
 	// or a snapshot when they are no longer all in the ring (or when forced).
 	// A first sync that resumes starts with a hello that is no snapshot.
-	sync := func(last uint64, force, first bool) (uint64, <-chan struct{}, bool) {
+	catchUp := func(last uint64, force, first bool) (uint64, <-chan struct{}, bool) {
 		events, snap, head, wake := f.read(last, force)
 		if snap != nil {
 			hello := Frame{Type: TypeHello, Seq: head, Epoch: s.epoch, Workspace: f.ws, Human: s.opts.Human, Snapshot: true,
@@ -135,7 +135,7 @@ func (s *Server) runClient(conn *websocket.Conn, f *feed, since uint64, sameEpoc
 		return head, wake, true
 	}
 
-	last, wake, ok := sync(since, !sameEpoch || since == 0, true)
+	last, wake, ok := catchUp(since, !sameEpoch || since == 0, true)
 	if !ok {
 		return
 	}
@@ -150,7 +150,7 @@ func (s *Server) runClient(conn *websocket.Conn, f *feed, since uint64, sameEpoc
 			_ = conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseGoingAway, ""), time.Now().Add(time.Second))
 			return
 		case <-wake:
-			if last, wake, ok = sync(last, false, false); !ok {
+			if last, wake, ok = catchUp(last, false, false); !ok {
 				return
 			}
 		case fr := <-out:

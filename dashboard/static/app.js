@@ -109,6 +109,7 @@
       row = { li: el("li") };
       row.li.dataset.name = a.name;
       row.li.addEventListener("click", () => select("agent", a.name));
+      focusable(row.li, () => select("agent", a.name));
       insertSorted($("agents"), row.li, a.name);
       agents.set(a.name, row);
       const o = el("option", null, a.name); o.value = a.name;
@@ -130,6 +131,11 @@
     li.title = a.name + ": " + a.state + " since " + clock(a.since) + (a.host ? " on " + a.host : "");
     renderAgentCount();
     if (selected && selected.kind === "agent" && selected.id === a.name) renderDetails();
+  }
+  // focusable lets the keyboard reach a clickable row: Tab, then Enter.
+  function focusable(li, fn) {
+    li.tabIndex = 0;
+    li.addEventListener("keydown", (ev) => { if (ev.key === "Enter" && ev.target === li) fn(); });
   }
   function insertSorted(list, node, key, skip) {
     const kids = [...list.children].slice(skip || 0);
@@ -154,6 +160,7 @@
     if (!row) {
       row = { li: el("li"), expanded: false };
       row.li.addEventListener("click", (ev) => { if (ev.target.tagName !== "BUTTON") select("message", m.id); });
+      focusable(row.li, () => select("message", m.id));
       const list = $("messages");
       const atBottom = list.scrollHeight - list.scrollTop - list.clientHeight < 40;
       list.appendChild(row.li);
