@@ -1,11 +1,13 @@
 package agents
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"slices"
 	"strings"
@@ -180,8 +182,11 @@ const transcriptWindow = 1 << 20
 // input. So after a block, only the texts written since are returned.
 //
 // Claude Code writes each content block of an assistant message as its
-// own record, and at Stop the turn's last message is not written yet: use
-// StopTexts there. Records of other types (attachments, system records,
+// own record, and writes records late and not always in order: at Stop,
+// the turn's last message is often not in the file yet (StopTexts adds it
+// from the hook's payload), and after a Stop block even the block's reason
+// may still be missing, so that the turn seems to start earlier. A wrapper
+// that must fire each command once reads with a TranscriptReader instead. Records of other types (attachments, system records,
 // API request logs, and any unknown one) are skipped, and so is an
 // unterminated last line (a record being written). A malformed complete
 // line is an error naming it.
@@ -212,53 +217,118 @@ func TurnTexts(transcriptPath string) ([]string, error) {
 	}
 }
 
-// turnTexts scans the lines of buf backwards to the last user input and
-// returns the assistant texts after it, and whether it found that input.
-// cut says buf starts inside the file, so its first line may be partial.
+// turnTexts reads the records in buf and returns the assistant texts of
+// the turn that starts at the last user input, and whether it found that
+// input. cut says buf starts inside the file, so its first line may be
+// partial.
+//
+// The file's order is not the conversation's: Claude Code may write a
+// turn's last assistant message after the Stop hook's block reason that
+// follows it. So the turn is read from the records' parentUuid links: a
+// text belongs to the turn when its chain of parents reaches the turn's
+// input before any other input, and texts are ordered by their distance
+// from that input.
 func turnTexts(buf []byte, cut bool) ([]string, bool, error) {
 	lines := bytes.Split(buf, []byte("\n"))
 	// The last element is what follows the last newline: empty, or a
 	// record still being written.
 	lines = lines[:len(lines)-1]
-	first := 0
-	if cut {
-		first = 1
+	if cut && len(lines) > 0 {
+		lines = lines[1:]
 	}
-	var texts []string
-	for i := len(lines) - 1; i >= first; i-- {
-		line := bytes.TrimSpace(lines[i])
-		if len(line) == 0 || (!bytes.Contains(line, []byte(`"user"`)) && !bytes.Contains(line, []byte(`"assistant"`))) {
+	type node struct {
+		parent string
+		input  bool
+		texts  []string
+	}
+	nodes := map[string]*node{}
+	var order []string // uuids of assistant records with text, in file order
+	boundary := ""
+	for i, line := range lines {
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 || !bytes.Contains(line, []byte(`"uuid"`)) {
 			continue
 		}
 		var rec transcriptRecord
 		if err := json.Unmarshal(line, &rec); err != nil {
 			return nil, false, fmt.Errorf("line %d from the end: %w", len(lines)-i, err)
 		}
-		if rec.IsSidechain {
+		if rec.UUID == "" || rec.IsSidechain {
 			continue
 		}
+		n := &node{parent: rec.ParentUUID}
 		switch rec.Type {
 		case "assistant":
 			blocks, _ := rec.Message.blocks()
-			for j := len(blocks) - 1; j >= 0; j-- {
-				if blocks[j].Type == "text" {
-					texts = append(texts, blocks[j].Text)
+			for _, b := range blocks {
+				if b.Type == "text" {
+					n.texts = append(n.texts, b.Text)
 				}
+			}
+			if len(n.texts) > 0 {
+				order = append(order, rec.UUID)
 			}
 		case "user":
 			if _, input := rec.Message.blocks(); input {
-				slices.Reverse(texts)
-				return texts, true, nil
+				n.input = true
+				boundary = rec.UUID
 			}
 		}
+		nodes[rec.UUID] = n
 	}
-	slices.Reverse(texts)
-	return texts, false, nil
+	if boundary == "" && cut {
+		return nil, false, nil
+	}
+	// dist is each record's distance from the boundary along its parents,
+	// or -1 when its chain meets another input or leaves buf first. With
+	// no input in the whole file, the boundary is the root ("").
+	dist := map[string]int{boundary: 0}
+	distance := func(id string) int {
+		var path []string
+		d := -1
+		for {
+			if known, ok := dist[id]; ok {
+				d = known
+				break
+			}
+			n, ok := nodes[id]
+			if !ok || n.input {
+				break
+			}
+			path = append(path, id)
+			id = n.parent
+		}
+		for i := len(path) - 1; i >= 0; i-- {
+			if d >= 0 {
+				d++
+			}
+			dist[path[i]] = d
+		}
+		return d
+	}
+	type text struct {
+		dist, order int
+		texts       []string
+	}
+	var turn []text
+	for i, id := range order {
+		if d := distance(id); d > 0 {
+			turn = append(turn, text{d, i, nodes[id].texts})
+		}
+	}
+	slices.SortStableFunc(turn, func(a, b text) int { return a.dist - b.dist })
+	var texts []string
+	for _, t := range turn {
+		texts = append(texts, t.texts...)
+	}
+	return texts, boundary != "", nil
 }
 
 // transcriptRecord is the part of a transcript line TurnTexts reads.
 type transcriptRecord struct {
 	Type        string            `json:"type"`
+	UUID        string            `json:"uuid"`
+	ParentUUID  string            `json:"parentUuid"`
 	IsSidechain bool              `json:"isSidechain"`
 	Message     transcriptMessage `json:"message"`
 }
@@ -313,6 +383,120 @@ func StopTexts(h ClaudeHook) ([]string, error) {
 	}
 	if h.LastAssistantMessage != "" && (len(texts) == 0 || texts[len(texts)-1] != h.LastAssistantMessage) {
 		texts = append(texts, h.LastAssistantMessage)
+	}
+	return texts, err
+}
+
+// maxPending bounds the texts a TranscriptReader waits to see written.
+const maxPending = 16
+
+// TranscriptReader reads a Claude Code transcript as it grows and returns
+// each assistant text once: the way to fire every command of a session
+// exactly once, whatever order Claude Code writes its records in. It is
+// not safe for concurrent use.
+type TranscriptReader struct {
+	path    string
+	off     int64    // where the next unread line starts
+	line    int      // lines read so far, for errors
+	pending []string // texts returned by Stop before their record was written
+}
+
+// NewTranscriptReader returns a reader that starts at the transcript's
+// current end (its start when the file does not exist yet, as at a new
+// session's SessionStart), so that a resumed session's old texts are not
+// returned again. Create it at SessionStart.
+func NewTranscriptReader(transcriptPath string) (*TranscriptReader, error) {
+	r := &TranscriptReader{path: transcriptPath}
+	fi, err := os.Stat(transcriptPath)
+	switch {
+	case err == nil:
+		r.off = fi.Size()
+	case !errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("open Claude Code transcript: %w", err)
+	}
+	return r, nil
+}
+
+// Next returns the assistant texts written since the last call, in the
+// file's order, less those Stop already returned. An unterminated last
+// line is left for the next call. A malformed line is skipped and reported
+// in the error, with the texts read around it.
+func (r *TranscriptReader) Next() ([]string, error) {
+	f, err := os.Open(r.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read Claude Code transcript: %w", err)
+	}
+	defer f.Close()
+	if _, err := f.Seek(r.off, io.SeekStart); err != nil {
+		return nil, fmt.Errorf("read Claude Code transcript %s: %w", r.path, err)
+	}
+	br := bufio.NewReaderSize(f, 64<<10)
+	var texts []string
+	var errs []error
+	for {
+		line, err := br.ReadBytes('\n')
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				errs = append(errs, fmt.Errorf("read Claude Code transcript %s: %w", r.path, err))
+			}
+			break // an unterminated line is read again next time
+		}
+		r.off += int64(len(line))
+		r.line++
+		if !bytes.Contains(line, []byte(`"assistant"`)) {
+			continue
+		}
+		var rec transcriptRecord
+		if err := json.Unmarshal(line, &rec); err != nil {
+			errs = append(errs, fmt.Errorf("read Claude Code transcript %s: line %d: %w", r.path, r.line, err))
+			continue
+		}
+		if rec.Type != "assistant" || rec.IsSidechain {
+			continue
+		}
+		blocks, _ := rec.Message.blocks()
+		for _, b := range blocks {
+			if b.Type == "text" && !r.consume(b.Text) {
+				texts = append(texts, b.Text)
+			}
+		}
+	}
+	return texts, errors.Join(errs...)
+}
+
+// consume reports whether text is (the first part of) a text that Stop
+// already returned, and strikes it off.
+func (r *TranscriptReader) consume(text string) bool {
+	for i, p := range r.pending {
+		if !strings.HasPrefix(p, text) {
+			continue
+		}
+		if rest := strings.TrimLeft(p[len(text):], "\n"); rest != "" {
+			r.pending[i] = rest
+		} else {
+			r.pending = slices.Delete(r.pending, i, i+1)
+		}
+		return true
+	}
+	return false
+}
+
+// Stop is Next for a Stop hook: the texts written since the last call,
+// then h.LastAssistantMessage unless it was among them. Claude Code writes
+// that last message to the transcript only after its Stop hooks, so the
+// reader remembers it and does not return it again when it is written.
+func (r *TranscriptReader) Stop(h ClaudeHook) ([]string, error) {
+	texts, err := r.Next()
+	last := h.LastAssistantMessage
+	if last != "" && (len(texts) == 0 || texts[len(texts)-1] != last) {
+		texts = append(texts, last)
+		r.pending = append(r.pending, last)
+		if len(r.pending) > maxPending {
+			r.pending = r.pending[1:]
+		}
 	}
 	return texts, err
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -71,15 +72,22 @@ func relayBinary(t testing.TB) string {
 }
 
 // hookLog plays the wrapper's part for a test: a hook server that records
-// every hook Claude Code ran, in order, and answers Stop with stop.
+// every hook Claude Code ran, in order, and answers them with answer.
 type hookLog struct {
 	path string
 
 	mu      sync.Mutex
 	hooks   []agents.ClaudeHook
-	seen    map[string]int             // per event: how many next has returned
-	latency map[string][]time.Duration // per event: relay hook start → handler
-	stop    func(agents.ClaudeHook) string
+	seen    map[string]int                 // per event: how many next has returned
+	latency map[string][]time.Duration     // per event: relay hook start → handler
+	answer  func(agents.ClaudeHook) string // nil or "": no answer
+
+	// As a wrapper does, inside the hooks: a transcript reader opened at
+	// SessionStart and read at PostToolUse and Stop.
+	reader   *agents.TranscriptReader
+	texts    []string   // every text the reader returned, in order
+	atStop   [][]string // what it returned at each Stop
+	readErrs []error
 }
 
 func newHookLog(t *testing.T) *hookLog {
@@ -116,11 +124,43 @@ func (hl *hookLog) handle(t *testing.T) hookrpc.Handler {
 		defer hl.mu.Unlock()
 		hl.latency[req.Event] = append(hl.latency[req.Event], time.Since(req.Deadline.Add(-limit)))
 		hl.hooks = append(hl.hooks, h)
-		if req.Event == "Stop" && hl.stop != nil {
-			return hookrpc.Response{Stdout: hl.stop(h)}
+		hl.read(h)
+		if hl.answer != nil {
+			return hookrpc.Response{Stdout: hl.answer(h)}
 		}
 		return hookrpc.Response{}
 	}
+}
+
+// read plays the wrapper's transcript reading for hook h.
+func (hl *hookLog) read(h agents.ClaudeHook) {
+	var texts []string
+	var err error
+	switch {
+	case h.HookEventName == "SessionStart":
+		hl.reader, err = agents.NewTranscriptReader(h.TranscriptPath)
+	case hl.reader == nil:
+		return
+	case h.HookEventName == "Stop":
+		texts, err = hl.reader.Stop(h)
+		hl.atStop = append(hl.atStop, texts)
+	default:
+		texts, err = hl.reader.Next()
+	}
+	hl.texts = append(hl.texts, texts...)
+	if err != nil {
+		hl.readErrs = append(hl.readErrs, err)
+	}
+}
+
+// lastStop returns what the transcript reader returned at the last Stop.
+func (hl *hookLog) lastStop() []string {
+	hl.mu.Lock()
+	defer hl.mu.Unlock()
+	if len(hl.atStop) == 0 {
+		return nil
+	}
+	return hl.atStop[len(hl.atStop)-1]
 }
 
 // next waits for the next hook of event that it has not returned yet.
@@ -149,9 +189,9 @@ func (hl *hookLog) next(t *testing.T, event string) agents.ClaudeHook {
 	return got
 }
 
-func (hl *hookLog) setStop(f func(agents.ClaudeHook) string) {
+func (hl *hookLog) setAnswer(f func(agents.ClaudeHook) string) {
 	hl.mu.Lock()
-	hl.stop = f
+	hl.answer = f
 	hl.mu.Unlock()
 }
 
@@ -233,9 +273,11 @@ func TestClaudeHooksReal(t *testing.T) {
 	if stop.LastAssistantMessage != reply || stop.StopHookActive {
 		t.Errorf("Stop: last_assistant_message = %q (stop_hook_active %v)\nwant %q", stop.LastAssistantMessage, stop.StopHookActive, reply)
 	}
-	texts, err := agents.StopTexts(stop)
-	if err != nil || !slices.Equal(texts, []string{reply}) {
+	if texts, err := agents.StopTexts(stop); err != nil || !slices.Equal(texts, []string{reply}) {
 		t.Errorf("StopTexts = %q, %v", texts, err)
+	}
+	if texts := hl.lastStop(); !slices.Equal(texts, []string{reply}) {
+		t.Errorf("TranscriptReader at Stop: %q, want the reply", texts)
 	}
 	var fired []string
 	for _, c := range patterns.ExtractText(stop.LastAssistantMessage, patterns.Options{Mode: patterns.Markdown}) {
@@ -245,7 +287,16 @@ func TestClaudeHooksReal(t *testing.T) {
 		t.Errorf("commands in the exact reply: %q, want %q (no Nobody, Carol or Example)", fired, want)
 	}
 
-	// 2. A turn with a tool call: the text before the call is not lost.
+	// 2. A turn with a tool call: the text before the call is not lost,
+	// and a message riding on PostToolUse reaches the model with the
+	// tool's result.
+	urgent := "[relay] Urgent message from agent Alice: stop the deploy"
+	hl.setAnswer(func(h agents.ClaudeHook) string {
+		if h.HookEventName == "PostToolUse" {
+			return agents.AdditionalContext("PostToolUse", urgent)
+		}
+		return ""
+	})
 	submit(t, term, m, "use a tool")
 	tool := hl.next(t, "PostToolUse")
 	if tool.ToolName != "Bash" || tool.ToolUseID == "" || !strings.Contains(string(tool.ToolInput), `"command":"true"`) {
@@ -259,6 +310,16 @@ func TestClaudeHooksReal(t *testing.T) {
 	if texts, err := agents.StopTexts(stop); err != nil || !slices.Equal(texts, want) {
 		t.Errorf("StopTexts = %q, %v; want %q", texts, err, want)
 	}
+	if texts := hl.lastStop(); len(texts) == 0 || texts[len(texts)-1] != afterTool {
+		t.Errorf("TranscriptReader at Stop: %q, want it to end with the last message", texts)
+	}
+	if r, err := m.WaitForRequest(context.Background(), "Bash completed"); err != nil {
+		t.Error(err)
+	} else if role, text := lastMessage(t, r.Body); !strings.Contains(text, urgent) {
+		t.Errorf("PostToolUse's additionalContext is not the last message of the next model request: %s %q", role, text)
+	} else {
+		t.Logf("the model got PostToolUse's context after the tool result as a %s message: %q", role, text)
+	}
 	testutil.Eventually(t, func() error {
 		texts, err := agents.TurnTexts(stop.TranscriptPath)
 		if err != nil || !slices.Equal(texts, want) {
@@ -270,8 +331,8 @@ func TestClaudeHooksReal(t *testing.T) {
 	// 3. A Stop answered with StopBlock: the reason reaches the model as
 	// the next input; the following Stop says stop_hook_active.
 	msg := "[relay] Message from agent Alice (id m-7): run the tests"
-	hl.setStop(func(h agents.ClaudeHook) string {
-		if h.StopHookActive {
+	hl.setAnswer(func(h agents.ClaudeHook) string {
+		if h.HookEventName != "Stop" || h.StopHookActive {
 			return ""
 		}
 		return agents.StopBlock(msg)
@@ -291,8 +352,8 @@ func TestClaudeHooksReal(t *testing.T) {
 	if !s.StopHookActive || s.LastAssistantMessage != "Running the tests now." {
 		t.Errorf("Stop after the block = %+v, want stop_hook_active and the new reply", s)
 	}
-	if texts, err := agents.StopTexts(s); err != nil || !slices.Equal(texts, []string{"Running the tests now."}) {
-		t.Errorf("StopTexts after the block = %q, %v; want only the new reply", texts, err)
+	if texts := hl.lastStop(); !slices.Equal(texts, []string{"Running the tests now."}) {
+		t.Errorf("TranscriptReader at the Stop after the block: %q, want only the new reply", texts)
 	}
 	if n := m.Count(msg); n != 1 {
 		t.Errorf("the message reached the model %d times, want 1", n)
@@ -305,7 +366,54 @@ func TestClaudeHooksReal(t *testing.T) {
 	} else {
 		t.Logf("SessionEnd reason %q", end.Reason)
 	}
+	select {
+	case <-term.Done():
+	case <-time.After(30 * time.Second):
+		t.Fatal("Claude Code did not exit after /exit")
+	}
+	// Once Claude Code has written everything, each assistant text came
+	// out of the reader exactly once.
+	hl.mu.Lock()
+	texts, err := hl.reader.Next()
+	all := append(hl.texts, texts...)
+	errs := append(hl.readErrs, err)
+	hl.mu.Unlock()
+	if want := []string{reply, beforeTool, afterTool, "First answer.", "Running the tests now."}; !slices.Equal(all, want) {
+		t.Errorf("TranscriptReader over the session: %q\nwant each text once: %q", all, want)
+	}
+	if err := errors.Join(errs...); err != nil {
+		t.Errorf("TranscriptReader: %v", err)
+	}
 	hl.report(t, start.TranscriptPath)
+}
+
+// lastMessage returns the role and the text of the last message of an
+// Anthropic Messages request body.
+func lastMessage(t *testing.T, body []byte) (string, string) {
+	t.Helper()
+	var req struct {
+		Messages []struct {
+			Role    string          `json:"role"`
+			Content json.RawMessage `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(body, &req); err != nil || len(req.Messages) == 0 {
+		t.Fatalf("model request without messages: %v", err)
+	}
+	last := req.Messages[len(req.Messages)-1]
+	var s string
+	if json.Unmarshal(last.Content, &s) == nil {
+		return last.Role, s
+	}
+	var blocks []struct {
+		Text string `json:"text"`
+	}
+	json.Unmarshal(last.Content, &blocks)
+	var texts []string
+	for _, b := range blocks {
+		texts = append(texts, b.Text)
+	}
+	return last.Role, strings.Join(texts, "\n")
 }
 
 // report logs how long the hooks took: from the start of relay hook to the

@@ -135,6 +135,15 @@ func transcript(t testing.TB) [][]byte {
 	return lines[:len(lines)-1]
 }
 
+// cat joins runs of transcript lines.
+func cat(runs ...[][]byte) []byte {
+	var b []byte
+	for _, r := range runs {
+		b = append(b, bytes.Join(r, nil)...)
+	}
+	return b
+}
+
 func TestTurnTexts(t *testing.T) {
 	t.Parallel()
 	lines := transcript(t)
@@ -154,8 +163,12 @@ func TestTurnTexts(t *testing.T) {
 		{"partial last line is skipped", append(bytes.Join(lines[:29], nil), lines[29][:40]...), []string{first}},
 		{"partial final record kept out", append(bytes.Join(lines[:34], nil), lines[34][:len(lines[34])-1]...),
 			[]string{first, "All good after the tool."}},
+		// Claude Code may write a turn's last message after the Stop
+		// hook's block reason that follows it.
+		{"last message written after the block reason", cat(lines[:29], lines[34:35], lines[29:30]), nil},
+		{"and then the text after the block", cat(lines[:29], lines[34:35], lines[29:30], lines[35:]), []string{"After the block."}},
 		{"unknown record types are skipped", append(bytes.Join(lines[:30], nil),
-			[]byte(`{"type":"assistant-v9","message":{"content":"x"}}`+"\n"+`{"type":"mystery"}`+"\n")...),
+			[]byte(`{"type":"assistant-v9","uuid":"v9","message":{"content":"x"}}`+"\n"+`{"type":"mystery"}`+"\n")...),
 			[]string{first, "All good after the tool."}},
 	}
 	for _, tc := range tests {
@@ -181,7 +194,7 @@ func TestTurnTextsErrors(t *testing.T) {
 		t.Errorf("missing file: %v", err)
 	}
 	lines := transcript(t)
-	bad := append(bytes.Join(lines[:30], nil), []byte("{\"type\":\"assistant\",\"message\":\n")...)
+	bad := append(bytes.Join(lines[:30], nil), []byte("{\"type\":\"assistant\",\"uuid\":\"u\",\"message\":\n")...)
 	path := filepath.Join(t.TempDir(), "bad.jsonl")
 	if err := os.WriteFile(path, bad, 0o600); err != nil {
 		t.Fatal(err)
@@ -274,6 +287,98 @@ func FuzzShellQuote(f *testing.F) {
 		got, err := exec.Command("sh", "-c", "printf %s "+ShellQuote(s)).Output()
 		if err != nil || string(got) != s {
 			t.Fatalf("ShellQuote(%q) = %s: the shell read %q (%v)", s, ShellQuote(s), got, err)
+		}
+	})
+}
+
+// TestTranscriptReader replays the fixture's session as Claude Code wrote
+// it, a few records at a time and with its late writes: every assistant
+// text comes out exactly once.
+func TestTranscriptReader(t *testing.T) {
+	t.Parallel()
+	lines := transcript(t)
+	path := filepath.Join(t.TempDir(), "t.jsonl")
+	write := func(b []byte) {
+		t.Helper()
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if _, err := f.Write(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := NewTranscriptReader(path) // SessionStart: no file yet
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(step string, got []string, err error, want ...string) {
+		t.Helper()
+		if err != nil || !slices.Equal(got, want) {
+			t.Errorf("%s: %q, %v; want %q", step, got, err, want)
+		}
+	}
+	got, err := r.Next()
+	check("before the file exists", got, err)
+	write(cat(lines[:22]))
+	got, err = r.Next()
+	check("PostToolUse", got, err, "Checking first.\n\n@relay:Bob before the tool")
+	write(cat(lines[22:29]))
+	got, err = r.Stop(ClaudeHook{HookEventName: "Stop", LastAssistantMessage: "All good after the tool."})
+	check("first Stop, last message not written", got, err, "All good after the tool.")
+	// The block's reason, then the late last message, then half a line.
+	write(cat(lines[34:35], lines[29:30], lines[35:39], [][]byte{lines[39][:50]}))
+	got, err = r.Next()
+	check("late last message", got, err)
+	write(cat([][]byte{lines[39][50:]}, lines[40:]))
+	got, err = r.Stop(ClaudeHook{HookEventName: "Stop", StopHookActive: true, LastAssistantMessage: "After the block."})
+	check("second Stop, last message written", got, err, "After the block.")
+	got, err = r.Next()
+	check("nothing new", got, err)
+
+	// A reader opened on an existing transcript (a resumed session) starts
+	// at its end; a malformed line is reported and skipped.
+	r2, err := NewTranscriptReader(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write([]byte(`{"type":"assistant","message":` + "\n"))
+	write(lines[20])
+	got, err = r2.Next()
+	if !slices.Equal(got, []string{"Checking first.\n\n@relay:Bob before the tool"}) || err == nil || !strings.Contains(err.Error(), "line 1") {
+		t.Errorf("resumed reader with a bad line: %q, %v", got, err)
+	}
+}
+
+// FuzzTranscriptReader writes arbitrary bytes as a transcript in two
+// pieces: the reader never panics, and reading in pieces returns the same
+// texts as reading at once.
+func FuzzTranscriptReader(f *testing.F) {
+	lines := transcript(f)
+	f.Add(cat(lines[18:23]), 30)
+	f.Add([]byte(`{"type":"assistant","message":{"content":[{"type":"text","text":"a"}]}}`+"\n"+`{"type":"assistant"`), 5)
+	f.Add([]byte("\n\n"), 1)
+	f.Fuzz(func(t *testing.T, data []byte, cut int) {
+		if cut < 0 || cut > len(data) {
+			return
+		}
+		dir := t.TempDir()
+		once, pieces := filepath.Join(dir, "once"), filepath.Join(dir, "pieces")
+		if os.WriteFile(once, data, 0o600) != nil || os.WriteFile(pieces, data[:cut], 0o600) != nil {
+			t.Skip()
+		}
+		r1 := &TranscriptReader{path: once}
+		want, _ := r1.Next()
+		r2 := &TranscriptReader{path: pieces}
+		got, _ := r2.Next()
+		if os.WriteFile(pieces, data, 0o600) != nil {
+			t.Skip()
+		}
+		more, _ := r2.Next()
+		got = append(got, more...)
+		if !slices.Equal(got, want) {
+			t.Fatalf("in pieces %q, at once %q", got, want)
 		}
 	})
 }
