@@ -397,7 +397,6 @@ const maxPending = 16
 type TranscriptReader struct {
 	path    string
 	off     int64    // where the next unread line starts
-	line    int      // lines read so far, for errors
 	pending []string // texts returned by Stop before their record was written
 }
 
@@ -444,14 +443,14 @@ func (r *TranscriptReader) Next() ([]string, error) {
 			}
 			break // an unterminated line is read again next time
 		}
+		at := r.off
 		r.off += int64(len(line))
-		r.line++
 		if !bytes.Contains(line, []byte(`"assistant"`)) {
 			continue
 		}
 		var rec transcriptRecord
 		if err := json.Unmarshal(line, &rec); err != nil {
-			errs = append(errs, fmt.Errorf("read Claude Code transcript %s: line %d: %w", r.path, r.line, err))
+			errs = append(errs, fmt.Errorf("read Claude Code transcript %s: line at byte %d: %w", r.path, at, err))
 			continue
 		}
 		if rec.Type != "assistant" || rec.IsSidechain {

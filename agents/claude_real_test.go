@@ -358,6 +358,17 @@ func TestClaudeHooksReal(t *testing.T) {
 	if n := m.Count(msg); n != 1 {
 		t.Errorf("the message reached the model %d times, want 1", n)
 	}
+	hl.mu.Lock()
+	prompts := 0
+	for _, h := range hl.hooks {
+		if h.HookEventName == "UserPromptSubmit" {
+			prompts++
+		}
+	}
+	hl.mu.Unlock()
+	if prompts != 3 {
+		t.Errorf("%d UserPromptSubmit hooks, want 3: a Stop block's reason is not a prompt", prompts)
+	}
 
 	// 4. Leaving ends the session with SessionEnd.
 	term.Submit("/exit")

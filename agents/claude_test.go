@@ -3,6 +3,7 @@ package agents
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -346,7 +347,7 @@ func TestTranscriptReader(t *testing.T) {
 	write([]byte(`{"type":"assistant","message":` + "\n"))
 	write(lines[20])
 	got, err = r2.Next()
-	if !slices.Equal(got, []string{"Checking first.\n\n@relay:Bob before the tool"}) || err == nil || !strings.Contains(err.Error(), "line 1") {
+	if !slices.Equal(got, []string{"Checking first.\n\n@relay:Bob before the tool"}) || err == nil || !strings.Contains(err.Error(), "line at byte") {
 		t.Errorf("resumed reader with a bad line: %q, %v", got, err)
 	}
 }
@@ -381,4 +382,30 @@ func FuzzTranscriptReader(f *testing.F) {
 			t.Fatalf("in pieces %q, at once %q", got, want)
 		}
 	})
+}
+
+// A Stop hook that hands a message to Claude Code instead of typing it.
+func ExampleStopBlock() {
+	fmt.Println(StopBlock("[relay] Message from agent Alice: run the tests"))
+	// Output: {"decision":"block","reason":"[relay] Message from agent Alice: run the tests"}
+}
+
+// An urgent message riding on a tool's result.
+func ExampleAdditionalContext() {
+	fmt.Println(AdditionalContext("PostToolUse", "[relay] Urgent message from agent Alice: stop the deploy"))
+	// Output: {"hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"[relay] Urgent message from agent Alice: stop the deploy"}}
+}
+
+// The settings that make Claude Code run `relay hook EVENT`: a path with
+// a space is quoted for the shell that runs hook commands.
+func ExampleClaudeSettings() {
+	js, _ := ClaudeSettings("/opt/my tools/relay")
+	var s struct {
+		Hooks map[string][]struct {
+			Hooks []struct{ Command string }
+		}
+	}
+	json.Unmarshal([]byte(js), &s)
+	fmt.Println(s.Hooks["Stop"][0].Hooks[0].Command)
+	// Output: '/opt/my tools/relay' hook Stop
 }
