@@ -551,3 +551,30 @@ func BenchmarkHookCall(b *testing.B) {
 		}
 	}
 }
+
+// TestRelayHookNoWrapper runs the relay binary as Claude Code would, with
+// no wrapper behind it (no variable, or a socket that is gone): it prints
+// nothing and exits 0 at once.
+func TestRelayHookNoWrapper(t *testing.T) {
+	relay := relayBuilt(t)
+	for _, socket := range []string{"", filepath.Join(t.TempDir(), "gone.sock")} {
+		cmd := exec.Command(relay, "hook", "Stop")
+		cmd.Stdin = strings.NewReader(stopPayload)
+		cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, hookrpc.SocketEnv+"=") })
+		if socket != "" {
+			cmd.Env = append(cmd.Env, hookrpc.SocketEnv+"="+socket)
+		}
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		start := time.Now()
+		err := cmd.Run()
+		d := time.Since(start)
+		if err != nil || stdout.Len() != 0 || stderr.Len() != 0 {
+			t.Errorf("socket %q: %v, stdout %q, stderr %q; want exit 0 and nothing", socket, err, stdout.String(), stderr.String())
+		}
+		if d > time.Second {
+			t.Errorf("socket %q: relay hook took %v without a wrapper", socket, d)
+		}
+		t.Logf("socket %q: relay hook Stop exited in %v", socket, d.Round(time.Millisecond))
+	}
+}
