@@ -22,7 +22,7 @@ install: build
 
 test:
 	$(GO) vet -tags $(TAGS) $(PKG)
-	$(GO) test -race -tags $(TAGS) -timeout 30m $(PKG)
+	$(GO) test -race -count=1 -tags $(TAGS) -timeout 30m $(PKG)
 
 test-short:
 	$(GO) test -tags $(TAGS) -short $(PKG)

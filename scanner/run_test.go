@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/relayhq/relay/internal/testutil"
+	"github.com/relayhq/relay/wrapper"
 )
 
 // lossySource hands out chunks as a wrapper's tap would: when the scanner
@@ -193,5 +194,61 @@ func TestSubscriberMayCallBack(t *testing.T) {
 	s.Flush()
 	if got != 1 {
 		t.Fatalf("subscriber saw %d commands after cancelling at the first, want 1", got)
+	}
+}
+
+// TestFloodIsSkipped: output far faster than any agent writes (a cat of a
+// huge file) is not read byte by byte: it is counted as skipped, and the
+// screen is rebuilt from its newest bytes, where a command still fires.
+func TestFloodIsSkipped(t *testing.T) {
+	tap := wrapper.NewTap(0) // the wrapper's lossy copy of the output
+	go func() {
+		line := bytes.Repeat([]byte("log: a line of a big file that scrolls by\r\n"), 100)
+		for i := 0; i < 1000; i++ { // 4.3 MB as fast as memcpy goes
+			tap.Write(line)
+		}
+		tap.Write([]byte("@relay:Bob the cat is done\r\n$ "))
+		tap.Close()
+	}()
+	s := New(Options{Cols: 80, Rows: 24, Cues: Cues{LineBreaksEnd: true}})
+	var fired []string
+	s.Subscribe(func(ev Event) {
+		if ev.Kind == EventCommand {
+			fired = append(fired, ev.Command.Target+" "+ev.Command.Body)
+		}
+	})
+	if err := s.Run(context.Background(), tap); err != nil {
+		t.Fatal(err)
+	}
+	if s.Skipped() == 0 {
+		t.Error("a flood of output was read byte by byte")
+	}
+	if len(fired) != 1 || fired[0] != "Bob the cat is done" {
+		t.Errorf("fired %q", fired)
+	}
+}
+
+// TestFloodRate: the rate rule by itself, on a made-up clock.
+func TestFloodRate(t *testing.T) {
+	var f flood
+	now := time.Unix(0, 0)
+	chunk := bytes.Repeat([]byte("x"), 64<<10)
+	// 64 KiB every 5 ms is 12.8 MB/s: a flood once a window has passed.
+	var flooded bool
+	for i := 0; i < 30; i++ {
+		flooded = f.take(now, chunk, 0)
+		now = now.Add(5 * time.Millisecond)
+	}
+	if !flooded || len(f.tail) != floodTail || f.dropped == 0 {
+		t.Fatalf("12.8 MB/s: flooding %v, tail %d, dropped %d", flooded, len(f.tail), f.dropped)
+	}
+	// 4 KiB every 5 ms is 0.8 MB/s, a busy TUI: read normally again.
+	small := chunk[:4<<10]
+	for i := 0; i < 30; i++ {
+		flooded = f.take(now, small, 0)
+		now = now.Add(5 * time.Millisecond)
+	}
+	if flooded {
+		t.Fatal("0.8 MB/s is read as a flood")
 	}
 }

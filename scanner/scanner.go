@@ -375,17 +375,36 @@ func (s *Scanner) Run(ctx context.Context, src Source) error {
 	}()
 	defer wg.Wait()
 	defer cancel()
+	var fl flood
 	for {
 		chunk, skipped, err := src.Next(ctx)
-		if skipped > 0 {
-			s.Skip(skipped)
-		}
-		if len(chunk) > 0 {
-			s.Write(chunk)
+		if fl.take(time.Now(), chunk, skipped) {
+			// A flood: only the newest bytes are kept. Let the output pile
+			// up a little, so that skipping it costs few wake-ups.
+			if err == nil {
+				time.Sleep(floodNap)
+				continue
+			}
+		} else if fl.dropped > 0 || len(fl.tail) > 0 {
+			// The flood is over: start again from its newest bytes.
+			s.Skip(fl.dropped)
+			s.Write(fl.tail)
+			fl.dropped, fl.tail = 0, fl.tail[:0]
+		} else {
+			if skipped > 0 {
+				s.Skip(skipped)
+			}
+			if len(chunk) > 0 {
+				s.Write(chunk)
+			}
 		}
 		switch {
 		case err == nil:
 		case errors.Is(err, io.EOF):
+			if fl.dropped > 0 || len(fl.tail) > 0 {
+				s.Skip(fl.dropped)
+				s.Write(fl.tail)
+			}
 			s.Flush()
 			return nil
 		case ctx.Err() != nil:
@@ -393,6 +412,63 @@ func (s *Scanner) Run(ctx context.Context, src Source) error {
 		default:
 			return fmt.Errorf("scan terminal output: %w", err)
 		}
+	}
+}
+
+// Flood control: no agent CLI writes faster than floodRate for long; a
+// `cat` of a huge file in a wrapped shell does. While the output comes
+// faster, the scanner reads none of it but keeps the newest floodTail bytes
+// (a few screens), and counts the rest as skipped, so that a flood costs
+// little CPU and the human's pass-through keeps its speed.
+const (
+	floodRate   = 8 << 20 // bytes per second
+	floodWindow = 50 * time.Millisecond
+	floodTail   = 64 << 10
+	floodNap    = 20 * time.Millisecond
+)
+
+// flood measures the output rate and holds what a flood leaves to read.
+type flood struct {
+	start    time.Time
+	bytes    int64
+	flooding bool
+	tail     []byte // the newest bytes of the flood
+	dropped  int64  // bytes of the flood not kept, and skipped by the source
+}
+
+// take accounts for one chunk and reports whether it belongs to a flood
+// (and was kept in the tail rather than to be read now).
+func (f *flood) take(now time.Time, chunk []byte, skipped int64) bool {
+	if f.start.IsZero() {
+		f.start = now
+	}
+	f.bytes += int64(len(chunk)) + skipped
+	if el := now.Sub(f.start); el >= floodWindow {
+		f.flooding = float64(f.bytes)/el.Seconds() > floodRate
+		f.start, f.bytes = now, 0
+	}
+	if !f.flooding {
+		if f.dropped > 0 || len(f.tail) > 0 {
+			// Ending a flood: this chunk joins its tail, read next.
+			f.keep(chunk, skipped)
+		}
+		return false
+	}
+	f.keep(chunk, skipped)
+	return true
+}
+
+func (f *flood) keep(chunk []byte, skipped int64) {
+	if skipped > 0 {
+		// Bytes lost before chunk: what the tail held is no longer next to
+		// what follows.
+		f.dropped += skipped + int64(len(f.tail))
+		f.tail = f.tail[:0]
+	}
+	f.tail = append(f.tail, chunk...)
+	if over := len(f.tail) - floodTail; over > 0 {
+		f.dropped += int64(over)
+		f.tail = append(f.tail[:0], f.tail[over:]...)
 	}
 }
 

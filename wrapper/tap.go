@@ -7,9 +7,9 @@ import (
 )
 
 // DefaultTapLimit is how many bytes a Tap holds for a slow reader before it
-// drops the oldest ones. 4 MiB is several full screens of the busiest TUI
+// drops the oldest ones. 1 MiB is many full screens of the busiest TUI
 // redraws, and small next to a 40 MB memory budget.
-const DefaultTapLimit = 4 << 20
+const DefaultTapLimit = 1 << 20
 
 // A Tap hands a copy of the child's output to one reader (the screen model)
 // without ever making the pass-through path wait. Write never blocks; when
