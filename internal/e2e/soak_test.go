@@ -69,6 +69,18 @@ func TestSoak(t *testing.T) {
 	tm.waitAgents("Bob")
 	alice := start("Alice", "wait", recA, screen.String())
 	tm.waitAgents("Alice", "Bob")
+	// The sized bodies first: relay send in Alice's shell needs the hub up.
+	testutil.WaitFor(t, time.Minute, 100*time.Millisecond, func() error {
+		got, err := messages(recB)
+		if err != nil && !os.IsNotExist(err) {
+			return err
+		}
+		if len(got) < len(soakSizes) {
+			return fmt.Errorf("Bob has %d of Alice's %d sized messages; Alice's screen:\n%s",
+				len(got), len(soakSizes), ptytest.Screen(t, alice.Output(), 100, 30))
+		}
+		return nil
+	})
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
@@ -93,7 +105,18 @@ func TestSoak(t *testing.T) {
 			t.Fatalf("send %s → %s #%d: %v", from, to, i, err)
 		}
 	}
+	// At most soakWindow messages each way wait to be typed: the traffic,
+	// the hub restart and the kill are spread over the whole run.
+	const soakWindow = 50
 	for i := 1; i <= soakPerSide; i++ {
+		if i > soakWindow {
+			testutil.WaitFor(t, 5*time.Minute, 100*time.Millisecond, func() error {
+				if err := complete(recB, "Alice", i-soakWindow); err != nil {
+					return err
+				}
+				return complete(recA, "Bob", i-soakWindow)
+			})
+		}
 		send(ca, "Alice", "Bob", i)
 		send(cb, "Bob", "Alice", i)
 		switch i {

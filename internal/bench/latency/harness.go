@@ -94,7 +94,7 @@ func (h *harness) busTime(seq int64) (time.Time, bool) {
 	return t, ok
 }
 
-func (h *harness) close() {
+func (h *harness) close(keep bool) {
 	for _, p := range h.procs {
 		p.stop()
 	}
@@ -106,6 +106,10 @@ func (h *harness) close() {
 	}
 	if h.hub != nil {
 		h.hub.Shutdown()
+	}
+	if keep {
+		fmt.Fprintln(os.Stderr, "latency: kept", h.dir)
+		return
 	}
 	os.RemoveAll(h.dir)
 }

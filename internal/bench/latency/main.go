@@ -46,6 +46,7 @@ type options struct {
 	quiet      []int // idle quiet times (ms) to try in the latency run
 	knobN      int   // latency samples for each of them
 	phases     map[string]bool
+	keep       bool // keep the temporary folder (wrapper logs) for a look
 }
 
 // row is one line of the final table.
@@ -66,6 +67,7 @@ func main() {
 	flag.IntVar(&o.wburst, "wburst", 300, "messages one undamped wrapped sender writes at once in the throughput run")
 	quiet := flag.String("quiet", "100,20", "delivery.idle_quiet_ms values to measure latency with, beside the default")
 	flag.IntVar(&o.knobN, "knob-n", 30, "latency samples for each -quiet value")
+	flag.BoolVar(&o.keep, "keep", false, "keep the temporary folder (hub, wrapper logs and output) and print its path")
 	flag.StringVar(&phases, "phases", "latency,throughput,burst,success", "which measurements to run")
 	flag.Parse()
 	for _, q := range strings.Split(*quiet, ",") {
@@ -98,7 +100,7 @@ func run(ctx context.Context, o options) ([]row, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer h.close()
+	defer h.close(o.keep)
 	base := "go run -tags sqlite_fts5 ./internal/bench/latency -relay " + o.relay
 	var rows []row
 	steps := []struct {
