@@ -105,18 +105,19 @@ type command struct {
 
 func commands() map[string]command {
 	return map[string]command{
-		"wrap":    {"wrap an agent CLI in a pseudo-terminal and join the team", runWrap},
-		"version": {"print relay's version", runVersion},
-		"scan":    {"extract @namespace commands from a recorded terminal stream", runScan},
-		"up":      {"run the hub (NATS, memory, dashboard)", runUp},
-		"down":    {"stop a detached hub", runDown},
-		"send":    {"send a message to an agent or to all (*)", runSend},
-		"agents":  {"list the agents and their states", runAgents},
-		"log":     {"show the message history with delivery status", runLog},
-		"demo":    {"watch three scripted agents talk through an embedded hub", runDemo},
-		"memory":  {"save, search, list and forget shared memories", runMemory},
-		"config":  {"check or show the merged configuration", runConfig},
-		"hook":    {"forward a Claude Code hook to its relay wrapper (run by Claude Code)", runHook},
+		"wrap":      {"wrap an agent CLI in a pseudo-terminal and join the team", runWrap},
+		"version":   {"print relay's version", runVersion},
+		"scan":      {"extract @namespace commands from a recorded terminal stream", runScan},
+		"up":        {"run the hub (NATS, memory, dashboard)", runUp},
+		"down":      {"stop a detached hub", runDown},
+		"send":      {"send a message to an agent or to all (*)", runSend},
+		"agents":    {"list the agents and their states", runAgents},
+		"log":       {"show the message history with delivery status", runLog},
+		"demo":      {"watch three scripted agents talk through an embedded hub", runDemo},
+		"memory":    {"save, search, list and forget shared memories", runMemory},
+		"config":    {"check or show the merged configuration", runConfig},
+		"dashboard": {"print or open the dashboard's address", runDashboard},
+		"hook":      {"forward a Claude Code hook to its relay wrapper (run by Claude Code)", runHook},
 	}
 }
 
