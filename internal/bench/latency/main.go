@@ -26,6 +26,7 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -180,4 +181,52 @@ func floorRTT(h *harness, n int) (dist, error) {
 		ds = append(ds, time.Since(t0))
 	}
 	return summarise(ds), nil
+}
+
+// floorRate publishes n raw NATS messages as fast as it can and counts
+// them at a subscriber on its own connection to the same hub.
+func floorRate(h *harness, n int) (string, error) {
+	subc, err := nats.Connect(h.hub.URL(), nats.Token(h.hub.Token()))
+	if err != nil {
+		return "", err
+	}
+	defer subc.Close()
+	var got atomic.Int64
+	done := make(chan time.Time, 1)
+	sub, err := subc.Subscribe("bench.rate", func(*nats.Msg) {
+		if got.Add(1) == int64(n) {
+			done <- time.Now()
+		}
+	})
+	if err != nil {
+		return "", err
+	}
+	if err := sub.SetPendingLimits(-1, -1); err != nil {
+		return "", err
+	}
+	if err := subc.Flush(); err != nil {
+		return "", err
+	}
+	pub, err := nats.Connect(h.hub.URL(), nats.Token(h.hub.Token()))
+	if err != nil {
+		return "", err
+	}
+	defer pub.Close()
+	payload := []byte("seq=0 t=0000000000000000000")
+	t0 := time.Now()
+	for i := 0; i < n; i++ {
+		if err := pub.Publish("bench.rate", payload); err != nil {
+			return "", err
+		}
+	}
+	if err := pub.Flush(); err != nil {
+		return "", err
+	}
+	select {
+	case end := <-done:
+		d := end.Sub(t0)
+		return fmt.Sprintf("%.0f msg/s (%d in %s)", float64(n)/d.Seconds(), n, ms(d)), nil
+	case <-time.After(10 * time.Second):
+		return "", fmt.Errorf("only %d of %d raw messages arrived", got.Load(), n)
+	}
 }

@@ -31,6 +31,9 @@ func latency(ctx context.Context, h *harness, o options, cmd string) ([]row, err
 	}
 	rows := r.rows("defaults (idle quiet 500 ms, settle 20 ms)", cmd)
 	rows = append(rows, row{"floor: raw NATS request/reply, same hub", fl.String(), "", cmd})
+	if d := summarise(r.total); d.n > 0 && fl.p50 > 0 {
+		rows = append(rows, row{"ratio: latency ÷ floor", fmt.Sprintf("p50 ×%.0f  p99 ×%.0f", float64(d.p50)/float64(fl.p50), float64(d.p99)/float64(fl.p99)), "", cmd})
+	}
 	for _, q := range o.quiet {
 		cfg := liftDamping + fmt.Sprintf("[delivery]\nidle_quiet_ms = %d\n", q)
 		r, err := oneByOne(ctx, h, fmt.Sprintf("Bob-q%d", q), cfg, o.knobN, o.knobN)
@@ -157,6 +160,11 @@ func throughput(ctx context.Context, h *harness, o options, cmd string) ([]row, 
 		return nil, err
 	}
 	var rows []row
+	fr, err := floorRate(h, 20*o.throughput)
+	if err != nil {
+		return nil, fmt.Errorf("floor: %w", err)
+	}
+	rows = append(rows, row{"floor: raw NATS publish → subscriber, same hub", fr, "", cmd})
 	// Hub → agent: the bench sends as fast as the hub acknowledges.
 	first := h.seq.take(o.throughput)
 	t0 := time.Now()
