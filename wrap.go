@@ -86,6 +86,12 @@ func (r *Relay) Wrap(ctx context.Context, command string, args ...string) (int, 
 	if prof.Model && !s.o.NoPrimer {
 		childArgs = prof.Args(args, s.primer(ctx))
 	}
+	var hookEnv []string
+	if prof.Name == "claude" {
+		var hookArgs []string
+		hookArgs, hookEnv = s.startClaudeHooks()
+		childArgs = append(hookArgs, childArgs...)
+	}
 	env := s.o.Env
 	if env == nil {
 		env = os.Environ()
@@ -99,6 +105,7 @@ func (r *Relay) Wrap(ctx context.Context, command string, args ...string) (int, 
 	if s.url != "" {
 		env = append(env, "RELAY_HUB="+s.url)
 	}
+	env = append(env, hookEnv...)
 
 	tap := wrapper.NewTap(0)
 	s.reg = s.registry()
@@ -148,7 +155,14 @@ type session struct {
 	reg     *patterns.Registry
 	cmds    chan patterns.Command
 	command []string // the wrapped command line
-	busy    bool     // the agent's last state, for Idle events
+	hooks   *claudeHooks
+
+	// The agent's state, from its screen and (Claude Code) its hooks.
+	screen      scanner.State
+	hooksOn     bool // the hooks arrive: they, not the screen, give commands and busy
+	hookBusy    bool
+	hookWaiting bool
+	busy        bool // the last state pushed, for Idle events
 
 	mu       sync.Mutex
 	lastFrom map[string]received // the last message from each peer
@@ -329,6 +343,9 @@ func (s *session) start(ctx context.Context, tap *wrapper.Tap) {
 	s.ws.Go(func() { s.handleCommands(ctx) })
 	s.ws.Go(func() { s.serveInbox(ctx) })
 	s.ws.Go(func() { s.publishScreen(ctx) })
+	if s.hooks != nil {
+		s.ws.Go(func() { s.hooks.serve(ctx) })
+	}
 	s.fire(ctx, EventInfo{Event: SessionStart, Profile: s.prof.Name, Command: s.command})
 }
 
@@ -336,6 +353,9 @@ func (s *session) start(ctx context.Context, tap *wrapper.Tap) {
 func (s *session) onScan(ev scanner.Event) {
 	switch ev.Kind {
 	case scanner.EventCommand:
+		if s.hooksActive() {
+			return // the hooks give the exact text: the screen is only a copy
+		}
 		select {
 		case s.cmds <- ev.Command:
 		default:
@@ -343,29 +363,72 @@ func (s *session) onScan(ev scanner.Event) {
 		}
 	case scanner.EventState:
 		s.mu.Lock()
+		s.screen = ev.State
 		if !ev.State.Busy {
 			s.ready = true
 		}
-		ready := s.ready
-		becameIdle := s.busy && !ev.State.Busy
-		s.busy = ev.State.Busy
 		s.mu.Unlock()
-		if becameIdle {
-			go s.fire(context.Background(), EventInfo{Event: Idle})
-		}
-		s.queue.SetState(delivery.State{Ready: ready, Busy: ev.State.Busy, Draft: ev.State.Draft})
-		if c := s.client.Load(); c != nil {
-			st := bus.StateIdle
-			if ev.State.Busy {
-				st = bus.StateBusy
-			}
-			go c.SetState(context.Background(), st)
-		}
+		s.pushState()
 	case scanner.EventSkipped:
 		s.log.Warn("scanner fell behind and skipped output", "bytes", ev.Skipped, "total", s.scan.Skipped())
 		if c := s.client.Load(); c != nil {
 			c.SetSkipped(s.scan.Skipped())
 		}
+	}
+}
+
+func (s *session) hooksActive() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.hooksOn
+}
+
+func (s *session) setHooksActive(on bool) {
+	s.mu.Lock()
+	s.hooksOn = on
+	if on {
+		s.ready = true
+	}
+	s.mu.Unlock()
+	s.pushState()
+}
+
+// setHookState records the state the hooks report.
+func (s *session) setHookState(busy, waiting bool) {
+	s.mu.Lock()
+	s.hookBusy, s.hookWaiting = busy, waiting
+	s.mu.Unlock()
+	s.pushState()
+}
+
+// pushState tells the delivery queue and the hub what the agent is doing:
+// busy and waiting from the hooks when they arrive, else from the screen;
+// a draft always from the screen.
+func (s *session) pushState() {
+	s.mu.Lock()
+	st := delivery.State{Ready: s.ready, Busy: s.screen.Busy, Draft: s.screen.Draft}
+	if s.hooksOn {
+		st.Busy, st.Waiting = s.hookBusy, s.hookWaiting
+	}
+	becameIdle := s.busy && !st.Busy
+	s.busy = st.Busy
+	s.mu.Unlock()
+	if s.queue == nil {
+		return
+	}
+	s.queue.SetState(st)
+	if becameIdle {
+		go s.fire(context.Background(), EventInfo{Event: Idle})
+	}
+	if c := s.client.Load(); c != nil {
+		bst := bus.StateIdle
+		switch {
+		case st.Waiting:
+			bst = bus.StateWaiting
+		case st.Busy:
+			bst = bus.StateBusy
+		}
+		go c.SetState(context.Background(), bst)
 	}
 }
 

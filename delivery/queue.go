@@ -296,3 +296,42 @@ func report(batch []Item, st Status, reason string) {
 		}
 	}
 }
+
+// Take removes and returns every pending item, for a caller that hands them
+// over another way (Claude Code's Stop hook). The caller reports their fate
+// through each item's Done, and gives back with Requeue what it could not
+// hand over.
+func (q *Queue) Take() []Item {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	items := q.items
+	q.items = nil
+	return items
+}
+
+// Requeue puts items back at the front of the queue, in order.
+func (q *Queue) Requeue(items []Item) {
+	if len(items) == 0 {
+		return
+	}
+	q.mu.Lock()
+	q.items = append(append([]Item(nil), items...), q.items...)
+	q.mu.Unlock()
+	q.poke()
+}
+
+// Handed records items handed over another way as typed (in the journal)
+// and reports them delivered and confirmed: the agent's own hook took them.
+func (q *Queue) Handed(items []Item) {
+	if q.o.Journal != nil {
+		ids := make([]string, 0, len(items))
+		for _, it := range items {
+			if it.ID != "" {
+				ids = append(ids, it.ID)
+			}
+		}
+		_ = q.o.Journal.Mark(ids...)
+	}
+	report(items, StatusDelivered, "")
+	report(items, StatusConfirmed, "")
+}

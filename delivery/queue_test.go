@@ -257,3 +257,31 @@ func TestParseMode(t *testing.T) {
 		t.Errorf("ParseMode(later) error %v", err)
 	}
 }
+
+func TestTakeRequeueHanded(t *testing.T) {
+	j, err := OpenJournal(filepath.Join(t.TempDir(), "j"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	var r receipts
+	q := NewQueue(Options{Type: (&typist{}).Type, Journal: j})
+	q.Add(Item{ID: "a", Text: "A", Done: r.done("a")})
+	q.Add(Item{ID: "b", Text: "B", Done: r.done("b")})
+	items := q.Take()
+	if len(items) != 2 || q.Pending() != 0 {
+		t.Fatalf("took %d, %d left", len(items), q.Pending())
+	}
+	q.Add(Item{ID: "c", Text: "C"})
+	q.Requeue(items[1:]) // b could not be handed over
+	q.Handed(items[:1])
+	if got := strings.Join(texts(q.Take()), ","); got != "B,C" {
+		t.Fatalf("after requeue: %s", got)
+	}
+	if !j.Seen("a") || j.Seen("b") {
+		t.Fatal("journal")
+	}
+	if got := strings.Join(r.get(), "|"); got != "a delivered|a confirmed" {
+		t.Fatalf("receipts %q", got)
+	}
+}

@@ -1,0 +1,170 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/relayhq/relay/internal/mockmodel"
+	"github.com/relayhq/relay/internal/testutil"
+)
+
+// fixtureText returns the assistant_text of a recording's JSON.
+func fixtureText(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "recordings", "claude-code-2.1.328", name+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fx struct {
+		AssistantText string `json:"assistant_text"`
+	}
+	if err := json.Unmarshal(b, &fx); err != nil {
+		t.Fatal(err)
+	}
+	return fx.AssistantText
+}
+
+// logEntries returns the hub's log as JSON objects.
+func (tm *team) logEntries() []map[string]any {
+	tm.t.Helper()
+	out, err := tm.relay("log", "--json")
+	if err != nil {
+		tm.t.Fatalf("relay log: %v", err)
+	}
+	var entries []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var e map[string]any
+		if json.Unmarshal([]byte(line), &e) == nil {
+			entries = append(entries, e)
+		}
+	}
+	return entries
+}
+
+// TestClaudeExactText: Claude Code's hooks give relay the reply's exact
+// markdown, so the escaped \@relay:Nobody and the @relay:Example inside a
+// code fence do not fire, the mid-line mention does not either, and the
+// others fire once with their exact words; a <<< block keeps its lines.
+func TestClaudeExactText(t *testing.T) {
+	tm := newTeam(t)
+	multi := fixtureText(t, "multi-80x24")
+	fenced := fixtureText(t, "fenced-100x30")
+	alice := tm.claude("Alice", 80, 24, func(r mockmodel.Request) mockmodel.Reply {
+		switch {
+		case strings.Contains(r.LastUser, "fx-multi"):
+			return mockmodel.Reply{Text: multi}
+		case strings.Contains(r.LastUser, "fx-fenced"):
+			return mockmodel.Reply{Text: fenced}
+		}
+		return mockmodel.Reply{Text: "OK."}
+	})
+	tm.claude("Bob", 100, 30, mockmodel.Fixed("OK."))
+	// Nobody, Example and Carol would be unknown agents: register none.
+	tm.waitAgents("Alice", "Bob")
+
+	alice.term.Submit("fx-multi")
+	want := "The schema migration is done; please rebase onto main."
+	tm.waitStored(want)
+	alice.term.Submit("fx-fenced")
+	tm.waitStored("check the migrations")
+	testutil.Eventually(t, func() error {
+		var msgs []string
+		for _, e := range tm.logEntries() {
+			msgs = append(msgs, fmt.Sprintf("%v|%v", e["to"], e["body"]))
+		}
+		got := strings.Join(msgs, "\n")
+		for _, w := range []string{
+			"Bob|" + want,
+			"*|Deploy freeze starts at 17:00 UTC today.",
+			"Bob|Review checklist:\n- check the migrations\n- run make test",
+		} {
+			if strings.Count(got, w) != 1 {
+				return fmt.Errorf("want %q once in the log:\n%s", w, got)
+			}
+		}
+		for _, bad := range []string{"Nobody|", "Example|", "Carol|", "in|"} {
+			if strings.Contains(got, bad) {
+				return fmt.Errorf("%q was sent:\n%s", bad, got)
+			}
+		}
+		return nil
+	})
+	// The memory was saved once, with its exact text.
+	out, err := tm.relay("memory", "search", "signing keys")
+	if err != nil || strings.Count(out, "/etc/auth/keys, not from env vars") != 1 {
+		t.Errorf("memory search: %v\n%s", err, out)
+	}
+}
+
+// TestClaudeCommandBeforeToolCall: a command in an assistant message that
+// comes before a tool call, in the middle of a turn, is sent once.
+func TestClaudeCommandBeforeToolCall(t *testing.T) {
+	tm := newTeam(t)
+	alice := tm.claude("Alice", 100, 30, mockmodel.Queue(
+		mockmodel.Reply{Text: "@relay:Bob I am starting the migration now, hold your deploys.", ToolUse: &mockmodel.ToolUse{Name: "Bash", Input: map[string]any{"command": "true"}}},
+		mockmodel.Reply{Text: "Migration started."},
+	))
+	bob := tm.claude("Bob", 100, 30, mockmodel.Fixed("OK."))
+	tm.waitAgents("Alice", "Bob")
+	alice.term.Submit("migrate")
+	bob.waitTurn(t, "hold your deploys", 60*time.Second)
+	// The turn ended (Stop) and its late texts were read: still once.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := alice.model.WaitReplied(ctx, 2); err != nil { // the turn after the tool call
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Second) // past the transcript's late read after Stop
+	n := 0
+	for _, e := range tm.logEntries() {
+		if strings.Contains(fmt.Sprint(e["body"]), "hold your deploys") {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("the command before the tool call was sent %d times", n)
+	}
+}
+
+// TestClaudeStopHandOver: a message for Bob that arrives while he works is
+// handed to his model at his Stop, through the hook, not typed: his next
+// model request carries it, and it is typed nowhere.
+func TestClaudeStopHandOver(t *testing.T) {
+	tm := newTeam(t)
+	gate := make(chan struct{})
+	bob := tm.claude("Bob", 100, 30, func(r mockmodel.Request) mockmodel.Reply {
+		if strings.Contains(r.LastUser, "long task") {
+			return mockmodel.Reply{Text: "Working on it.", Gate: gate}
+		}
+		return mockmodel.Reply{Text: "OK."}
+	})
+	tm.waitAgents("Bob")
+	bob.term.Submit("start the long task")
+	bob.waitTurn(t, "long task", 30*time.Second)
+	if out, err := tm.relay("send", "--from", "Alice", "Bob", "the staging database is back"); err != nil {
+		t.Fatalf("send: %v %s", err, out)
+	}
+	tm.waitStored("the staging database is back")
+	close(gate)
+	req := bob.waitTurn(t, "the staging database is back", 60*time.Second)
+	if !strings.Contains(req.LastUser, "Stop hook feedback") {
+		t.Errorf("the message did not come through the Stop hook: %q", req.LastUser)
+	}
+	if n := bob.model.Count("the staging database is back"); n != 1 {
+		t.Errorf("Bob's model got it %d times", n)
+	}
+	testutil.Eventually(t, func() error {
+		for _, e := range tm.logEntries() {
+			if strings.Contains(fmt.Sprint(e["body"]), "staging database") && strings.Contains(fmt.Sprint(e["status"]), "confirmed") {
+				return nil
+			}
+		}
+		return fmt.Errorf("no confirmed receipt")
+	})
+}
