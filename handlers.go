@@ -45,21 +45,20 @@ func (s *session) registry() *patterns.Registry {
 // a time, in order, and types back what they return.
 func (s *session) handleCommands(ctx context.Context) {
 	for {
-		select {
-		case <-ctx.Done():
+		c, ok := s.cmds.get(ctx)
+		if !ok {
 			return
-		case c := <-s.cmds:
-			s.log.Info("command", "ns", c.NS, "target", c.Target, "bytes", len(c.Body))
-			results, err := s.reg.Dispatch(ctx, c)
-			for _, r := range results {
-				if r.Inject != "" {
-					s.notice(r.Inject)
-				}
+		}
+		s.log.Info("command", "ns", c.NS, "target", c.Target, "bytes", len(c.Body))
+		results, err := s.reg.Dispatch(ctx, c)
+		for _, r := range results {
+			if r.Inject != "" {
+				s.notice(r.Inject)
 			}
-			if err != nil && !errors.Is(err, context.Canceled) {
-				s.log.Warn("handler failed", "ns", c.NS, "err", err)
-				s.notice(fmt.Sprintf("@%s:%s failed: %v", c.NS, c.Target, err))
-			}
+		}
+		if err != nil && !errors.Is(err, context.Canceled) {
+			s.log.Warn("handler failed", "ns", c.NS, "err", err)
+			s.notice(fmt.Sprintf("@%s:%s failed: %v", c.NS, c.Target, err))
 		}
 	}
 }

@@ -195,10 +195,6 @@ func (s *session) fireText(text string) {
 		return
 	}
 	for _, c := range patterns.ExtractText(text, patterns.Options{Namespaces: s.reg.Namespaces(), Mode: patterns.Markdown}) {
-		select {
-		case s.cmds <- c:
-		default:
-			s.log.Error("command dropped: handlers are behind", "ns", c.NS, "target", c.Target)
-		}
+		s.cmds.put(c)
 	}
 }

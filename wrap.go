@@ -53,7 +53,7 @@ func (r *Relay) Wrap(ctx context.Context, command string, args ...string) (int, 
 		sid:      newID(),
 		log:      r.opts.Logger,
 		lastFrom: map[string]received{},
-		cmds:     make(chan patterns.Command, 256),
+		cmds:     newCmdQueue(),
 	}
 	s.name = r.opts.Name
 	if s.name == "" {
@@ -153,7 +153,7 @@ type session struct {
 	journal *delivery.Journal
 	damper  *delivery.Damper
 	reg     *patterns.Registry
-	cmds    chan patterns.Command
+	cmds    *cmdQueue
 	command []string // the wrapped command line
 	hooks   *claudeHooks
 
@@ -356,11 +356,7 @@ func (s *session) onScan(ev scanner.Event) {
 		if s.hooksActive() {
 			return // the hooks give the exact text: the screen is only a copy
 		}
-		select {
-		case s.cmds <- ev.Command:
-		default:
-			s.log.Error("command dropped: handlers are behind", "ns", ev.Command.NS, "target", ev.Command.Target)
-		}
+		s.cmds.put(ev.Command)
 	case scanner.EventState:
 		s.mu.Lock()
 		s.screen = ev.State
