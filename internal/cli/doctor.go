@@ -1,0 +1,355 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/relayhq/relay/agents"
+	"github.com/relayhq/relay/bus"
+	"github.com/relayhq/relay/hub"
+	"github.com/relayhq/relay/memory"
+)
+
+// doctorTimeout bounds each probe: a CLI's --version, the hub, the memory
+// service.
+const doctorTimeout = 5 * time.Second
+
+// doctorCheck is one line of `relay doctor`: what was checked, whether it
+// works, and how to fix it when it does not.
+type doctorCheck struct {
+	Name   string `json:"name"`
+	OK     bool   `json:"ok"`
+	Detail string `json:"detail"`
+	Fix    string `json:"fix,omitempty"`
+}
+
+// doctorAgent is what `relay doctor` found about one agent CLI on PATH.
+type doctorAgent struct {
+	Command   string `json:"command"`
+	Path      string `json:"path"`
+	Version   string `json:"version,omitempty"`
+	Profile   string `json:"profile"`
+	CLI       string `json:"cli"`
+	ExactText string `json:"exact_text"`
+	State     string `json:"state"`
+	OK        bool   `json:"ok"`
+	Problem   string `json:"problem,omitempty"`
+	Fix       string `json:"fix,omitempty"`
+}
+
+// doctorReport is the whole of `relay doctor --json`.
+type doctorReport struct {
+	OK       bool          `json:"ok"`
+	Checks   []doctorCheck `json:"checks"`
+	Agents   []doctorAgent `json:"agents"`
+	NotFound []string      `json:"not_found"`
+}
+
+func runDoctor(ctx context.Context, env *Env, args []string) error {
+	var asJSON bool
+	fs := newFlags(env, "doctor", "[--json]\n\nChecks the state folder, the hub and its memory service, the configuration, and every agent CLI on PATH\n(claude, codex, gemini, aider): its version, its profile, and where relay gets its exact text and its state.\nExit status 1 when anything is broken.")
+	fs.BoolVar(&asJSON, "json", false, "print JSON")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("doctor takes no arguments, got %q", fs.Arg(0))
+	}
+	rep := diagnose(ctx, env)
+	var err error
+	if asJSON {
+		enc := json.NewEncoder(env.Stdout)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		err = enc.Encode(rep)
+	} else {
+		err = printDoctor(env.Stdout, rep)
+	}
+	if err != nil {
+		return err
+	}
+	if !rep.OK {
+		return &ExitError{Code: ExitFailure}
+	}
+	return nil
+}
+
+// diagnose runs every check.
+func diagnose(ctx context.Context, env *Env) doctorReport {
+	rep := doctorReport{Checks: []doctorCheck{}, Agents: []doctorAgent{}, NotFound: []string{}}
+	home, homeCheck := checkHome(env)
+	cfgCheck, cfgOK := checkConfig(env)
+	rep.Checks = append(rep.Checks, homeCheck, cfgCheck)
+	rep.Checks = append(rep.Checks, checkHub(ctx, env, home, homeCheck.OK, cfgOK)...)
+	for _, name := range []string{"claude", "codex", "gemini", "aider"} { // the CLIs with a profile
+		path, ok := lookPath(name, env.getenv("PATH"))
+		if !ok {
+			rep.NotFound = append(rep.NotFound, name)
+			continue
+		}
+		rep.Agents = append(rep.Agents, checkAgent(ctx, env, name, path))
+	}
+	rep.OK = true
+	for _, c := range rep.Checks {
+		rep.OK = rep.OK && c.OK
+	}
+	for _, a := range rep.Agents {
+		rep.OK = rep.OK && a.OK
+	}
+	return rep
+}
+
+// checkHome checks the state folder: it exists, is private (0700) and
+// writable.
+func checkHome(env *Env) (string, doctorCheck) {
+	c := doctorCheck{Name: "state folder"}
+	home, err := env.Home()
+	if err != nil {
+		c.Detail, c.Fix = err.Error(), "set RELAY_HOME to a folder of yours"
+		return "", c
+	}
+	fi, err := os.Stat(home)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		c.Detail = home + " does not exist"
+		c.Fix = "run `relay up --detach` (it creates it), or mkdir -m 700 " + home
+		return home, c
+	case err != nil:
+		c.Detail, c.Fix = err.Error(), "check the permissions of "+filepath.Dir(home)
+		return home, c
+	case !fi.IsDir():
+		c.Detail, c.Fix = home+" is not a folder", "remove it or point RELAY_HOME elsewhere"
+		return home, c
+	}
+	if perm := fi.Mode().Perm(); perm != 0o700 {
+		c.Detail = fmt.Sprintf("%s has mode %04o; it holds the hub's token and must be private (0700)", home, perm)
+		c.Fix = "chmod 700 " + home
+		return home, c
+	}
+	f, err := os.CreateTemp(home, ".doctor-*")
+	if err != nil {
+		c.Detail, c.Fix = fmt.Sprintf("%s is not writable: %v", home, err), "chown it to your user, or point RELAY_HOME elsewhere"
+		return home, c
+	}
+	f.Close()
+	os.Remove(f.Name())
+	c.OK, c.Detail = true, home+" (mode 0700, writable)"
+	return home, c
+}
+
+// checkConfig loads the configuration as every command does.
+func checkConfig(env *Env) (doctorCheck, bool) {
+	c := doctorCheck{Name: "config"}
+	quiet := *env
+	var errs bytes.Buffer
+	quiet.Stderr = &errs
+	cfg, err := loadConfig(&quiet, configOptions{})
+	if err != nil {
+		msg := strings.TrimSpace(errs.String())
+		if msg == "" {
+			msg = err.Error()
+		}
+		c.Detail, c.Fix = msg, "correct the files named above; `relay config check` lists every mistake"
+		return c, false
+	}
+	var files []string
+	for _, f := range cfg.Files {
+		if f.Found {
+			files = append(files, f.Path)
+		}
+	}
+	c.OK, c.Detail = true, "ok, no configuration files (defaults)"
+	if len(files) > 0 {
+		c.OK, c.Detail = true, "ok: "+strings.Join(files, ", ")
+	}
+	return c, true
+}
+
+// checkHub finds the hub as relay send would (flags aside), connects to it
+// and asks its memory service for one memory.
+func checkHub(ctx context.Context, env *Env, home string, homeOK, cfgOK bool) []doctorCheck {
+	hc := doctorCheck{Name: "hub"}
+	mc := doctorCheck{Name: "memory", Detail: "not checked: no hub"}
+	var o bus.Options
+	var err error
+	switch {
+	case cfgOK && (homeOK || env.getenv("RELAY_HUB") != ""):
+		o, err = busOptions(ctx, env, &hubFlags{}, false)
+	case home != "":
+		o.Workspace = bus.DefaultWorkspace
+		o.URL, o.Token, err = hub.Discover(home)
+	default:
+		err = errors.New("no state folder to find a hub in")
+	}
+	if err != nil {
+		hc.Detail = err.Error()
+		hc.Fix = "start one with `relay up --detach`, or point at one with RELAY_HUB"
+		return []doctorCheck{hc, mc}
+	}
+	cctx, cancel := context.WithTimeout(ctx, doctorTimeout)
+	defer cancel()
+	nc, err := memConnect(cctx, o)
+	if err != nil {
+		hc.Detail = fmt.Sprintf("%s does not answer: %v", o.URL, err)
+		hc.Fix = "restart it: `relay down; relay up --detach` (for an external server, check RELAY_HUB and RELAY_TOKEN)"
+		return []doctorCheck{hc, mc}
+	}
+	defer nc.Close()
+	hc.OK, hc.Detail = true, fmt.Sprintf("%s reachable (workspace %s)", o.URL, o.Workspace)
+	_, err = memory.NewClient(nc, memory.DefaultSubjectPrefix).List(cctx, memory.Filter{Workspace: o.Workspace, Limit: 1})
+	switch {
+	case errors.Is(err, memory.ErrNoService):
+		mc.Detail = "no memory service answers on " + o.URL
+		mc.Fix = "the hub of `relay up` serves it: restart it with `relay down; relay up --detach`, or run `relay up` beside an external server"
+	case err != nil:
+		mc.Detail, mc.Fix = err.Error(), "see the hub's log in "+filepath.Join(home, "logs")
+	default:
+		mc.OK, mc.Detail = true, "the memory service answers"
+	}
+	return []doctorCheck{hc, mc}
+}
+
+// lookPath finds name in the folders of path, as the shell would.
+func lookPath(name, path string) (string, bool) {
+	for _, dir := range filepath.SplitList(path) {
+		if dir == "" {
+			dir = "."
+		}
+		p := filepath.Join(dir, name)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 {
+			return p, true
+		}
+	}
+	return "", false
+}
+
+// checkAgent asks one CLI its version and says where relay will get its
+// exact text and its state.
+func checkAgent(ctx context.Context, env *Env, name, path string) doctorAgent {
+	a := doctorAgent{Command: name, Path: path, OK: true}
+	prof, err := agents.For("", name)
+	if err != nil { // cannot happen for the names above; say so if it does
+		a.OK, a.Problem, a.Fix = false, err.Error(), "report this as a relay bug"
+		return a
+	}
+	a.Profile, a.CLI = prof.Name, prof.CLI
+	a.ExactText, a.State = "screen", screenState(prof)
+	if v, err := cliVersion(ctx, env, path); err != nil {
+		a.OK, a.Problem = false, err.Error()
+		a.Fix = fmt.Sprintf("check that it runs: %s --version (reinstall it if it does not)", path)
+	} else {
+		a.Version = v
+	}
+	switch name {
+	case "claude":
+		if bin := hookBinary(env); bin != "" {
+			a.ExactText = "hooks (relay hook, via " + bin + ") and its transcript"
+			a.State = "hooks (UserPromptSubmit, Stop, PermissionRequest); screen before they arrive"
+		} else {
+			a.ExactText += " (no relay binary for its hooks)"
+			a.OK, a.Problem = false, "Claude Code's hooks run `relay hook`, and relay is not on PATH"
+			a.Fix = "put the relay binary on PATH (e.g. install it into ~/.local/bin)"
+		}
+	case "codex":
+		a.ExactText = "screen (hooks not wired yet)"
+	}
+	return a
+}
+
+// screenState says where relay reads a profile's busy and idle states when
+// no hook tells it.
+func screenState(p agents.Profile) string {
+	var cues []string
+	if p.Cues.StateOSC != 0 {
+		cues = append(cues, fmt.Sprintf("OSC %d state reports", p.Cues.StateOSC))
+	}
+	for _, b := range p.Cues.Busy {
+		cues = append(cues, fmt.Sprintf("%q on screen", b))
+	}
+	if len(cues) == 0 {
+		return "screen (quiet output means idle)"
+	}
+	return "screen: " + strings.Join(cues, ", ")
+}
+
+// hookBinary is the relay that Claude Code's hooks would run: this program
+// when it is relay, else relay on PATH (as relay wrap chooses it).
+func hookBinary(env *Env) string {
+	if exe := env.Executable; exe != "" && strings.HasPrefix(filepath.Base(exe), "relay") {
+		return exe
+	}
+	p, _ := lookPath("relay", env.getenv("PATH"))
+	return p
+}
+
+// cliVersion runs path --version and returns the first line it prints.
+func cliVersion(ctx context.Context, env *Env, path string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, doctorTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, path, "--version")
+	cmd.Env = env.environ()
+	cmd.Stdin = nil
+	cmd.WaitDelay = time.Second // a child holding the pipes open must not hang us
+	out, err := cmd.CombinedOutput()
+	first, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
+	first = strings.TrimSpace(first)
+	switch {
+	case ctx.Err() != nil:
+		return "", fmt.Errorf("%s --version did not answer within %v", path, doctorTimeout)
+	case err != nil:
+		return "", fmt.Errorf("%s --version failed: %v: %.200s", path, err, first)
+	case first == "":
+		return "", fmt.Errorf("%s --version printed nothing", path)
+	}
+	return first, nil
+}
+
+// printDoctor writes the report for people: one line per check, and under
+// each problem the line that says how to fix it.
+func printDoctor(w io.Writer, rep doctorReport) error {
+	var b strings.Builder
+	mark := func(ok bool) string {
+		if ok {
+			return "ok  "
+		}
+		return "FAIL"
+	}
+	for _, c := range rep.Checks {
+		fmt.Fprintf(&b, "%s  %-12s %s\n", mark(c.OK), c.Name, c.Detail)
+		if c.Fix != "" && !c.OK {
+			fmt.Fprintf(&b, "      %-12s fix: %s\n", "", c.Fix)
+		}
+	}
+	for _, a := range rep.Agents {
+		version := a.Version
+		if version == "" {
+			version = "version unknown"
+		}
+		fmt.Fprintf(&b, "%s  %-12s %s (%s), profile %s\n", mark(a.OK), a.Command, a.Path, version, a.Profile)
+		fmt.Fprintf(&b, "      %-12s exact text: %s\n", "", a.ExactText)
+		fmt.Fprintf(&b, "      %-12s state: %s\n", "", a.State)
+		if !a.OK {
+			fmt.Fprintf(&b, "      %-12s problem: %s\n", "", a.Problem)
+			fmt.Fprintf(&b, "      %-12s fix: %s\n", "", a.Fix)
+		}
+	}
+	if len(rep.NotFound) > 0 {
+		fmt.Fprintf(&b, "--    %-12s %s (not on PATH)\n", "not found", strings.Join(rep.NotFound, ", "))
+	}
+	if rep.OK {
+		b.WriteString("all good\n")
+	} else {
+		b.WriteString("something is broken: see the fix lines above\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}

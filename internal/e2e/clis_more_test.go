@@ -1,0 +1,254 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/relayhq/relay/internal/agenttest"
+	"github.com/relayhq/relay/internal/mockmodel"
+)
+
+// screenCLI is a real Codex or Gemini CLI session wrapped by relay,
+// answering from a mock model.
+type screenCLI struct {
+	name  string
+	kind  string // "codex" or "gemini"
+	model interface {
+		modelLog
+		Turns() []mockmodel.Request
+	}
+	term  *agenttest.Term
+	ready func(screen string) bool
+}
+
+// screenCLI starts the real kind ("codex" or "gemini") as name under relay
+// wrap, its model answering with script, and waits until it shows its idle
+// input row.
+func (tm *team) screenCLI(kind, name string, script mockmodel.Script) *screenCLI {
+	tm.t.Helper()
+	a := &screenCLI{name: name, kind: kind}
+	var cmd agenttest.Cmd
+	switch kind {
+	case "codex":
+		m := mockmodel.NewResponses(mockmodel.Options{Script: script})
+		tm.t.Cleanup(m.Close)
+		a.model, a.ready = m, agenttest.CodexReady
+		cmd = agenttest.Codex(tm.t, agenttest.CodexOptions{Model: m.URL, Env: tm.relayEnv()})
+	case "gemini":
+		m := mockmodel.NewGemini(mockmodel.Options{Script: script})
+		tm.t.Cleanup(m.Close)
+		a.model, a.ready = m, agenttest.GeminiReady
+		cmd = agenttest.Gemini(tm.t, agenttest.GeminiOptions{Model: m.URL, Env: tm.relayEnv()})
+	default:
+		tm.t.Fatalf("unknown CLI %q", kind)
+	}
+	a.term = agenttest.Start(tm.t, cmd.Under(relayBin, "wrap", "--name", name, "--"))
+	stopGently(tm.t, a.term)
+	if _, err := a.term.WaitReady(60*time.Second, a.ready); err != nil {
+		tm.t.Fatalf("%s: %s did not get ready under relay wrap: %v\n%s", name, kind, err, a.screen(tm.t))
+	}
+	return a
+}
+
+// screen renders the agent's terminal as tmux shows it.
+func (a *screenCLI) screen(t *testing.T) string {
+	cols, rows := a.term.Size()
+	return agenttest.TmuxScreen(t, a.term.Raw(), cols, rows)
+}
+
+// waitIdle waits until the CLI shows its idle input row again.
+func (a *screenCLI) waitIdle(t *testing.T) {
+	t.Helper()
+	if _, err := a.term.WaitReady(60*time.Second, a.ready); err != nil {
+		t.Fatalf("%s (%s) did not get idle: %v\n%s", a.name, a.kind, err, a.screen(t))
+	}
+}
+
+// waitTurn waits until the agent's model received a turn containing s.
+func (a *screenCLI) waitTurn(t *testing.T, s string, timeout time.Duration) mockmodel.Request {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	req, err := a.model.WaitForRequest(ctx, s)
+	if err != nil {
+		t.Fatalf("%s's model (%s) never got %q: %v\nscreen:\n%s", a.name, a.kind, s, err, a.screen(t))
+	}
+	return req
+}
+
+// turnsWith counts the model turns whose typed text contains s.
+func (a *screenCLI) turnsWith(s string) int {
+	n := 0
+	for _, r := range a.model.Turns() {
+		if strings.Contains(r.LastUser, s) {
+			n++
+		}
+	}
+	return n
+}
+
+// wrapperLog returns what the team's wrappers wrote to RELAY_HOME/logs, for
+// failure reports.
+func (tm *team) wrapperLog() string {
+	var home string
+	for _, kv := range tm.env {
+		if h, ok := strings.CutPrefix(kv, "RELAY_HOME="); ok {
+			home = h
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(home, "logs", "*"))
+	var b strings.Builder
+	for _, f := range files {
+		data, _ := os.ReadFile(f)
+		b.WriteString("== " + f + "\n" + string(data) + "\n")
+	}
+	return b.String()
+}
+
+// typedText is the text a person typed, from a model request: Gemini CLI puts
+// a <session_context> part before it in the first turn.
+func typedText(lastUser string) string {
+	if _, after, ok := strings.Cut(lastUser, "</session_context>"); ok {
+		lastUser = after
+	}
+	return strings.TrimSpace(lastUser)
+}
+
+// screenCLIs are the CLIs the per-CLI tests run against.
+var screenCLIs = []string{"codex", "gemini"}
+
+// TestScreenCLIDraftWaits: while a human draft sits in the CLI's input box,
+// a message for it waits; the draft reaches the model unchanged, and the
+// message follows in a turn of its own.
+func TestScreenCLIDraftWaits(t *testing.T) {
+	for _, kind := range screenCLIs {
+		t.Run(kind, func(t *testing.T) {
+			tm := newTeam(t)
+			const draft = "refactor the session cache before lunch"
+			bob := tm.screenCLI(kind, "Bob", mockmodel.Fixed("OK."))
+			tm.waitAgents("Bob")
+
+			bob.term.Type(draft) // the human starts typing and stops
+			if _, err := bob.term.WaitScreen(10*time.Second, func(s string) bool { return strings.Contains(s, draft) }); err != nil {
+				t.Fatalf("the draft never showed in the input box: %v\n%s", err, bob.screen(t))
+			}
+			if out, err := tm.relay("send", "Bob", aliceAsk); err != nil {
+				t.Fatalf("relay send: %v\n%s", err, out)
+			}
+			tm.waitStored("feature/auth")
+			// The message is in Bob's inbox; it must not be typed over the
+			// draft. Give relay well over its quiet times to do the wrong
+			// thing.
+			time.Sleep(4 * time.Second)
+			if n := bob.turnsWith(draft) + bob.turnsWith("feature/auth"); n != 0 {
+				t.Fatalf("Bob's model got %d turns while the human's draft was in the box\nscreen:\n%s\nlogs:\n%s", n, bob.screen(t), tm.wrapperLog())
+			}
+			if s := bob.screen(t); strings.Contains(s, "feature/auth") {
+				t.Fatalf("the message was typed into the box beside the draft:\n%s\nlogs:\n%s", s, tm.wrapperLog())
+			}
+			bob.term.Enter() // the human submits the draft
+			req := bob.waitTurn(t, draft, 30*time.Second)
+			if typedText(req.LastUser) != draft {
+				t.Errorf("the draft reached the model changed: %q", req.LastUser)
+			}
+			msg := bob.waitTurn(t, aliceAsk, 60*time.Second)
+			if strings.Contains(msg.LastUser, draft) {
+				t.Errorf("the message was merged with the draft: %q", msg.LastUser)
+			}
+			if n := bob.turnsWith(aliceAsk); n != 1 {
+				t.Errorf("Bob's model got the message %d times", n)
+			}
+		})
+	}
+}
+
+// TestScreenCLIBusyThenIdle: a message sent while the CLI works arrives
+// after its turn ends, in a turn of its own.
+func TestScreenCLIBusyThenIdle(t *testing.T) {
+	for _, kind := range screenCLIs {
+		t.Run(kind, func(t *testing.T) {
+			tm := newTeam(t)
+			gate := make(chan struct{})
+			bob := tm.screenCLI(kind, "Bob", func(r mockmodel.Request) mockmodel.Reply {
+				if strings.Contains(r.LastUser, "long task") {
+					return mockmodel.Reply{Text: "Working on the long task, this takes a while.", Gate: gate}
+				}
+				return mockmodel.Reply{Text: "OK."}
+			})
+			tm.waitAgents("Bob")
+
+			bob.term.Submit("start the long task")
+			bob.waitTurn(t, "long task", 30*time.Second)
+			if out, err := tm.relay("send", "Bob", aliceAsk); err != nil {
+				t.Fatalf("relay send: %v\n%s", err, out)
+			}
+			tm.waitStored("feature/auth")
+			time.Sleep(3 * time.Second) // Bob is busy: nothing may be typed
+			if n := bob.turnsWith(aliceAsk); n != 0 {
+				t.Fatalf("the message reached Bob while he was busy\nscreen:\n%s", bob.screen(t))
+			}
+			close(gate) // Bob's turn ends
+			req := bob.waitTurn(t, aliceAsk, 60*time.Second)
+			if strings.Contains(req.LastUser, "long task") {
+				t.Errorf("the message was merged into the busy turn: %q", req.LastUser)
+			}
+			if n := bob.turnsWith(aliceAsk); n != 1 {
+				t.Errorf("Bob's model got the message %d times", n)
+			}
+			if n := bob.turnsWith("long task"); n != 1 {
+				t.Errorf("the busy turn's prompt reached the model %d times", n)
+			}
+		})
+	}
+}
+
+// TestScreenCLIMemory: Bob on Codex and Carol on Gemini CLI each save a
+// memory from their model's reply, and each finds the other's with
+// @memory:search: the result is typed back into the searcher, so its model
+// receives a turn holding the saved text, once.
+func TestScreenCLIMemory(t *testing.T) {
+	tm := newTeam(t)
+	const bobFact = "The billing worker retries failed invoices every 15 minutes #billing"
+	const carolFact = "Staging database snapshots live in bucket relay-staging-snaps #ops"
+	script := func(save, search string) mockmodel.Script {
+		return func(r mockmodel.Request) mockmodel.Reply {
+			switch {
+			case strings.Contains(r.LastUser, "remember this"):
+				return mockmodel.Reply{Text: "Saving it for the team.\n\n@memory:save " + save}
+			case strings.Contains(r.LastUser, "look it up"):
+				return mockmodel.Reply{Text: "Searching the team's memory.\n\n@memory:search " + search}
+			}
+			return mockmodel.Reply{Text: "OK."}
+		}
+	}
+	bob := tm.screenCLI("codex", "Bob", script(bobFact, "staging snapshots bucket"))
+	carol := tm.screenCLI("gemini", "Carol", script(carolFact, "billing invoices retries"))
+	tm.waitAgents("Bob", "Carol")
+
+	for _, a := range []*screenCLI{bob, carol} {
+		a.term.Submit("remember this")
+		a.waitTurn(t, "remember this", 30*time.Second)
+		a.waitTurn(t, "memory saved", 60*time.Second) // relay's receipt, typed back
+		a.waitIdle(t)
+	}
+	bob.term.Submit("look it up")
+	carol.term.Submit("look it up")
+	bob.waitTurn(t, "relay-staging-snaps", 60*time.Second)
+	carol.waitTurn(t, "every 15 minutes", 60*time.Second)
+	for _, c := range []struct {
+		a    *screenCLI
+		fact string
+	}{{bob, "relay-staging-snaps"}, {carol, "every 15 minutes"}} {
+		if n := c.a.turnsWith(c.fact); n != 1 {
+			t.Errorf("%s's model got the search result %d times", c.a.name, n)
+		}
+	}
+	out, err := tm.relay("memory", "search", "billing")
+	if err != nil || strings.Count(out, "every 15 minutes") != 1 {
+		t.Errorf("memory search billing: %v\n%s", err, out)
+	}
+}
