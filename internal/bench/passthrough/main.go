@@ -74,13 +74,17 @@ func run(relay, sizes string, runs int) error {
 		if err != nil {
 			return err
 		}
+		// relay wraps cat as a team member (it joins the hub first), and
+		// alone (--hub none: the wrapper and its screen reading only).
 		cmds := map[string][]string{
 			"script": {"script", "-qc", "cat " + file, "/dev/null"},
 			"relay":  {relay, "wrap", "--", "cat", file},
+			"alone":  {relay, "wrap", "--hub", "none", "--", "cat", file},
 		}
+		names := []string{"script", "relay", "alone"}
 		res := map[string][]result{}
 		for i := 0; i < runs; i++ {
-			for _, name := range []string{"script", "relay"} {
+			for _, name := range names {
 				r, err := measure(cmds[name], home, want)
 				if err != nil {
 					return fmt.Errorf("%s: %w", name, err)
@@ -89,7 +93,7 @@ func run(relay, sizes string, runs int) error {
 			}
 		}
 		base := median(res["script"])
-		for _, name := range []string{"script", "relay"} {
+		for _, name := range names {
 			m := median(res[name])
 			ok := "all bytes"
 			for _, r := range res[name] {
