@@ -30,6 +30,7 @@ test-short:
 bench: build
 	$(GO) test -tags $(TAGS) -run '^$$' -bench . -benchmem $(PKG)
 	$(GO) run -tags $(TAGS) ./internal/bench/passthrough -relay bin/relay
+	$(GO) run -tags $(TAGS) ./internal/bench/latency -relay bin/relay
 
 soak:
 	$(GO) test -race -tags '$(TAGS) soak' -timeout 60m -run Soak $(PKG)
