@@ -30,6 +30,8 @@ type doctorCheck struct {
 	OK     bool   `json:"ok"`
 	Detail string `json:"detail"`
 	Fix    string `json:"fix,omitempty"`
+	// Skipped says the check could not run because an earlier one failed.
+	Skipped bool `json:"skipped,omitempty"`
 }
 
 // doctorAgent is what `relay doctor` found about one agent CLI on PATH.
@@ -100,7 +102,7 @@ func diagnose(ctx context.Context, env *Env) doctorReport {
 	}
 	rep.OK = true
 	for _, c := range rep.Checks {
-		rep.OK = rep.OK && c.OK
+		rep.OK = rep.OK && (c.OK || c.Skipped) // a skipped check follows a failed one
 	}
 	for _, a := range rep.Agents {
 		rep.OK = rep.OK && a.OK
@@ -178,7 +180,7 @@ func checkConfig(env *Env) (doctorCheck, bool) {
 // and asks its memory service for one memory.
 func checkHub(ctx context.Context, env *Env, home string, homeOK, cfgOK bool) []doctorCheck {
 	hc := doctorCheck{Name: "hub"}
-	mc := doctorCheck{Name: "memory", Detail: "not checked: no hub"}
+	mc := doctorCheck{Name: "memory", Detail: "not checked: no hub", Skipped: true}
 	var o bus.Options
 	var err error
 	switch {
@@ -191,7 +193,7 @@ func checkHub(ctx context.Context, env *Env, home string, homeOK, cfgOK bool) []
 		err = errors.New("no state folder to find a hub in")
 	}
 	if err != nil {
-		hc.Detail = err.Error()
+		hc.Detail, _, _ = strings.Cut(err.Error(), "; start one") // the fix has its own line
 		hc.Fix = "start one with `relay up --detach`, or point at one with RELAY_HUB"
 		return []doctorCheck{hc, mc}
 	}
@@ -204,6 +206,7 @@ func checkHub(ctx context.Context, env *Env, home string, homeOK, cfgOK bool) []
 		return []doctorCheck{hc, mc}
 	}
 	defer nc.Close()
+	mc.Skipped = false
 	hc.OK, hc.Detail = true, fmt.Sprintf("%s reachable (workspace %s)", o.URL, o.Workspace)
 	_, err = memory.NewClient(nc, memory.DefaultSubjectPrefix).List(cctx, memory.Filter{Workspace: o.Workspace, Limit: 1})
 	switch {
@@ -324,7 +327,11 @@ func printDoctor(w io.Writer, rep doctorReport) error {
 		return "FAIL"
 	}
 	for _, c := range rep.Checks {
-		fmt.Fprintf(&b, "%s  %-12s %s\n", mark(c.OK), c.Name, c.Detail)
+		m := mark(c.OK)
+		if c.Skipped {
+			m = "--  "
+		}
+		fmt.Fprintf(&b, "%s  %-12s %s\n", m, c.Name, c.Detail)
 		if c.Fix != "" && !c.OK {
 			fmt.Fprintf(&b, "      %-12s fix: %s\n", "", c.Fix)
 		}

@@ -137,7 +137,7 @@ func TestDoctorProblems(t *testing.T) {
 				}
 				return nil
 			},
-			want: []string{"FAIL  state folder", "has mode 0755", "fix: chmod 700 ", "FAIL  hub", "no hub running", "fix: start one with `relay up --detach`"},
+			want: []string{"FAIL  state folder", "has mode 0755", "fix: chmod 700 ", "FAIL  hub", "no hub running", "fix: start one with `relay up --detach`", "--    memory       not checked: no hub"},
 		},
 		{
 			name: "missing state folder",
