@@ -274,6 +274,40 @@ func (rc *receiver) waitFor(timeout time.Duration, cond func([]arrival) bool) ([
 	}
 }
 
+// lastRead returns when the receiver last read a message.
+func (rc *receiver) lastRead() time.Time {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	var t time.Time
+	for _, a := range rc.got {
+		if a.read.After(t) {
+			t = a.read
+		}
+	}
+	return t
+}
+
+// waitIdle waits until the hub lists name as idle since after the given
+// time: its wrapper saw the screen go quiet after the last message.
+func (h *harness) waitIdle(ctx context.Context, name string, after time.Time) error {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		list, err := h.bc.Agents(ctx)
+		if err != nil {
+			return err
+		}
+		for _, a := range list {
+			if a.Name == name && a.State == bus.StateIdle && a.Since.After(after) {
+				return nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s is not idle 10s after its last message", name)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // has reports whether seq arrived.
 func has(got []arrival, seq int64) bool {
 	for _, a := range got {

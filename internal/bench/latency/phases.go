@@ -25,22 +25,27 @@ func latency(ctx context.Context, h *harness, o options, cmd string) ([]row, err
 	if err != nil {
 		return nil, fmt.Errorf("floor: %w", err)
 	}
-	r, err := oneByOne(ctx, h, "Bob", "", o.n, o.per)
+	r, err := oneByOne(ctx, h, "Bob", "", o.n, o.per, true)
 	if err != nil {
 		return nil, err
 	}
-	rows := r.rows("defaults (idle quiet 500 ms, settle 20 ms)", cmd)
+	rows := r.rows("defaults, target idle", cmd)
 	rows = append(rows, row{"floor: raw NATS request/reply, same hub", fl.String(), "", cmd})
 	if d := summarise(r.total); d.n > 0 && fl.p50 > 0 {
 		rows = append(rows, row{"ratio: latency ÷ floor", fmt.Sprintf("p50 ×%.0f  p99 ×%.0f", float64(d.p50)/float64(fl.p50), float64(d.p99)/float64(fl.p99)), "", cmd})
 	}
+	r, err = oneByOne(ctx, h, "Bob-b2b", "", o.knobN, o.per, false)
+	if err != nil {
+		return rows, err
+	}
+	rows = append(rows, r.rows("defaults, each sent as the one before arrives", cmd)...)
 	for _, q := range o.quiet {
 		cfg := liftDamping + fmt.Sprintf("[delivery]\nidle_quiet_ms = %d\n", q)
-		r, err := oneByOne(ctx, h, fmt.Sprintf("Bob-q%d", q), cfg, o.knobN, o.knobN)
+		r, err := oneByOne(ctx, h, fmt.Sprintf("Bob-q%d", q), cfg, o.knobN, o.knobN, true)
 		if err != nil {
 			return rows, err
 		}
-		rows = append(rows, r.rows(fmt.Sprintf("delivery.idle_quiet_ms = %d", q), cmd)...)
+		rows = append(rows, r.rows(fmt.Sprintf("delivery.idle_quiet_ms = %d, target idle", q), cmd)...)
 	}
 	return rows, nil
 }
@@ -64,9 +69,10 @@ func (r split) rows(label, cmd string) []row {
 }
 
 // oneByOne wraps a receiver named to and sends it n messages, one at a
-// time, each once the one before has arrived, from wrapped senders that
-// take turns every per messages; every wrapper gets the configuration cfg.
-func oneByOne(ctx context.Context, h *harness, to, cfg string, n, per int) (split, error) {
+// time, each once the one before has arrived (and, with idle, once the
+// receiver's wrapper says it is idle again), from wrapped senders that take
+// turns every per messages; every wrapper gets the configuration cfg.
+func oneByOne(ctx context.Context, h *harness, to, cfg string, n, per int, idle bool) (split, error) {
 	r := split{n: n}
 	rc, err := h.startReceiver(ctx, to, "wait", cfg, false)
 	if err != nil {
@@ -82,6 +88,11 @@ func oneByOne(ctx context.Context, h *harness, to, cfg string, n, per int) (spli
 			return r, err
 		}
 		for j := 0; j < per && i < n; j, i = j+1, i+1 {
+			if idle {
+				if err := h.waitIdle(ctx, to, rc.lastRead()); err != nil {
+					return r, err
+				}
+			}
 			seq := h.seq.take(1)
 			if err := s.cue(1, seq); err != nil {
 				return r, err
