@@ -1,6 +1,7 @@
 package relay
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -328,6 +329,7 @@ func (s *session) start(ctx context.Context, tap *wrapper.Tap) {
 	s.queue = delivery.NewQueue(delivery.Options{
 		Mode:       s.o.Delivery,
 		HumanQuiet: s.o.HumanQuiet,
+		Recheck:    2 * cmp.Or(s.prof.Cues.QuietTime, scanner.DefaultQuietTime),
 		LastHuman:  s.ws.Input().LastHuman,
 		Type:       s.typeText,
 		Confirm:    s.confirmer(),

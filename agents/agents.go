@@ -47,7 +47,7 @@ func profiles() map[string]Profile {
 		return c
 	}
 	return map[string]Profile{
-		"generic": {Name: "generic", CLI: "shell", Cues: cues("generic"), Paste: true, Settle: 20 * time.Millisecond},
+		"generic": {Name: "generic", CLI: "shell", Cues: cues("generic"), Paste: true, Settle: 2 * time.Millisecond},
 		"claude": {Name: "claude", CLI: "Claude Code", Cues: cues("claude"), Paste: true, Settle: 150 * time.Millisecond,
 			PrimerFlag: "--append-system-prompt", Model: true},
 		"codex": {Name: "codex", CLI: "Codex", Cues: cues("codex"), Paste: true, Settle: 200 * time.Millisecond,

@@ -233,6 +233,9 @@ func (s *Scanner) Subscribe(fn func(Event)) (cancel func()) {
 func (s *Scanner) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	n := len(p)
+	// In a plain terminal a line is done at its line break: read it now,
+	// not at the next tick, so that a command goes out at once.
+	lineDone := s.cues.LineBreaksEnd && bytes.IndexByte(p, '\n') >= 0
 	s.lastWrite = s.now()
 	for len(p) > 0 {
 		piece := p[:min(len(p), feedPiece)]
@@ -242,7 +245,7 @@ func (s *Scanner) Write(p []byte) (int, error) {
 			s.evaluate(false)
 		}
 	}
-	if s.now().Sub(s.lastEval) >= s.tick {
+	if lineDone || s.now().Sub(s.lastEval) >= s.tick {
 		s.evaluate(false)
 	}
 	s.unlockAndEmit()
