@@ -26,23 +26,28 @@ type screenCLI struct {
 }
 
 // screenCLI starts the real kind ("codex" or "gemini") as name under relay
-// wrap, its model answering with script, and waits until it shows its idle
-// input row.
+// wrap in a project folder holding a README.md, its model answering with
+// script, and waits until it shows its idle input row.
 func (tm *team) screenCLI(kind, name string, script mockmodel.Script) *screenCLI {
 	tm.t.Helper()
 	a := &screenCLI{name: name, kind: kind}
+	// The project folder holds a file, for mentions such as @README.md.
+	work := tm.t.TempDir()
+	if err := os.WriteFile(filepath.Join(work, "README.md"), []byte("This is the readme of the project.\n"), 0o644); err != nil {
+		tm.t.Fatal(err)
+	}
 	var cmd agenttest.Cmd
 	switch kind {
 	case "codex":
 		m := mockmodel.NewResponses(mockmodel.Options{Script: script})
 		tm.t.Cleanup(m.Close)
 		a.model, a.ready = m, agenttest.CodexReady
-		cmd = agenttest.Codex(tm.t, agenttest.CodexOptions{Model: m.URL, Env: tm.relayEnv()})
+		cmd = agenttest.Codex(tm.t, agenttest.CodexOptions{Model: m.URL, WorkDir: work, Env: tm.relayEnv()})
 	case "gemini":
 		m := mockmodel.NewGemini(mockmodel.Options{Script: script})
 		tm.t.Cleanup(m.Close)
 		a.model, a.ready = m, agenttest.GeminiReady
-		cmd = agenttest.Gemini(tm.t, agenttest.GeminiOptions{Model: m.URL, Env: tm.relayEnv()})
+		cmd = agenttest.Gemini(tm.t, agenttest.GeminiOptions{Model: m.URL, WorkDir: work, Env: tm.relayEnv()})
 	default:
 		tm.t.Fatalf("unknown CLI %q", kind)
 	}
@@ -250,5 +255,47 @@ func TestScreenCLIMemory(t *testing.T) {
 	out, err := tm.relay("memory", "search", "billing")
 	if err != nil || strings.Count(out, "every 15 minutes") != 1 {
 		t.Errorf("memory search billing: %v\n%s", err, out)
+	}
+}
+
+// TestScreenCLISpecialText: a message whose body holds what the CLIs treat
+// specially when typed (an @file mention of a file that exists, a /command,
+// a !shell line, a line of its own starting with @) reaches the model word
+// for word, once, as one turn: no file completion, command or shell mode
+// takes it over.
+func TestScreenCLISpecialText(t *testing.T) {
+	const body = "Look at @README.md and run /status, then !ls the folder.\n/help is not for you\n@relay:Nobody is not a command here"
+	for _, kind := range screenCLIs {
+		t.Run(kind, func(t *testing.T) {
+			if kind == "gemini" {
+				t.Skip("runtime bug: relay types a mid-line @README.md into Gemini CLI as it is, and Gemini CLI attaches " +
+					"the file's contents to the turn (--- Content from referenced files ---); Gemini CLI leaves \\@README.md alone")
+			}
+			tm := newTeam(t)
+			bob := tm.screenCLI(kind, "Bob", mockmodel.Fixed("OK."))
+			tm.waitAgents("Bob")
+			if out, err := tm.relay("send", "Bob", body); err != nil {
+				t.Fatalf("relay send: %v\n%s", err, out)
+			}
+			req := bob.waitTurn(t, "Look at @README.md", 60*time.Second)
+			for _, want := range []string{"Look at @README.md and run /status, then !ls the folder.", "/help is not for you", `\@relay:Nobody is not a command here`} {
+				if !strings.Contains(req.LastUser, want) {
+					t.Errorf("the model's turn lacks %q:\n%q", want, req.LastUser)
+				}
+			}
+			if strings.Contains(req.LastUser, "readme of the project") {
+				t.Errorf("the file's contents were attached: %q", req.LastUser)
+			}
+			time.Sleep(2 * time.Second) // a second turn would come now
+			if n := bob.turnsWith("Look at @README.md"); n != 1 {
+				t.Errorf("the model got the message %d times", n)
+			}
+			if turns := bob.model.Turns(); len(turns) != 1 {
+				for _, r := range turns {
+					t.Logf("turn: %q", r.LastUser)
+				}
+				t.Errorf("the model got %d turns, want 1", len(turns))
+			}
+		})
 	}
 }
