@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,6 +31,12 @@ type screenCLI struct {
 // script, and waits until it shows its idle input row.
 func (tm *team) screenCLI(kind, name string, script mockmodel.Script) *screenCLI {
 	tm.t.Helper()
+	return tm.screenCLISized(kind, name, 0, 0, script)
+}
+
+// screenCLISized is screenCLI in a terminal of cols x rows (0: 100 x 30).
+func (tm *team) screenCLISized(kind, name string, cols, rows int, script mockmodel.Script) *screenCLI {
+	tm.t.Helper()
 	a := &screenCLI{name: name, kind: kind}
 	// The project folder holds a file, for mentions such as @README.md.
 	work := tm.t.TempDir()
@@ -42,12 +49,12 @@ func (tm *team) screenCLI(kind, name string, script mockmodel.Script) *screenCLI
 		m := mockmodel.NewResponses(mockmodel.Options{Script: script})
 		tm.t.Cleanup(m.Close)
 		a.model, a.ready = m, agenttest.CodexReady
-		cmd = agenttest.Codex(tm.t, agenttest.CodexOptions{Model: m.URL, WorkDir: work, Env: tm.relayEnv()})
+		cmd = agenttest.Codex(tm.t, agenttest.CodexOptions{Model: m.URL, WorkDir: work, Cols: cols, Rows: rows, Env: tm.relayEnv()})
 	case "gemini":
 		m := mockmodel.NewGemini(mockmodel.Options{Script: script})
 		tm.t.Cleanup(m.Close)
 		a.model, a.ready = m, agenttest.GeminiReady
-		cmd = agenttest.Gemini(tm.t, agenttest.GeminiOptions{Model: m.URL, WorkDir: work, Env: tm.relayEnv()})
+		cmd = agenttest.Gemini(tm.t, agenttest.GeminiOptions{Model: m.URL, WorkDir: work, Cols: cols, Rows: rows, Env: tm.relayEnv()})
 	default:
 		tm.t.Fatalf("unknown CLI %q", kind)
 	}
@@ -295,6 +302,42 @@ func TestScreenCLISpecialText(t *testing.T) {
 					t.Logf("turn: %q", r.LastUser)
 				}
 				t.Errorf("the model got %d turns, want 1", len(turns))
+			}
+		})
+	}
+}
+
+// TestScreenCLITallParagraph: the CLI's reply is one paragraph taller than
+// its window, its last line an @relay: command (Gemini CLI clears and
+// redraws such a paragraph while it streams, and its final redraw was seen
+// to lose the last lines). The message reaches its target once, word for
+// word.
+func TestScreenCLITallParagraph(t *testing.T) {
+	const ask = "Bob, the paragraph above is taller than my window; please confirm this line arrived once."
+	var para strings.Builder
+	for i := 1; i <= 30; i++ {
+		fmt.Fprintf(&para, "Step %d of the migration plan: move table t%d to the new cluster and check its row count.\n", i, i)
+	}
+	para.WriteString("@relay:Bob " + ask)
+	for _, kind := range screenCLIs {
+		t.Run(kind, func(t *testing.T) {
+			tm := newTeam(t)
+			bob := tm.agent("Bob", script()...)
+			carol := tm.screenCLISized(kind, "Carol", 80, 15, func(r mockmodel.Request) mockmodel.Reply {
+				if strings.Contains(r.LastUser, "write the plan") {
+					return mockmodel.Reply{Text: para.String(), Chunk: 40, ChunkDelay: 10 * time.Millisecond}
+				}
+				return mockmodel.Reply{Text: "OK."}
+			})
+			tm.waitAgents("Bob", "Carol")
+			carol.term.Submit("write the plan")
+			carol.waitTurn(t, "write the plan", 30*time.Second)
+			bob.WaitOutput("got: # [relay] Message from agent Carol", 60*time.Second)
+			bob.WaitOutput(ask, 5*time.Second)
+			carol.waitIdle(t)
+			time.Sleep(2 * time.Second) // a second firing would come now
+			if n := count(bob.Output(), "got: # [relay] Message from agent Carol"); n != 1 {
+				t.Errorf("Bob got the message %d times\nCarol's screen:\n%s\nlogs:\n%s", n, carol.screen(t), tm.wrapperLog())
 			}
 		})
 	}
