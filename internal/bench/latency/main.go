@@ -4,18 +4,24 @@
 // Bob's stdin. It reports, with the command that reproduces each figure:
 //
 //   - latency: p50/p99/max from the write to Bob's read, split at the hub,
-//     against a raw NATS request/reply on the same hub (the floor);
-//   - throughput: messages per second with many in flight;
+//     with Bob idle (his wrapper says so) and, beside it, with each message
+//     sent as the one before arrives; again with delivery.idle_quiet_ms
+//     lowered (-quiet); and a raw NATS request/reply on the same hub as the
+//     floor;
+//   - throughput: messages per second with many in flight, against raw
+//     NATS publish on the same hub;
 //   - burst: 20 messages sent back-to-back to an idle agent, in wait and in
-//     queue delivery mode, time until the last one is in;
-//   - success: 50 messages, how many arrive and how many twice.
+//     queue delivery mode, from a bus client and from `relay send`;
+//   - success: 50 messages from wrapped agents, how many arrive, how many
+//     twice.
 //
 // The agents are a small program (./agent) wrapped by `relay wrap` with a
-// pipe for stdin (no human). A wrapped agent may send a peer at most 10
-// messages a minute (loop damping, not configurable from the command line),
-// so the wrapped senders take turns: a fresh one every -per messages.
+// pipe for stdin (no human), each with a configuration of its own
+// (XDG_CONFIG_HOME) so that the user's files play no part. A wrapped agent
+// may send a peer at most 10 messages a minute (loop damping), so with the
+// defaults the wrapped senders take turns: a fresh one every -per messages.
 //
-//	go run ./internal/bench/latency -relay bin/relay [-n 200] [-phases latency,throughput,burst,success]
+//	go run -tags sqlite_fts5 ./internal/bench/latency -relay bin/relay [-n 200] [-phases latency,throughput,burst,success] [-keep]
 package main
 
 import (
