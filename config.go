@@ -2,6 +2,7 @@ package relay
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"sync"
@@ -88,6 +89,12 @@ func (h *hookSet) fire(ctx context.Context, e EventInfo) (Result, error) {
 		subject, payload = e.From, hooks.MessagePayload{Session: sess, ID: e.ID, From: e.From, To: e.To, Message: e.Body, Thread: e.Thread}
 	case MessageSent:
 		subject, payload = e.To, hooks.MessagePayload{Session: sess, ID: e.ID, From: e.From, To: e.To, Message: e.Body, Thread: e.Thread}
+	case ToolCall:
+		var input any
+		if len(e.ToolInput) > 0 {
+			input = json.RawMessage(e.ToolInput)
+		}
+		subject, payload = e.Tool, hooks.ToolCallPayload{Session: sess, Tool: e.Tool, Input: input}
 	default:
 		subject, payload = "", sess
 	}

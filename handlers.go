@@ -80,6 +80,12 @@ func (s *session) handleRelay(ctx context.Context, c patterns.Command) (patterns
 	s.mu.Unlock()
 	if ok, why := s.damper.Allow(time.Now(), s.name, to, hops); !ok {
 		s.log.Warn("message held", "to", to, "why", why)
+		if cl := s.client.Load(); cl != nil {
+			// Shown in relay log with the status held, in no inbox.
+			if _, err := cl.Hold(ctx, bus.Message{To: to, Body: c.Body, Hops: hops}, why); err != nil {
+				s.log.Warn("record held message", "err", err)
+			}
+		}
 		return patterns.Result{Inject: fmt.Sprintf("Not sent to %s (%s). Wait, or ask the human.", to, why)}, nil
 	}
 	msg := bus.Message{To: to, Body: c.Body, Hops: hops}

@@ -107,6 +107,7 @@ func (h *claudeHooks) handle(ctx context.Context, req hookrpc.Request) hookrpc.R
 	case "PostToolUse":
 		h.read(nil)
 		s.setHookState(true, false)
+		s.fire(ctx, EventInfo{Event: ToolCall, Tool: ev.ToolName, ToolInput: ev.ToolInput})
 	case "PermissionRequest":
 		s.setHookState(true, true)
 	case "Notification":

@@ -122,6 +122,7 @@ const (
 	Idle            Event = "Idle"            // the agent finished a turn
 	MessageReceived Event = "MessageReceived" // a message is about to be typed in
 	MessageSent     Event = "MessageSent"     // the agent sent a message
+	ToolCall        Event = "ToolCall"        // the agent called a tool (profiles that report it: Claude Code)
 )
 
 // EventInfo describes an event for its handlers.
@@ -137,6 +138,9 @@ type EventInfo struct {
 	ID, From, To, Body, Thread string
 	// ExitCode is set for SessionEnd.
 	ExitCode int
+	// Tool and ToolInput are set for ToolCall.
+	Tool      string
+	ToolInput []byte
 }
 
 // EventFunc handles an event; its Result's Inject is typed into the agent.

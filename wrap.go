@@ -85,7 +85,11 @@ func (r *Relay) Wrap(ctx context.Context, command string, args ...string) (int, 
 
 	childArgs := args
 	if prof.Model && !s.o.NoPrimer {
-		childArgs = prof.Args(args, s.primer(ctx))
+		primer := s.primer(ctx)
+		childArgs = prof.Args(args, primer)
+		if prof.TypePrimer {
+			s.primerText = primer
+		}
 	}
 	var hookEnv []string
 	if prof.Name == "claude" {
@@ -157,6 +161,9 @@ type session struct {
 	cmds    *cmdQueue
 	command []string // the wrapped command line
 	hooks   *claudeHooks
+	// primerText is typed once the agent is first ready, for CLIs that
+	// take no primer flag; "" once typed.
+	primerText string
 
 	// The agent's state, from its screen and (Claude Code) its hooks.
 	screen      scanner.State
@@ -360,9 +367,10 @@ func (s *session) onScan(ev scanner.Event) {
 		}
 		s.cmds.put(ev.Command)
 	case scanner.EventState:
+		titleOK := s.prof.ReadyTitle == "" || strings.Contains(s.scan.Title(), s.prof.ReadyTitle)
 		s.mu.Lock()
 		s.screen = ev.State
-		if !ev.State.Busy {
+		if !ev.State.Busy && titleOK {
 			s.ready = true
 		}
 		s.mu.Unlock()
@@ -410,9 +418,17 @@ func (s *session) pushState() {
 	}
 	becameIdle := s.busy && !st.Busy
 	s.busy = st.Busy
+	primer := ""
+	if st.Ready && !st.Busy && s.queue != nil {
+		primer, s.primerText = s.primerText, ""
+	}
 	s.mu.Unlock()
 	if s.queue == nil {
 		return
+	}
+	if primer != "" {
+		// Typed like a message, before anything else waiting.
+		s.queue.Requeue([]delivery.Item{{Text: "[relay] " + primer}})
 	}
 	s.queue.SetState(st)
 	if becameIdle {

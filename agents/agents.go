@@ -36,6 +36,10 @@ type Profile struct {
 	// Model says the agent is a language model that reads messages, as
 	// opposed to a plain shell: only then are messages labelled for it.
 	Model bool
+	// ReadyTitle, when set, is text of the window title without which the
+	// CLI does not read its input yet, however quiet its screen (Gemini
+	// CLI draws its input box seconds before it reads it).
+	ReadyTitle string
 }
 
 // ErrUnknownProfile is returned by Named for a name it does not know.
@@ -53,7 +57,7 @@ func profiles() map[string]Profile {
 		"codex": {Name: "codex", CLI: "Codex", Cues: cues("codex"), Paste: true, Settle: 200 * time.Millisecond,
 			TypePrimer: true, Model: true},
 		"gemini": {Name: "gemini", CLI: "Gemini CLI", Cues: cues("gemini"), Paste: true, Settle: 300 * time.Millisecond,
-			TypePrimer: true, Model: true},
+			TypePrimer: true, Model: true, ReadyTitle: "Ready"},
 		"aider": {Name: "aider", CLI: "aider", Cues: scanner.Cues{}, Paste: true, Settle: 150 * time.Millisecond,
 			TypePrimer: true, Model: true},
 	}

@@ -168,6 +168,13 @@ func (c *Client) apply(entries map[string]*Entry, order *[]string, subject strin
 			return nil
 		}
 		e, ok := entries[parts[3]]
+		if !ok && r.Message != nil && r.Message.ID == parts[3] {
+			// A held message: no inbox has it, its receipt carries it.
+			e = &Entry{Envelope: *r.Message, Seq: seq, Status: map[string]Status{}}
+			entries[parts[3]] = e
+			*order = append(*order, parts[3])
+			ok = true
+		}
 		if !ok {
 			return nil
 		}

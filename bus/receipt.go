@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nuid"
 )
 
 // Status is where a message is on its way to an agent.
@@ -32,6 +33,35 @@ type Receipt struct {
 	Status    Status    `json:"status"`
 	Reason    string    `json:"reason,omitempty"`
 	Time      time.Time `json:"time"`
+	// Message is set by Hold: the held message itself, which no inbox
+	// holds, so that the log can show it.
+	Message *Envelope `json:"message,omitempty"`
+}
+
+// Hold records in the log that this client's agent wrote m but relay held
+// it back (loop damping) with reason. It reaches no inbox: the log shows it
+// with the status held, and the sender is told by its own wrapper.
+func (c *Client) Hold(ctx context.Context, m Message, reason string) (Envelope, error) {
+	if m.ID == "" {
+		m.ID = nuid.Next()
+	}
+	env := Envelope{
+		ID: m.ID, Workspace: c.opts.Workspace, From: c.opts.Name, To: m.To, Body: m.Body,
+		Thread: m.Thread, ReplyTo: m.ReplyTo, Hops: m.Hops, Created: time.Now().UTC(), Kind: KindMessage,
+	}
+	if err := env.Validate(); err != nil {
+		return env, fmt.Errorf("hold message to %s: %w", m.To, err)
+	}
+	r := Receipt{ID: env.ID, Workspace: c.opts.Workspace, From: c.opts.Name, Agent: m.To, Status: StatusHeld,
+		Reason: reason, Time: env.Created, Message: &env}
+	data, err := json.Marshal(r)
+	if err != nil {
+		return env, fmt.Errorf("hold message to %s: %w", m.To, err)
+	}
+	if err := c.publish(ctx, ReceiptSubject(c.opts.Workspace, env.ID), data, env.ID+".held"); err != nil {
+		return env, fmt.Errorf("hold message to %s: %w", m.To, err)
+	}
+	return env, nil
 }
 
 // Receipt records status (with an optional reason) for the message env as

@@ -7,3 +7,10 @@ func (s *Scanner) BracketedPaste() bool {
 	defer s.mu.Unlock()
 	return s.scr.BracketedPaste()
 }
+
+// Title returns the window title the child set last (OSC 0 or 2).
+func (s *Scanner) Title() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.scr.Title()
+}

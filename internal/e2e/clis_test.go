@@ -89,6 +89,12 @@ func TestThreeCLIs(t *testing.T) {
 	wait("Alice", alice.model, bobAnswer)
 	wait("Alice", alice.model, carolNews)
 	wait("Bob", codexModel, carolNews)
+	// Codex and Gemini take no primer flag: relay typed it once, at start.
+	for who, m := range map[string]modelLog{"Bob": codexModel, "Carol": geminiModel} {
+		if n := m.Count(`You are agent "` + who + `"`); n != 1 {
+			t.Errorf("%s's model got the primer %d times", who, n)
+		}
+	}
 	for _, c := range []struct {
 		who string
 		m   modelLog
