@@ -104,6 +104,7 @@ func (h *claudeHooks) handle(ctx context.Context, req hookrpc.Request) hookrpc.R
 	case "UserPromptSubmit":
 		h.blocks = 0
 		s.setHookState(true, false)
+		s.prompted(ev.Prompt)
 	case "PostToolUse":
 		h.read(nil)
 		s.setHookState(true, false)

@@ -3,6 +3,7 @@ package relay
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 )
 
@@ -52,7 +53,7 @@ func oneLine(s string) string {
 }
 
 // errNotTaken is the reason a typed message was not confirmed.
-var errNotTaken = errors.New("the input box still holds the message")
+var errNotTaken = errors.New("the agent did not take the message (it is not in a prompt, or the input box still holds it)")
 
 // confirmer returns how to confirm a delivery for the agent's profile: nil
 // when it has no input box to watch, so that "delivered" is all relay says.
@@ -63,13 +64,45 @@ func (s *session) confirmer() func(context.Context, string) error {
 	return s.confirm
 }
 
-// confirm checks that the agent took what was typed: its input box holds
-// no draft any more. If it still does, Enter is pressed once more.
+// prompted records a prompt that reached the model (Claude Code's
+// UserPromptSubmit hook), for confirm.
+func (s *session) prompted(prompt string) {
+	s.mu.Lock()
+	s.prompts = append(s.prompts, prompt)
+	if len(s.prompts) > 16 {
+		s.prompts = s.prompts[len(s.prompts)-16:]
+	}
+	s.mu.Unlock()
+}
+
+// promptHas reports whether a prompt that reached the model holds line.
+func (s *session) promptHas(line string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range s.prompts {
+		if strings.Contains(p, line) {
+			return true
+		}
+	}
+	return false
+}
+
+// confirm checks that the agent took what was typed: with Claude Code's
+// hooks, its first line (the sender and message id) is in a prompt that
+// reached the model; else its input box holds no draft any more. If not,
+// Enter is pressed once more.
 func (s *session) confirm(ctx context.Context, text string) error {
+	first, _, _ := strings.Cut(text, "\n")
+	taken := func() bool {
+		if s.hooksActive() {
+			return s.promptHas(first)
+		}
+		return !s.scan.State().Draft
+	}
 	for try := 0; try < 2; try++ {
 		deadline := time.Now().Add(3 * time.Second)
 		for time.Now().Before(deadline) {
-			if !s.scan.State().Draft {
+			if taken() {
 				return nil
 			}
 			select {

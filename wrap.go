@@ -164,6 +164,7 @@ type session struct {
 	// primerText is typed once the agent is first ready, for CLIs that
 	// take no primer flag; "" once typed.
 	primerText string
+	prompts    []string // the last prompts that reached the model (hooks)
 
 	// The agent's state, from its screen and (Claude Code) its hooks.
 	screen      scanner.State

@@ -184,3 +184,23 @@ func TestClaudeBusyThenIdle(t *testing.T) {
 }
 
 func syscallKill(pid int) error { return syscall.Kill(pid, syscall.SIGTERM) }
+
+// TestClaudeConfirmedByPrompt: a message typed into Claude Code counts as
+// confirmed when its UserPromptSubmit hook shows it reached the model.
+func TestClaudeConfirmedByPrompt(t *testing.T) {
+	tm := newTeam(t)
+	bob := tm.claude("Bob", 100, 30, mockmodel.Fixed("OK."))
+	tm.waitAgents("Bob")
+	if out, err := tm.relay("send", "--from", "Alice", "Bob", "the nightly build is green"); err != nil {
+		t.Fatalf("send: %v %s", err, out)
+	}
+	bob.waitTurn(t, "the nightly build is green", 60*time.Second)
+	testutil.Eventually(t, func() error {
+		for _, e := range tm.logEntries() {
+			if strings.Contains(fmt.Sprint(e["body"]), "nightly build") && strings.Contains(fmt.Sprint(e["status"]), "confirmed") {
+				return nil
+			}
+		}
+		return fmt.Errorf("no confirmed receipt: %v", tm.logEntries())
+	})
+}
