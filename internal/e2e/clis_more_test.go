@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/relayhq/relay/agents"
 	"github.com/relayhq/relay/internal/agenttest"
 	"github.com/relayhq/relay/internal/mockmodel"
 )
@@ -28,14 +29,16 @@ type screenCLI struct {
 
 // screenCLI starts the real kind ("codex" or "gemini") as name under relay
 // wrap in a project folder holding a README.md, its model answering with
-// script, and waits until it shows its idle input row.
+// script, and waits until it shows its idle input row and relay's primer
+// turn is over.
 func (tm *team) screenCLI(kind, name string, script mockmodel.Script) *screenCLI {
 	tm.t.Helper()
 	return tm.screenCLISized(kind, name, 0, 0, script)
 }
 
-// screenCLISized is screenCLI in a terminal of cols x rows (0: 100 x 30).
-func (tm *team) screenCLISized(kind, name string, cols, rows int, script mockmodel.Script) *screenCLI {
+// screenCLISized is screenCLI in a terminal of cols x rows (0: 100 x 30),
+// with extra arguments for the CLI.
+func (tm *team) screenCLISized(kind, name string, cols, rows int, script mockmodel.Script, extra ...string) *screenCLI {
 	tm.t.Helper()
 	a := &screenCLI{name: name, kind: kind}
 	// The project folder holds a file, for mentions such as @README.md.
@@ -49,12 +52,12 @@ func (tm *team) screenCLISized(kind, name string, cols, rows int, script mockmod
 		m := mockmodel.NewResponses(mockmodel.Options{Script: script})
 		tm.t.Cleanup(m.Close)
 		a.model, a.ready = m, agenttest.CodexReady
-		cmd = agenttest.Codex(tm.t, agenttest.CodexOptions{Model: m.URL, WorkDir: work, Cols: cols, Rows: rows, Env: tm.relayEnv()})
+		cmd = agenttest.Codex(tm.t, agenttest.CodexOptions{Model: m.URL, WorkDir: work, Cols: cols, Rows: rows, ExtraArgs: extra, Env: tm.relayEnv()})
 	case "gemini":
 		m := mockmodel.NewGemini(mockmodel.Options{Script: script})
 		tm.t.Cleanup(m.Close)
 		a.model, a.ready = m, agenttest.GeminiReady
-		cmd = agenttest.Gemini(tm.t, agenttest.GeminiOptions{Model: m.URL, WorkDir: work, Cols: cols, Rows: rows, Env: tm.relayEnv()})
+		cmd = agenttest.Gemini(tm.t, agenttest.GeminiOptions{Model: m.URL, WorkDir: work, Cols: cols, Rows: rows, ExtraArgs: extra, Env: tm.relayEnv()})
 	default:
 		tm.t.Fatalf("unknown CLI %q", kind)
 	}
@@ -62,6 +65,13 @@ func (tm *team) screenCLISized(kind, name string, cols, rows int, script mockmod
 	stopGently(tm.t, a.term)
 	if _, err := a.term.WaitReady(60*time.Second, a.ready); err != nil {
 		tm.t.Fatalf("%s: %s did not get ready under relay wrap: %v\n%s", name, kind, err, a.screen(tm.t))
+	}
+	// relay types the primer once at first idle into CLIs without a
+	// primer flag: let that turn pass, so that the test starts from an
+	// idle agent that has had its only unprompted turn.
+	if prof, err := agents.Named(kind); err == nil && prof.TypePrimer {
+		a.waitTurn(tm.t, `You are agent "`+name+`"`, 60*time.Second)
+		a.waitIdle(tm.t)
 	}
 	return a
 }
@@ -281,6 +291,7 @@ func TestScreenCLISpecialText(t *testing.T) {
 			tm := newTeam(t)
 			bob := tm.screenCLI(kind, "Bob", mockmodel.Fixed("OK."))
 			tm.waitAgents("Bob")
+			primed := len(bob.model.Turns())
 			if out, err := tm.relay("send", "Bob", body); err != nil {
 				t.Fatalf("relay send: %v\n%s", err, out)
 			}
@@ -297,7 +308,7 @@ func TestScreenCLISpecialText(t *testing.T) {
 			if n := bob.turnsWith("Look at @README.md"); n != 1 {
 				t.Errorf("the model got the message %d times", n)
 			}
-			if turns := bob.model.Turns(); len(turns) != 1 {
+			if turns := bob.model.Turns()[primed:]; len(turns) != 1 {
 				for _, r := range turns {
 					t.Logf("turn: %q", r.LastUser)
 				}
@@ -341,4 +352,64 @@ func TestScreenCLITallParagraph(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestScreenCLIApprovalWaits: while the CLI asks its human to approve a
+// tool call, a message for it waits: nothing is typed into the approval
+// dialog (a paste and an Enter there would answer it). Once the human
+// approves and the turn ends, the message arrives in a turn of its own.
+func TestScreenCLIApprovalWaits(t *testing.T) {
+	for _, kind := range screenCLIs {
+		t.Run(kind, func(t *testing.T) {
+			tm := newTeam(t)
+			tool := mockmodel.ToolUse{Name: "run_shell_command", Input: map[string]any{"command": "touch approved.txt", "description": "mark"}}
+			var extra []string
+			if kind == "codex" {
+				// The harness's config says never: ask on request, and request.
+				tool = mockmodel.ToolUse{Name: "exec_command", Input: map[string]any{"cmd": "touch approved.txt",
+					"sandbox_permissions": "require_escalated", "justification": "mark the folder"}}
+				extra = []string{"--ask-for-approval", "on-request", "--sandbox", "workspace-write"}
+			}
+			bob := tm.screenCLISized(kind, "Bob", 0, 0, func(r mockmodel.Request) mockmodel.Reply {
+				if strings.Contains(r.LastUser, "mark the folder") {
+					return mockmodel.Reply{Text: "I will run a command.", ToolUse: &tool}
+				}
+				return mockmodel.Reply{Text: "OK."}
+			}, extra...)
+			tm.waitAgents("Bob")
+			primed := len(bob.model.Turns())
+			bob.term.Submit("mark the folder")
+			bob.waitTurn(t, "mark the folder", 30*time.Second)
+			scr, err := bob.term.WaitScreen(30*time.Second, approvalShown)
+			if err != nil {
+				t.Fatalf("no approval dialog: %v\n%s", err, bob.screen(t))
+			}
+			if out, err := tm.relay("send", "Bob", aliceAsk); err != nil {
+				t.Fatalf("relay send: %v\n%s", err, out)
+			}
+			tm.waitStored("feature/auth")
+			time.Sleep(4 * time.Second) // give relay well over its quiet times
+			if n := len(bob.model.Turns()) - primed; n != 1 {
+				t.Fatalf("the model got %d turns while the approval dialog was open (the dialog was answered?)\nscreen before:\n%s\nscreen now:\n%s\nlogs:\n%s",
+					n, scr, bob.screen(t), tm.wrapperLog())
+			}
+			if s := bob.screen(t); strings.Contains(s, "feature/auth") || !approvalShown(s) {
+				t.Fatalf("the message was typed into the approval dialog:\n%s\nlogs:\n%s", s, tm.wrapperLog())
+			}
+			bob.term.Enter() // the human allows it once
+			msg := bob.waitTurn(t, aliceAsk, 60*time.Second)
+			if strings.Contains(msg.LastUser, "mark the folder") {
+				t.Errorf("the message was merged into the approved turn: %q", msg.LastUser)
+			}
+			if n := bob.turnsWith(aliceAsk); n != 1 {
+				t.Errorf("the model got the message %d times", n)
+			}
+		})
+	}
+}
+
+// approvalShown reports whether a screen shows Gemini CLI's or Codex's
+// dialog asking to approve a command.
+func approvalShown(screen string) bool {
+	return strings.Contains(screen, "Allow once") || strings.Contains(screen, "Yes, proceed")
 }
