@@ -158,6 +158,7 @@ func (h *claudeHooks) read(stop *agents.ClaudeHook) {
 	}
 	for _, t := range texts {
 		h.s.fireText(t)
+		h.s.outputLines(context.Background(), strings.Split(t, "\n"))
 	}
 }
 

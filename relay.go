@@ -123,6 +123,10 @@ const (
 	MessageReceived Event = "MessageReceived" // a message is about to be typed in
 	MessageSent     Event = "MessageSent"     // the agent sent a message
 	ToolCall        Event = "ToolCall"        // the agent called a tool (profiles that report it: Claude Code)
+	// Output fires for each new line the agent wrote: each line of a reply
+	// where the profile gives exact text (Claude Code), else each new line on
+	// its screen when it becomes idle.
+	Output Event = "Output"
 )
 
 // EventInfo describes an event for its handlers.
@@ -141,6 +145,8 @@ type EventInfo struct {
 	// Tool and ToolInput are set for ToolCall.
 	Tool      string
 	ToolInput []byte
+	// Line is set for Output.
+	Line string
 }
 
 // EventFunc handles an event; its Result's Inject is typed into the agent.

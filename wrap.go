@@ -54,6 +54,7 @@ func (r *Relay) Wrap(ctx context.Context, command string, args ...string) (int, 
 		sid:      newID(),
 		log:      r.opts.Logger,
 		lastFrom: map[string]received{},
+		busy:     true, // starting: its first idle moment is an Idle event
 		cmds:     newCmdQueue(),
 	}
 	s.name = r.opts.Name
@@ -165,6 +166,7 @@ type session struct {
 	// take no primer flag; "" once typed.
 	primerText string
 	prompts    []string // the last prompts that reached the model (hooks)
+	lastScreen string   // the screen at the last idle moment, for Output
 
 	// The agent's state, from its screen and (Claude Code) its hooks.
 	screen      scanner.State
@@ -433,7 +435,13 @@ func (s *session) pushState() {
 	}
 	s.queue.SetState(st)
 	if becameIdle {
-		go s.fire(context.Background(), EventInfo{Event: Idle})
+		go func() {
+			ctx := context.Background()
+			if !s.hooksActive() && len(s.r.eventHandlers(Output)) > 0 {
+				s.outputLines(ctx, s.newScreenLines(s.scan.Text()))
+			}
+			s.fire(ctx, EventInfo{Event: Idle})
+		}()
 	}
 	if c := s.client.Load(); c != nil {
 		bst := bus.StateIdle

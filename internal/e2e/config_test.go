@@ -106,3 +106,29 @@ func TestGoExample(t *testing.T) {
 	agent := ptytest.Start(t, ptytest.Options{Env: env(t)}, append([]string{bin, "--"}, script("@deploy:staging Release v1.2.3")...)...)
 	agent.WaitOutput("got: # [relay] Deployed Release v1.2.3 to staging.", 20*time.Second)
 }
+
+// TestOutputHook: an Output hook whose matcher is a regular expression on
+// the line gets each matching line the agent wrote, as data.
+func TestOutputHook(t *testing.T) {
+	tm := newTeam(t)
+	got := filepath.Join(t.TempDir(), "lines")
+	dir := project(t, fmt.Sprintf(`
+[[hooks.Output]]
+matcher = "^ERROR"
+[[hooks.Output.hooks]]
+type = "command"
+command = 'printf "%%s\n" "$RELAY_LINE" >> "%s"'
+`, got))
+	ptytest.Start(t, ptytest.Options{Env: tm.env, Dir: dir, Cols: 100, Rows: 30},
+		relayBin, "wrap", "--name", "Alice", "--", "sh", "-c", "echo 'ERROR: disk full on /var'; echo 'all fine here'; sleep 30")
+	testutil.Eventually(t, func() error {
+		b, err := os.ReadFile(got)
+		if err != nil {
+			return err
+		}
+		if string(b) != "ERROR: disk full on /var\n" {
+			return fmt.Errorf("hook got %q", b)
+		}
+		return nil
+	})
+}
