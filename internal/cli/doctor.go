@@ -278,6 +278,9 @@ func screenState(p agents.Profile) string {
 	for _, b := range p.Cues.Busy {
 		cues = append(cues, fmt.Sprintf("%q on screen", b))
 	}
+	if p.ReadyTitle != "" {
+		cues = append(cues, fmt.Sprintf("ready once the window title says %q", p.ReadyTitle))
+	}
 	if len(cues) == 0 {
 		return "screen (quiet output means idle)"
 	}

@@ -66,7 +66,7 @@ func doctorMemory(t *testing.T, url, token string) {
 }
 
 // TestDoctorHealthy: a private state folder with a hub that serves memory,
-// and Claude Code and Codex on PATH with relay beside them: every line is
+// and Claude Code, Codex and Gemini CLI on PATH with relay beside them: every line is
 // ok, the CLIs' versions and profiles are reported, and the exit status is 0.
 func TestDoctorHealthy(t *testing.T) {
 	home := privateDir(t)
@@ -75,6 +75,7 @@ func TestDoctorHealthy(t *testing.T) {
 	bin := t.TempDir()
 	fakeBin(t, bin, "claude", `echo "2.1.0 (Claude Code)"`)
 	fakeBin(t, bin, "codex", `echo "codex-cli 0.169.0"`)
+	fakeBin(t, bin, "gemini", `echo "0.61.0"`)
 	fakeBin(t, bin, "relay", `exit 0`)
 	env, out, errb := doctorEnv(bin, map[string]string{"RELAY_HOME": home})
 
@@ -106,9 +107,10 @@ func TestDoctorHealthy(t *testing.T) {
 	want := map[string]struct{ version, profile, exact, state string }{
 		"claude": {"2.1.0 (Claude Code)", "claude", "hooks (relay hook, via " + filepath.Join(bin, "relay"), "hooks"},
 		"codex":  {"codex-cli 0.169.0", "codex", "screen (hooks not wired yet)", "OSC 7501"},
+		"gemini": {"0.61.0", "gemini", "screen", `window title says "Ready"`},
 	}
 	if len(rep.Agents) != len(want) {
-		t.Fatalf("agents %+v, want claude and codex", rep.Agents)
+		t.Fatalf("agents %+v, want claude, codex and gemini", rep.Agents)
 	}
 	for _, a := range rep.Agents {
 		w := want[a.Command]
@@ -116,8 +118,8 @@ func TestDoctorHealthy(t *testing.T) {
 			t.Errorf("%s: got %+v, want %+v", a.Command, a, w)
 		}
 	}
-	if strings.Join(rep.NotFound, ",") != "gemini,aider" {
-		t.Errorf("not found: %v, want gemini and aider", rep.NotFound)
+	if strings.Join(rep.NotFound, ",") != "aider" {
+		t.Errorf("not found: %v, want aider", rep.NotFound)
 	}
 }
 
