@@ -72,9 +72,22 @@ func (s *session) startClaudeHooks() (args, env []string) {
 	return []string{"--settings", settings}, []string{hookrpc.SocketEnv + "=" + srv.Path()}
 }
 
+// hooksDue is how long after start Claude Code's first hook should have
+// arrived; past it, relay says once that it reads the screen only.
+const hooksDue = 30 * time.Second
+
 // serve answers the hooks until ctx ends.
 func (h *claudeHooks) serve(ctx context.Context) {
 	defer h.srv.Close()
+	h.s.ws.Go(func() {
+		select {
+		case <-time.After(hooksDue):
+			if !h.s.hooksActive() {
+				h.s.log.Warn("Claude Code's hooks never arrived; reading its screen only")
+			}
+		case <-ctx.Done():
+		}
+	})
 	if err := h.srv.Serve(ctx, h.handle); err != nil && ctx.Err() == nil {
 		h.s.log.Warn("hook socket stopped; reading the screen only", "err", err)
 		h.s.setHooksActive(false)

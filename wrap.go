@@ -94,9 +94,13 @@ func (r *Relay) Wrap(ctx context.Context, command string, args ...string) (int, 
 	}
 	var hookEnv []string
 	if prof.Name == "claude" {
-		var hookArgs []string
-		hookArgs, hookEnv = s.startClaudeHooks()
-		childArgs = append(hookArgs, childArgs...)
+		if ok, why := s.claudeHooksOK(command); ok {
+			var hookArgs []string
+			hookArgs, hookEnv = s.startClaudeHooks()
+			childArgs = append(hookArgs, childArgs...)
+		} else {
+			s.log.Warn("Claude Code's hooks are not used; reading its screen only", "why", why)
+		}
 	}
 	env := s.o.Env
 	if env == nil {
