@@ -35,4 +35,3 @@ func TestClaudeHooksOK(t *testing.T) {
 		})
 	}
 }
-
