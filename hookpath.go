@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/relayhq/relay/agents"
+	"github.com/relayhq/relay/delivery"
 	"github.com/relayhq/relay/hookrpc"
 	"github.com/relayhq/relay/patterns"
 )
@@ -122,6 +123,12 @@ func (h *claudeHooks) handle(ctx context.Context, req hookrpc.Request) hookrpc.R
 		h.read(nil)
 		s.setHookState(true, false)
 		s.fire(ctx, EventInfo{Event: ToolCall, Tool: ev.ToolName, ToolInput: ev.ToolInput})
+		if s.o.Delivery == delivery.ModeSteer {
+			// Steer: what waits rides on the tool's result, mid-turn.
+			if resp, ok := h.give(func(text string) string { return agents.AdditionalContext("PostToolUse", text) }); ok {
+				return resp
+			}
+		}
 	case "PermissionRequest":
 		s.setHookState(true, true)
 	case "Notification":
@@ -182,6 +189,12 @@ func (h *claudeHooks) handOver() (hookrpc.Response, bool) {
 	if h.blocks >= agents.ClaudeStopBlockCap-1 {
 		return hookrpc.Response{}, false
 	}
+	return h.give(agents.StopBlock)
+}
+
+// give hands what waits to the model as a hook's answer made by answer;
+// false when nothing waits.
+func (h *claudeHooks) give(answer func(string) string) (hookrpc.Response, bool) {
 	items := h.s.queue.Take()
 	if len(items) == 0 {
 		return hookrpc.Response{}, false
@@ -192,7 +205,7 @@ func (h *claudeHooks) handOver() (hookrpc.Response, bool) {
 	}
 	q := h.s.queue
 	return hookrpc.Response{
-		Stdout: agents.StopBlock(strings.Join(texts, "\n\n")),
+		Stdout: answer(strings.Join(texts, "\n\n")),
 		Sent: func(err error) {
 			if err != nil {
 				h.s.log.Warn("Stop hook hand-over failed; typing instead", "err", err)

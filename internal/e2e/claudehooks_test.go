@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/relayhq/relay/internal/agenttest"
 	"github.com/relayhq/relay/internal/mockmodel"
 	"github.com/relayhq/relay/internal/testutil"
 )
@@ -167,4 +168,42 @@ func TestClaudeStopHandOver(t *testing.T) {
 		}
 		return fmt.Errorf("no confirmed receipt")
 	})
+}
+
+// TestClaudeSteerRidesOnToolResult: with --delivery steer, a message that
+// arrives while Claude Code runs a tool reaches the model with the tool's
+// result, mid-turn, through the PostToolUse hook.
+func TestClaudeSteerRidesOnToolResult(t *testing.T) {
+	tm := newTeam(t)
+	model := mockmodel.NewAnthropic(mockmodel.Options{Script: mockmodel.Queue(
+		mockmodel.Reply{Text: "Running the slow check.", ToolUse: &mockmodel.ToolUse{Name: "Bash", Input: map[string]any{"command": "sleep 4"}}},
+		mockmodel.Reply{Text: "Done."},
+	)})
+	t.Cleanup(model.Close)
+	cmd := agenttest.Claude(t, agenttest.ClaudeOptions{Model: model.URL, Env: tm.relayEnv()}).
+		Under(relayBin, "wrap", "--delivery", "steer", "--name", "Bob", "--")
+	term := agenttest.Start(t, cmd)
+	stopGently(t, term)
+	if _, err := term.WaitReady(60*time.Second, agenttest.ClaudeReady); err != nil {
+		t.Fatal(err)
+	}
+	tm.waitAgents("Bob")
+	term.Submit("run the slow check")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := model.WaitReplied(ctx, 1); err != nil { // the tool call is out; sleep 4 runs
+		t.Fatal(err)
+	}
+	if out, err := tm.relay("send", "--from", "Alice", "Bob", "stop the deploy, the database is read-only"); err != nil {
+		t.Fatalf("send: %v %s", err, out)
+	}
+	req, err := model.WaitFor(ctx, func(r mockmodel.Request) bool {
+		return r.IsTurn() && strings.Contains(string(r.Body), "the database is read-only")
+	}, "a turn carrying the steered message")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if req.Turn != 2 {
+		t.Errorf("the message arrived in turn %d, want 2 (with the tool's result)", req.Turn)
+	}
 }
