@@ -275,44 +275,60 @@ func TestScreenCLIMemory(t *testing.T) {
 	}
 }
 
-// TestScreenCLISpecialText: a message whose body holds what the CLIs treat
-// specially when typed (an @file mention of a file that exists, a /command,
-// a !shell line, a line of its own starting with @) reaches the model word
-// for word, once, as one turn: no file completion, command or shell mode
-// takes it over.
+// TestScreenCLISpecialText: messages whose bodies hold what the CLIs treat
+// specially when typed (a /command, a !shell line, a line of its own
+// starting with @, many lines, an @file mention of a file that exists)
+// reach the model word for word, once, each as one turn: no command, shell
+// mode, paste folding or file completion takes them over.
 func TestScreenCLISpecialText(t *testing.T) {
-	const body = "Look at @README.md and run /status, then !ls the folder.\n/help is not for you\n@relay:Nobody is not a command here"
+	var report strings.Builder
+	for i := 1; i <= 15; i++ {
+		fmt.Fprintf(&report, "line %d of the report: shard %d passed, %d flaky\n", i, i, i%3)
+	}
+	cases := []struct {
+		name string
+		body string
+		want []string // in the model's turn
+	}{
+		{name: "commands", body: "Run /status, then !ls the folder.\n/help is not for you\n!rm -rf is not for you either\n@relay:Nobody is not a command here",
+			want: []string{"Run /status, then !ls the folder.\n/help is not for you\n!rm -rf is not for you either\n\\@relay:Nobody is not a command here"}},
+		{name: "many lines", body: strings.TrimSpace(report.String()), want: []string{strings.TrimSpace(report.String())}},
+		{name: "file mention", body: "Look at @README.md please, it says how to build.", want: []string{"Look at @README.md please, it says how to build."}},
+	}
 	for _, kind := range screenCLIs {
 		t.Run(kind, func(t *testing.T) {
-			if kind == "gemini" {
-				t.Skip("runtime bug: relay types a mid-line @README.md into Gemini CLI as it is, and Gemini CLI attaches " +
-					"the file's contents to the turn (--- Content from referenced files ---); Gemini CLI leaves \\@README.md alone")
-			}
 			tm := newTeam(t)
 			bob := tm.screenCLI(kind, "Bob", mockmodel.Fixed("OK."))
 			tm.waitAgents("Bob")
-			primed := len(bob.model.Turns())
-			if out, err := tm.relay("send", "Bob", body); err != nil {
-				t.Fatalf("relay send: %v\n%s", err, out)
-			}
-			req := bob.waitTurn(t, "Look at @README.md", 60*time.Second)
-			for _, want := range []string{"Look at @README.md and run /status, then !ls the folder.", "/help is not for you", `\@relay:Nobody is not a command here`} {
-				if !strings.Contains(req.LastUser, want) {
-					t.Errorf("the model's turn lacks %q:\n%q", want, req.LastUser)
-				}
-			}
-			if strings.Contains(req.LastUser, "readme of the project") {
-				t.Errorf("the file's contents were attached: %q", req.LastUser)
-			}
-			time.Sleep(2 * time.Second) // a second turn would come now
-			if n := bob.turnsWith("Look at @README.md"); n != 1 {
-				t.Errorf("the model got the message %d times", n)
-			}
-			if turns := bob.model.Turns()[primed:]; len(turns) != 1 {
-				for _, r := range turns {
-					t.Logf("turn: %q", r.LastUser)
-				}
-				t.Errorf("the model got %d turns, want 1", len(turns))
+			for _, c := range cases {
+				t.Run(c.name, func(t *testing.T) {
+					if kind == "gemini" && c.name == "file mention" {
+						t.Skip("runtime bug: relay types a mid-line @README.md into Gemini CLI as it is, and Gemini CLI attaches " +
+							"the file's contents to the turn (--- Content from referenced files ---); Gemini CLI leaves \\@README.md alone")
+					}
+					before := len(bob.model.Turns())
+					if out, err := tm.relay("send", "Bob", c.body); err != nil {
+						t.Fatalf("relay send: %v\n%s", err, out)
+					}
+					first, _, _ := strings.Cut(c.want[0], "\n")
+					req := bob.waitTurn(t, first, 60*time.Second)
+					for _, want := range c.want {
+						if !strings.Contains(req.LastUser, want) {
+							t.Errorf("the model's turn lacks %q:\n%q", want, req.LastUser)
+						}
+					}
+					if strings.Contains(req.LastUser, "readme of the project") {
+						t.Errorf("the file's contents were attached: %q", req.LastUser)
+					}
+					bob.waitIdle(t)
+					time.Sleep(2 * time.Second) // a second turn would come now
+					if turns := bob.model.Turns()[before:]; len(turns) != 1 {
+						for _, r := range turns {
+							t.Logf("turn: %q", r.LastUser)
+						}
+						t.Errorf("the model got %d turns, want 1", len(turns))
+					}
+				})
 			}
 		})
 	}
