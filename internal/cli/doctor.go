@@ -15,6 +15,7 @@ import (
 
 	"github.com/relayhq/relay/agents"
 	"github.com/relayhq/relay/bus"
+	"github.com/relayhq/relay/config"
 	"github.com/relayhq/relay/hub"
 	"github.com/relayhq/relay/memory"
 )
@@ -89,9 +90,9 @@ func runDoctor(ctx context.Context, env *Env, args []string) error {
 func diagnose(ctx context.Context, env *Env) doctorReport {
 	rep := doctorReport{Checks: []doctorCheck{}, Agents: []doctorAgent{}, NotFound: []string{}}
 	home, homeCheck := checkHome(env)
-	cfgCheck, cfgOK := checkConfig(env)
+	cfgCheck, cfg := checkConfig(env)
 	rep.Checks = append(rep.Checks, homeCheck, cfgCheck)
-	rep.Checks = append(rep.Checks, checkHub(ctx, env, home, homeCheck.OK, cfgOK)...)
+	rep.Checks = append(rep.Checks, checkHub(ctx, env, home, homeCheck.OK, cfg)...)
 	for _, name := range []string{"claude", "codex", "gemini", "aider"} { // the CLIs with a profile
 		path, ok := lookPath(name, env.getenv("PATH"))
 		if !ok {
@@ -148,8 +149,9 @@ func checkHome(env *Env) (string, doctorCheck) {
 	return home, c
 }
 
-// checkConfig loads the configuration as every command does.
-func checkConfig(env *Env) (doctorCheck, bool) {
+// checkConfig loads the configuration as every command does; nil when it
+// has mistakes.
+func checkConfig(env *Env) (doctorCheck, *config.Config) {
 	c := doctorCheck{Name: "config"}
 	quiet := *env
 	var errs bytes.Buffer
@@ -161,7 +163,7 @@ func checkConfig(env *Env) (doctorCheck, bool) {
 			msg = err.Error()
 		}
 		c.Detail, c.Fix = msg, "correct the files named above; `relay config check` lists every mistake"
-		return c, false
+		return c, nil
 	}
 	var files []string
 	for _, f := range cfg.Files {
@@ -173,18 +175,23 @@ func checkConfig(env *Env) (doctorCheck, bool) {
 	if len(files) > 0 {
 		c.OK, c.Detail = true, "ok: "+strings.Join(files, ", ")
 	}
-	return c, true
+	return c, cfg
 }
 
 // checkHub finds the hub as relay send would (flags aside), connects to it
 // and asks its memory service for one memory.
-func checkHub(ctx context.Context, env *Env, home string, homeOK, cfgOK bool) []doctorCheck {
+func checkHub(ctx context.Context, env *Env, home string, homeOK bool, cfg *config.Config) []doctorCheck {
 	hc := doctorCheck{Name: "hub"}
 	mc := doctorCheck{Name: "memory", Detail: "not checked: no hub", Skipped: true}
+	if cfg != nil && cfg.Hub.URL == config.NoHub {
+		hc.OK, hc.Detail = true, "none: agents run alone (hub = none)"
+		mc.Detail = "not checked: no hub"
+		return []doctorCheck{hc, mc}
+	}
 	var o bus.Options
 	var err error
 	switch {
-	case cfgOK && (homeOK || env.getenv("RELAY_HUB") != ""):
+	case cfg != nil && (homeOK || cfg.Hub.URL != ""): // an external hub needs no state folder
 		o, err = busOptions(ctx, env, &hubFlags{}, false)
 	case home != "":
 		o.Workspace = bus.DefaultWorkspace

@@ -149,6 +149,13 @@ func TestDoctorProblems(t *testing.T) {
 			want: []string{"FAIL  state folder", "does not exist", "fix: run `relay up --detach` (it creates it)"},
 		},
 		{
+			name: "external hub that does not answer",
+			setup: func(t *testing.T, home, bin string) map[string]string {
+				return map[string]string{"RELAY_HUB": "nats://127.0.0.1:1", "RELAY_HOME": filepath.Join(home, "absent")}
+			},
+			want: []string{"FAIL  hub", "nats://127.0.0.1:1 does not answer", "fix: restart it", "--    memory"},
+		},
+		{
 			name: "hub without memory",
 			setup: func(t *testing.T, home, bin string) map[string]string {
 				hubtest.StartAt(t, home, "127.0.0.1:0")
