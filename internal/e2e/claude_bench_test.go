@@ -13,6 +13,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -33,6 +34,7 @@ import (
 	"github.com/relayhq/relay/hub/hubtest"
 	"github.com/relayhq/relay/internal/agenttest"
 	"github.com/relayhq/relay/internal/mockmodel"
+	"github.com/relayhq/relay/internal/testutil"
 	"github.com/relayhq/relay/memory"
 )
 
@@ -177,69 +179,59 @@ func (bt *benchTeam) send(body string) bus.Envelope {
 // began after since.
 func (bt *benchTeam) waitIdle(name string, since time.Time) {
 	bt.tb.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	var last bus.Presence
-	for time.Now().Before(deadline) {
+	bt.waitPresence(name, "idle after "+since.Format(time.StampMilli), func(p bus.Presence) bool {
+		return p.State == bus.StateIdle && p.Since.After(since)
+	})
+}
+
+// waitPresence waits until ok holds for name's presence; what says what
+// is awaited.
+func (bt *benchTeam) waitPresence(name, what string, ok func(bus.Presence) bool) {
+	bt.tb.Helper()
+	testutil.WaitFor(bt.tb, 60*time.Second, 20*time.Millisecond, func() error {
 		ps, err := bt.bus.Agents(context.Background())
-		if err == nil {
-			for _, p := range ps {
-				if p.Name == name {
-					last = p
-					if p.State == bus.StateIdle && p.Since.After(since) {
-						return
-					}
-				}
+		for _, p := range ps {
+			if p.Name == name && ok(p) {
+				return nil
 			}
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	bt.tb.Fatalf("%s did not get idle after %s: %+v", name, since.Format(time.StampMilli), last)
+		return fmt.Errorf("%s: not %s (%v): %+v", name, what, err, ps)
+	})
 }
 
 // envelope returns the stored message whose body contains s.
-func (bt *benchTeam) envelope(s string) bus.Envelope {
+func (bt *benchTeam) envelope(s string) (env bus.Envelope) {
 	bt.tb.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		var found *bus.Envelope
-		errFound := fmt.Errorf("found")
+	stop := errors.New("found")
+	testutil.WaitFor(bt.tb, 30*time.Second, 50*time.Millisecond, func() error {
 		err := bt.bus.Log(context.Background(), bus.LogOptions{}, func(e bus.Entry) error {
-			if strings.Contains(e.Body, s) {
-				env := e.Envelope
-				found = &env
-				return errFound
+			if env = e.Envelope; strings.Contains(e.Body, s) {
+				return stop
 			}
 			return nil
 		})
-		if found != nil {
-			return *found
+		if err == stop {
+			return nil
 		}
-		if err != nil && err != errFound {
-			bt.tb.Logf("log: %v", err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	bt.tb.Fatalf("no message containing %q in the log", s)
-	return bus.Envelope{}
+		return fmt.Errorf("no message containing %q in the log (%v)", s, err)
+	})
+	return env
 }
 
 // receipt waits for the first receipt with status st for message id.
-func (bt *benchTeam) receipt(id string, st bus.Status) bus.Receipt {
+func (bt *benchTeam) receipt(id string, st bus.Status) (r bus.Receipt) {
 	bt.tb.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
+	testutil.WaitFor(bt.tb, 30*time.Second, 20*time.Millisecond, func() error {
 		bt.mu.Lock()
-		for _, r := range bt.receipts[id] {
+		defer bt.mu.Unlock()
+		for _, r = range bt.receipts[id] {
 			if r.Status == st {
-				bt.mu.Unlock()
-				return r
+				return nil
 			}
 		}
-		bt.mu.Unlock()
-		time.Sleep(20 * time.Millisecond)
-	}
-	bt.tb.Fatalf("no %s receipt for %s", st, id)
-	return bus.Receipt{}
+		return fmt.Errorf("no %s receipt for %s", st, id)
+	})
+	return r
 }
 
 // turn waits until a's model got a turn containing s.
@@ -583,7 +575,7 @@ func BenchmarkClaudeStopVsTyping(b *testing.B) {
 			bob.term.Submit("start the " + long)
 			busy := bt.turn(bob, long, 60*time.Second)
 			env := bt.send(msg + " the staging database is back.")
-			bt.waitPending("Bob")
+			bt.waitPresence("Bob", "holding a message", func(p bus.Presence) bool { return p.Pending > 0 })
 			time.Sleep(300 * time.Millisecond) // the wrapper takes it from its inbox
 			close(gateFor(long))
 			done := bt.replied(bob, busy.Turn)
@@ -613,24 +605,6 @@ func BenchmarkClaudeStopVsTyping(b *testing.B) {
 		b.ReportMetric(float64(hook.pct(0.5))/float64(t), "hook-vs-typing")
 	}
 	b.ReportMetric(0, "ns/op")
-}
-
-// waitPending waits until name's inbox holds a message not yet acknowledged.
-func (bt *benchTeam) waitPending(name string) {
-	bt.tb.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		ps, err := bt.bus.Agents(context.Background())
-		if err == nil {
-			for _, p := range ps {
-				if p.Name == name && p.Pending > 0 {
-					return
-				}
-			}
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	bt.tb.Fatalf("no message pending for %s", name)
 }
 
 func later(a, b time.Time) time.Time {
