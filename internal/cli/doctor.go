@@ -10,6 +10,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -261,6 +263,10 @@ func checkAgent(ctx context.Context, env *Env, name, path string) doctorAgent {
 	}
 	switch name {
 	case "claude":
+		if old := claudeTooOld(a.Version); old != "" {
+			a.ExactText = "screen (" + old + ": relay does not use its hooks; upgrade it for the exact path)"
+			break
+		}
 		if bin := hookBinary(env); bin != "" {
 			a.ExactText = "hooks (relay hook, via " + bin + ") and its transcript"
 			a.State = "hooks (UserPromptSubmit, Stop, PermissionRequest); screen before they arrive"
@@ -273,6 +279,19 @@ func checkAgent(ctx context.Context, env *Env, name, path string) doctorAgent {
 		a.ExactText = "screen (hooks not wired yet)"
 	}
 	return a
+}
+
+// claudeTooOld says why a Claude Code version is too old for relay's hooks
+// (before 2.0, as relay wrap decides); "" when it is not, or unknown.
+func claudeTooOld(version string) string {
+	m := regexp.MustCompile(`(\d+)\.(\d+)\.(\d+)`).FindStringSubmatch(version)
+	if m == nil {
+		return ""
+	}
+	if major, _ := strconv.Atoi(m[1]); major < 2 {
+		return "Claude Code " + m[0] + " is older than 2.0"
+	}
+	return ""
 }
 
 // screenState says where relay reads a profile's busy and idle states when

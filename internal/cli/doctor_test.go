@@ -211,6 +211,24 @@ func TestDoctorProblems(t *testing.T) {
 	}
 }
 
+// TestDoctorOldClaude: a Claude Code older than 2.0 is read off the
+// screen, as relay wrap does; doctor says so and how to get the exact path.
+func TestDoctorOldClaude(t *testing.T) {
+	bin := t.TempDir()
+	fakeBin(t, bin, "claude", `echo "1.0.128 (Claude Code)"`)
+	fakeBin(t, bin, "relay", `exit 0`)
+	env, out, errb := doctorEnv(bin, map[string]string{"RELAY_HOME": privateDir(t)})
+	Main([]string{"doctor", "--json"}, env)
+	var rep doctorReport
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatalf("doctor --json: %v\n%s%s", err, out, errb)
+	}
+	if len(rep.Agents) != 1 || !strings.Contains(rep.Agents[0].ExactText, "screen (Claude Code 1.0.128 is older than 2.0") ||
+		!strings.HasPrefix(rep.Agents[0].State, "screen") {
+		t.Errorf("agents: %+v", rep.Agents)
+	}
+}
+
 // TestDoctorUsage: doctor takes no arguments.
 func TestDoctorUsage(t *testing.T) {
 	env, out, errb := doctorEnv(t.TempDir(), nil)
