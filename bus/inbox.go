@@ -20,6 +20,8 @@ type Delivery struct {
 	// Seq is the message's sequence number in the workspace's stream.
 	Seq uint64
 	// NumDelivered is 1 on the first delivery, 2 on the second, ...
+	// counted since the inbox last resumed in order (see Inbox): use the
+	// envelope's ID to tell a repeat.
 	NumDelivered uint64
 
 	msg jetstream.Msg
@@ -103,7 +105,7 @@ func (c *Client) Inbox(ctx context.Context, handle func(context.Context, *Delive
 		return fmt.Errorf("inbox: %w: the client has no agent name", ErrNotRegistered)
 	}
 	ws, name := c.opts.Workspace, c.opts.Name
-	cons, err := c.stream.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
+	cfg := jetstream.ConsumerConfig{
 		Durable:       name,
 		Description:   "inbox of " + name,
 		FilterSubject: InboxSubject(ws, name),
@@ -112,7 +114,14 @@ func (c *Client) Inbox(ctx context.Context, handle func(context.Context, *Delive
 		DeliverPolicy: jetstream.DeliverAllPolicy,
 		MaxDeliver:    -1,
 		MaxAckPending: 1000,
-	})
+	}
+	if err := c.resumeInOrder(ctx, &cfg); err != nil {
+		// Best effort: the inbox still works, only a crash's leftovers may
+		// come back late.
+		c.log.Warn("inbox cannot resume in order", "err", err)
+		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverAllPolicy, 0
+	}
+	cons, err := c.stream.CreateOrUpdateConsumer(ctx, cfg)
 	if err != nil {
 		return fmt.Errorf("open inbox of %s: %w", name, err)
 	}
@@ -184,4 +193,36 @@ func (c *Client) reject(ctx context.Context, m jetstream.Msg, seq uint64, env En
 	if err := c.Receipt(rctx, env, StatusFailed, reason.Error()); err != nil {
 		c.log.Warn("could not report rejected envelope", "id", env.ID, "err", err)
 	}
+}
+
+// resumeInOrder keeps the inbox in order after a crash. Messages handed to
+// an agent's previous wrapper and never acknowledged would come back only
+// after AckWait, behind newer ones; so when some are pending, the consumer
+// is made anew from the first unacknowledged message on, and everything
+// after it comes again in order (what was typed already is known to the
+// wrapper's journal and not typed twice).
+func (c *Client) resumeInOrder(ctx context.Context, cfg *jetstream.ConsumerConfig) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	old, err := c.stream.Consumer(ctx, cfg.Durable)
+	if errors.Is(err, jetstream.ErrConsumerNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	info, err := old.Info(ctx)
+	if err != nil {
+		return err
+	}
+	if info.NumAckPending == 0 {
+		return nil
+	}
+	if err := c.stream.DeleteConsumer(ctx, cfg.Durable); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
+		return err
+	}
+	cfg.DeliverPolicy = jetstream.DeliverByStartSequencePolicy
+	cfg.OptStartSeq = info.AckFloor.Stream + 1
+	c.log.Info("inbox resumes in order", "from_seq", cfg.OptStartSeq, "pending", info.NumAckPending)
+	return nil
 }
