@@ -119,7 +119,7 @@ func TestHubUpSendAgentsLogDown(t *testing.T) {
 	}
 
 	out = c.must("agents")
-	if !strings.Contains(out, "NAME") || !regexpLine(out, `^bob\s+starting\s+\S+ ago\s+\S+ ago\s+1$`) {
+	if !strings.Contains(out, "NAME") || !regexpLine(out, `^bob\s+-\s+starting\s+\S+ ago\s+\S+ ago\s+1\s+-$`) {
 		t.Errorf("agents printed:\n%s", out)
 	}
 	var p bus.Presence

@@ -199,9 +199,13 @@ func runAgents(ctx context.Context, env *Env, args []string) error {
 	}
 	now := time.Now()
 	tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tSTATE\tSINCE\tLAST SEEN\tPENDING")
+	fmt.Fprintln(tw, "NAME\tCLI\tSTATE\tSINCE\tLAST SEEN\tPENDING\tSKIPPED")
 	for _, a := range agents {
-		fmt.Fprintf(tw, "%s\t%s\t%s ago\t%s ago\t%d\n", a.Name, a.State, age(now, a.Since), age(now, a.Seen), a.Pending)
+		cli := a.CLI
+		if cli == "" {
+			cli = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s ago\t%s ago\t%d\t%s\n", a.Name, cli, a.State, age(now, a.Since), age(now, a.Seen), a.Pending, skippedBytes(a.Skipped))
 	}
 	return tw.Flush()
 }
@@ -295,4 +299,17 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// skippedBytes shows how much output an agent's scanner skipped ("-" for
+// none): commands in it were not seen.
+func skippedBytes(n int64) string {
+	switch {
+	case n <= 0:
+		return "-"
+	case n < 1<<20:
+		return fmt.Sprintf("%d KiB", (n+1023)>>10)
+	default:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	}
 }
