@@ -68,7 +68,11 @@ func (s *session) receive(ctx context.Context, d *bus.Delivery) {
 			close(done)
 		}
 	}
-	text := s.label(delivery.Message(env.From, env.ID, env.Body, s.o.MaxBodyBytes))
+	body := env.Body
+	if s.prof.EscapeMentions {
+		body = delivery.EscapeMentions(body)
+	}
+	text := s.label(delivery.Message(env.From, env.ID, body, s.o.MaxBodyBytes))
 	s.queue.Add(delivery.Item{ID: env.ID, Text: text, Done: func(st delivery.Status, reason string) {
 		bg := context.WithoutCancel(ctx)
 		switch st {

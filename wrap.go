@@ -461,6 +461,9 @@ func (s *session) pushState() {
 
 // notice types a short note from relay into the agent.
 func (s *session) notice(text string) {
+	if s.prof.EscapeMentions {
+		text = delivery.EscapeMentions(text)
+	}
 	s.queue.Add(delivery.Item{Text: s.label(delivery.Notice(text, 0))})
 }
 

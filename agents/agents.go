@@ -40,6 +40,9 @@ type Profile struct {
 	// CLI does not read its input yet, however quiet its screen (Gemini
 	// CLI draws its input box seconds before it reads it).
 	ReadyTitle string
+	// EscapeMentions says the CLI reads a typed `@path` into the model's
+	// context: every `@` that starts a word in a peer's text is escaped.
+	EscapeMentions bool
 }
 
 // ErrUnknownProfile is returned by Named for a name it does not know.
@@ -57,7 +60,7 @@ func profiles() map[string]Profile {
 		"codex": {Name: "codex", CLI: "Codex", Cues: cues("codex"), Paste: true, Settle: 200 * time.Millisecond,
 			TypePrimer: true, Model: true},
 		"gemini": {Name: "gemini", CLI: "Gemini CLI", Cues: cues("gemini"), Paste: true, Settle: 300 * time.Millisecond,
-			TypePrimer: true, Model: true, ReadyTitle: "Ready"},
+			TypePrimer: true, Model: true, ReadyTitle: "Ready", EscapeMentions: true},
 		"aider": {Name: "aider", CLI: "aider", Cues: scanner.Cues{}, Paste: true, Settle: 150 * time.Millisecond,
 			TypePrimer: true, Model: true},
 	}

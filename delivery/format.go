@@ -135,3 +135,20 @@ func Notice(text string, max int) string {
 func OneLine(s string) string {
 	return strings.ReplaceAll(s, "\n", " ⏎ ")
 }
+
+// EscapeMentions escapes every `@` that starts a word (`@README.md`,
+// `see @src/main.go`) as `\@`, for CLIs that read the file a typed
+// `@path` names into the model's context (Gemini CLI): text from a peer must
+// never pull a file in.
+func EscapeMentions(s string) string {
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == '@' && i+1 < len(s) && s[i+1] != ' ' && s[i+1] != '\n' && (i == 0 || s[i-1] != '\\') {
+			b.WriteByte('\\')
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}

@@ -76,3 +76,17 @@ func FuzzSanitize(f *testing.F) {
 		}
 	})
 }
+
+func TestEscapeMentions(t *testing.T) {
+	for in, want := range map[string]string{
+		"Look at @README.md please":  `Look at \@README.md please`,
+		"mail me @ noon":             "mail me @ noon",
+		`already \@x`:                `already \@x`,
+		"@src/main.go and @.env too": `\@src/main.go and \@.env too`,
+		"user@example.com":           `user\@example.com`,
+	} {
+		if got := EscapeMentions(in); got != want {
+			t.Errorf("EscapeMentions(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

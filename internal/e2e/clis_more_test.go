@@ -303,8 +303,9 @@ func TestScreenCLISpecialText(t *testing.T) {
 			for _, c := range cases {
 				t.Run(c.name, func(t *testing.T) {
 					if kind == "gemini" && c.name == "file mention" {
-						t.Skip("runtime bug: relay types a mid-line @README.md into Gemini CLI as it is, and Gemini CLI attaches " +
-							"the file's contents to the turn (--- Content from referenced files ---); Gemini CLI leaves \\@README.md alone")
+						// Gemini CLI reads a typed @path into the turn: relay
+						// escapes it, and Gemini leaves \@README.md alone.
+						c.want = []string{`Look at \@README.md please, it says how to build.`}
 					}
 					before := len(bob.model.Turns())
 					if out, err := tm.relay("send", "Bob", c.body); err != nil {
