@@ -72,7 +72,11 @@ func (s *session) receive(ctx context.Context, d *bus.Delivery) {
 	if s.prof.EscapeMentions {
 		body = delivery.EscapeMentions(body)
 	}
-	text := s.label(delivery.Message(env.From, env.ID, body, s.o.MaxBodyBytes))
+	max := s.o.MaxBodyBytes
+	if !s.prof.Model && (max <= 0 || max > shellLineBody) {
+		max = shellLineBody // one line into a terminal that reads lines
+	}
+	text := s.label(delivery.Message(env.From, env.ID, body, max))
 	s.queue.Add(delivery.Item{ID: env.ID, Text: text, Done: func(st delivery.Status, reason string) {
 		bg := context.WithoutCancel(ctx)
 		switch st {
@@ -91,6 +95,11 @@ func (s *session) receive(ctx context.Context, d *bus.Delivery) {
 		}
 	}})
 }
+
+// shellLineBody caps a body typed into a plain shell: the whole line (the
+// header and the note on the cut included) must stay under the terminal's
+// 4095-byte limit on a line it reads, or the kernel cuts it without a word.
+const shellLineBody = 3600
 
 // holdRetry is when a message held by a MessageReceived hook comes back
 // for another look.

@@ -208,3 +208,37 @@ func TestTeamMemory(t *testing.T) {
 	bob.WaitOutput("got: # [relay] memory search", 15*time.Second)
 	bob.WaitOutput("/etc/auth/keys (now, Alice) #auth", 5*time.Second)
 }
+
+// TestTeamLongBodyToShell: a body longer than a terminal line can hold
+// reaches a shell reading lines as its first part and how to read the rest,
+// never silently cut by the kernel's line limit.
+func TestTeamLongBodyToShell(t *testing.T) {
+	tm := newTeam(t)
+	bob := tm.agent("Bob", "sh", "-c", `while IFS= read -r l; do printf 'len=%d tail=%s\n' "${#l}" "${l##* }"; done`)
+	tm.waitAgents("Bob")
+	body := strings.Repeat("word ", 1000) + "END"
+	cmd := exec.Command(relayBin, "send", "--from", "Alice", "Bob", "-")
+	cmd.Env = tm.env
+	cmd.Stdin = strings.NewReader(body)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("send: %v %s", err, out)
+	}
+	bob.WaitOutput("tail=", 20*time.Second)
+	testutil.Eventually(t, func() error {
+		out := string(bob.Output())
+		i := strings.Index(out, "len=")
+		if i < 0 {
+			return fmt.Errorf("nothing read")
+		}
+		var n int
+		var tail string
+		fmt.Sscanf(out[i:], "len=%d tail=%s", &n, &tail)
+		if n >= 4095 || !strings.HasSuffix(tail, "]") {
+			return fmt.Errorf("line of %d bytes ending %q: cut by the terminal, or no note on how to read the rest", n, tail)
+		}
+		return nil
+	})
+	if !strings.Contains(string(bob.Output()), "relay log --id") {
+		t.Errorf("no note on how to read the whole message")
+	}
+}
