@@ -23,11 +23,11 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"regexp"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/relayhq/relay/bus"
 	"github.com/relayhq/relay/delivery"
 	"github.com/relayhq/relay/patterns"
 )
@@ -192,15 +192,13 @@ func New(opts Options) (*Relay, error) {
 	if opts.Executable == "" {
 		opts.Executable, _ = os.Executable()
 	}
-	if opts.Name != "" && !validName(opts.Name) {
-		return nil, fmt.Errorf("relay: invalid name %q: use letters, digits, '-' and '_' (at most 64)", opts.Name)
+	if opts.Name != "" {
+		if err := bus.ValidName("agent name", opts.Name); err != nil {
+			return nil, fmt.Errorf("relay: %w", err)
+		}
 	}
 	return &Relay{opts: opts, events: map[Event][]EventFunc{}}, nil
 }
-
-var nameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
-
-func validName(s string) bool { return nameRE.MatchString(s) }
 
 // Pattern registers h for the commands of namespace ns (@ns:target body).
 // Handlers run after the built-in ones, in registration order, until one

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/relayhq/relay"
+	"github.com/relayhq/relay/bus"
 	"github.com/relayhq/relay/config"
 	"github.com/relayhq/relay/delivery"
 )
@@ -39,8 +40,10 @@ func parseWrap(env *Env, args []string) (*wrapOptions, error) {
 	if len(o.Command) == 0 {
 		return nil, usagef("missing COMMAND to wrap, as in: relay wrap --name Alice -- claude")
 	}
-	if o.Name != "" && !validName(o.Name) {
-		return nil, usagef("invalid --name %q: use letters, digits, '-' and '_' (at most 64)", o.Name)
+	if o.Name != "" {
+		if err := bus.ValidName("agent", o.Name); err != nil {
+			return nil, usagef("--name: %v", err)
+		}
 	}
 	if o.Delivery != "" {
 		if _, err := delivery.ParseMode(o.Delivery); err != nil {
@@ -48,20 +51,6 @@ func parseWrap(env *Env, args []string) (*wrapOptions, error) {
 		}
 	}
 	return o, nil
-}
-
-func validName(s string) bool {
-	if len(s) == 0 || len(s) > 64 {
-		return false
-	}
-	for _, r := range s {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_':
-		default:
-			return false
-		}
-	}
-	return true
 }
 
 func runWrap(ctx context.Context, env *Env, args []string) error {

@@ -54,7 +54,7 @@ func TestWrapUsage(t *testing.T) {
 		{[]string{"wrap"}, "missing COMMAND"},
 		{[]string{"wrap", "--bogus", "x"}, "flag provided but not defined"},
 		{[]string{"frobnicate"}, `unknown command "frobnicate"`},
-		{[]string{"wrap", "--name", "a b", "true"}, "invalid --name"},
+		{[]string{"wrap", "--name", "a b", "true"}, `--name: bad name: agent name "a b"`},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			cmd := exec.Command(relayBin, tc.args...)
