@@ -97,6 +97,9 @@ func (s *session) confirm(ctx context.Context, text string) error {
 		if s.hooksActive() {
 			return s.promptHas(first)
 		}
+		if s.follow != nil && s.follow.active() && s.promptHas(first) {
+			return true // the session file shows the prompt
+		}
 		return !s.scan.State().Draft
 	}
 	for try := 0; try < 2; try++ {

@@ -102,6 +102,16 @@ func (r *Relay) Wrap(ctx context.Context, command string, args ...string) (int, 
 			s.log.Warn("Claude Code's hooks are not used; reading its screen only", "why", why)
 		}
 	}
+	geminiID, geminiOwn := "", false
+	if prof.Name == "gemini" {
+		id, add, err := agents.GeminiSession(args, newUUID)
+		if err != nil {
+			s.log.Warn("Gemini CLI's transcript is not followed; reading its screen only", "why", err)
+		} else {
+			geminiID, geminiOwn = id, len(add) == 0
+			childArgs = append(add, childArgs...)
+		}
+	}
 	env := s.o.Env
 	if env == nil {
 		env = os.Environ()
@@ -118,6 +128,7 @@ func (r *Relay) Wrap(ctx context.Context, command string, args ...string) (int, 
 	env = append(env, hookEnv...)
 
 	tap := wrapper.NewTap(0)
+	started := time.Now()
 	s.reg = s.registry()
 	s.scan = scanner.New(scanner.Options{Namespaces: s.reg.Namespaces(), Cues: s.prof.Cues})
 	ws, err := wrapper.Start(wrapper.Options{
@@ -135,6 +146,12 @@ func (r *Relay) Wrap(ctx context.Context, command string, args ...string) (int, 
 	}
 	s.ws = ws
 	s.command = append([]string{command}, childArgs...)
+	switch {
+	case prof.Name == "codex":
+		s.follow = s.codexFollower(env, started)
+	case geminiID != "":
+		s.follow = s.geminiFollower(env, geminiID, geminiOwn)
+	}
 	s.start(ctx, tap)
 	if lookupEnv(env, "RELAY_TEST_PANIC") == "1" {
 		// For the tests of the terminal's restore after a panic.
@@ -166,6 +183,7 @@ type session struct {
 	cmds    *cmdQueue
 	command []string // the wrapped command line
 	hooks   *claudeHooks
+	follow  *replyFollower // Codex, Gemini CLI: exact replies from their session file
 	// primerText is typed once the agent is first ready, for CLIs that
 	// take no primer flag; "" once typed.
 	primerText string
@@ -362,6 +380,9 @@ func (s *session) start(ctx context.Context, tap *wrapper.Tap) {
 	if s.hooks != nil {
 		s.ws.Go(func() { s.hooks.serve(ctx) })
 	}
+	if s.follow != nil {
+		s.ws.Go(func() { s.follow.run(ctx, s.idle) })
+	}
 	s.fire(ctx, EventInfo{Event: SessionStart, Profile: s.prof.Name, Command: s.command})
 }
 
@@ -369,8 +390,8 @@ func (s *session) start(ctx context.Context, tap *wrapper.Tap) {
 func (s *session) onScan(ev scanner.Event) {
 	switch ev.Kind {
 	case scanner.EventCommand:
-		if s.hooksActive() {
-			return // the hooks give the exact text: the screen is only a copy
+		if s.hooksActive() || (s.follow != nil && s.follow.hold(ev.Command)) {
+			return // the exact text gives the commands: the screen is only a copy
 		}
 		s.cmds.put(ev.Command)
 	case scanner.EventState:
@@ -394,6 +415,19 @@ func (s *session) hooksActive() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.hooksOn
+}
+
+// exactActive reports whether commands come from the agent's exact text
+// (Claude Code's hooks, or a session file), not from the screen.
+func (s *session) exactActive() bool {
+	return s.hooksActive() || (s.follow != nil && s.follow.active())
+}
+
+// idle reports whether the agent was idle at the last state change.
+func (s *session) idle() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return !s.busy
 }
 
 func (s *session) setHooksActive(on bool) {
@@ -438,10 +472,13 @@ func (s *session) pushState() {
 		s.queue.Requeue([]delivery.Item{{Text: "[relay] " + primer}})
 	}
 	s.queue.SetState(st)
+	if becameIdle && s.follow != nil {
+		s.follow.poke()
+	}
 	if becameIdle {
 		go func() {
 			ctx := context.Background()
-			if !s.hooksActive() && len(s.r.eventHandlers(Output)) > 0 {
+			if !s.exactActive() && len(s.r.eventHandlers(Output)) > 0 {
 				s.outputLines(ctx, s.newScreenLines(s.scan.Text()))
 			}
 			s.fire(ctx, EventInfo{Event: Idle})

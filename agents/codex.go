@@ -259,3 +259,18 @@ func codexSessionMeta(path string) (codexRecord, error) {
 	}
 	return rec, nil
 }
+
+// CodexSessionStarted returns when the session of a rollout file started,
+// from its session_meta record: a session older than the wrapper is a
+// resumed one.
+func CodexSessionStarted(path string) (time.Time, error) {
+	meta, err := codexSessionMeta(path)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("read Codex rollout %s: %w", path, err)
+	}
+	t, err := time.Parse(time.RFC3339Nano, meta.Payload.Timestamp)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("read Codex rollout %s: session start: %w", path, err)
+	}
+	return t, nil
+}

@@ -154,7 +154,7 @@ func TestFindNewCodexRollout(t *testing.T) {
 		t.Errorf("no sessions: %v, want fs.ErrNotExist", err)
 	}
 	writeRollout(t, home, since, "00000000-0000-0000-0000-000000000001", "/work", since.Add(-time.Hour)) // older session
-	writeRollout(t, home, since, "00000000-0000-0000-0000-000000000002", "/elsewhere", since)          // another folder
+	writeRollout(t, home, since, "00000000-0000-0000-0000-000000000002", "/elsewhere", since)            // another folder
 	mine := writeRollout(t, home, since, "00000000-0000-0000-0000-000000000003", "/work", since.Add(time.Second))
 	if got, err := agents.FindNewCodexRollout(home, "/work", since); err != nil || got != mine {
 		t.Errorf("FindNewCodexRollout = %q, %v; want %q", got, err, mine)

@@ -31,6 +31,7 @@ type GeminiTranscriptReader struct {
 	off     int64             // where the next unread line starts
 	pending *geminiReply      // the last reply seen, not settled yet
 	sent    map[string]string // id → text returned, for rewrites after Stop
+	prompts []string          // user messages read, until Prompts takes them
 }
 
 type geminiReply struct{ id, text string }
@@ -62,6 +63,22 @@ func NewGeminiTranscriptReader(transcriptPath string) (*GeminiTranscriptReader, 
 		return nil, fmt.Errorf("open Gemini CLI transcript: %w", err)
 	}
 	return r, nil
+}
+
+// NewGeminiTranscriptReaderAt returns a reader that starts at byte offset
+// off: 0 for a session that relay started with a new --session-id, whose
+// whole transcript is new.
+func NewGeminiTranscriptReaderAt(transcriptPath string, off int64) *GeminiTranscriptReader {
+	return &GeminiTranscriptReader{path: transcriptPath, off: off, sent: map[string]string{}}
+}
+
+// Prompts returns the text of the user messages read since the last call
+// (each prompt that reached the model; tool results carry no text and are
+// left out).
+func (r *GeminiTranscriptReader) Prompts() []string {
+	p := r.prompts
+	r.prompts = nil
+	return p
 }
 
 // FindGeminiTranscript returns the transcript of the session sessionID
@@ -176,6 +193,11 @@ func (r *GeminiTranscriptReader) record(rec geminiRecord) ([]string, error) {
 		return nil, nil // the header, or a record of a kind relay does not read
 	}
 	if rec.Type != "gemini" {
+		if rec.Type == "user" {
+			if t := geminiText(rec.Content); strings.TrimSpace(t) != "" {
+				r.prompts = append(r.prompts, t)
+			}
+		}
 		return r.settle(), nil
 	}
 	text := geminiText(rec.Content)
@@ -220,4 +242,50 @@ func geminiText(raw json.RawMessage) string {
 		b.WriteString(p.Text)
 	}
 	return b.String()
+}
+
+// ErrGeminiNoSession means Gemini CLI's command line leaves relay no way
+// to know which transcript the session writes.
+var ErrGeminiNoSession = errors.New("no session id relay can follow")
+
+// GeminiSession returns the session id whose transcript relay follows for
+// a Gemini CLI started with args, and the arguments to add: a new id
+// (newID) passed as --session-id, or the user's own --session-id. Resuming
+// (--resume, -r) or listing sessions, and headless runs (--prompt, -p)
+// return ErrGeminiNoSession with the flag that stands in the way.
+func GeminiSession(args []string, newID func() string) (id string, add []string, err error) {
+	for i, a := range args {
+		if a == "--" {
+			break
+		}
+		name, value, hasValue := strings.Cut(a, "=")
+		switch name {
+		case "--session-id":
+			if hasValue {
+				return value, nil, nil
+			}
+			if i+1 < len(args) {
+				return args[i+1], nil, nil
+			}
+			return "", nil, fmt.Errorf("%w: --session-id has no value", ErrGeminiNoSession)
+		case "--resume", "-r", "--list-sessions", "--delete-session", "--prompt", "-p":
+			return "", nil, fmt.Errorf("%w: Gemini CLI is started with %s", ErrGeminiNoSession, name)
+		}
+	}
+	id = newID()
+	return id, []string{"--session-id", id}, nil
+}
+
+// GeminiHome is the folder under which Gemini CLI keeps its .gemini state
+// for a process with the environment env: GEMINI_CLI_HOME, else HOME.
+func GeminiHome(env []string) string {
+	for _, key := range []string{"GEMINI_CLI_HOME=", "HOME="} {
+		for i := len(env) - 1; i >= 0; i-- {
+			if v, ok := strings.CutPrefix(env[i], key); ok && v != "" {
+				return v
+			}
+		}
+	}
+	home, _ := os.UserHomeDir()
+	return home
 }

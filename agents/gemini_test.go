@@ -252,3 +252,60 @@ func ExampleGeminiTranscriptReader() {
 	// 0
 	// ["Asking.\n\n@relay:Bob please run the tests"]
 }
+
+// TestGeminiPrompts: the recorded transcript's user messages are the
+// prompts, tool results left out.
+func TestGeminiPrompts(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", geminiFixture))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "session.jsonl")
+	growFile(t, path, data)
+	r := agents.NewGeminiTranscriptReaderAt(path, 0)
+	replies, err := r.Stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := geminiTexts(); !slices.Equal(replies, want) {
+		t.Errorf("replies from byte 0:\n%q\nwant\n%q", replies, want)
+	}
+	if got, want := r.Prompts(), []string{"first prompt", "second prompt", "third prompt"}; !slices.Equal(got, want) {
+		t.Errorf("prompts %q, want %q", got, want)
+	}
+	if got := r.Prompts(); got != nil {
+		t.Errorf("prompts taken twice: %q", got)
+	}
+}
+
+func TestGeminiSession(t *testing.T) {
+	newID := func() string { return "11111111-2222-4333-8444-555555555555" }
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		id      string
+		add     []string
+		refused bool
+	}{
+		{"new", []string{"-m", "gemini-2.5-flash"}, newID(), []string{"--session-id", newID()}, false},
+		{"own id", []string{"--session-id", "abcdefgh-1"}, "abcdefgh-1", nil, false},
+		{"own id with =", []string{"--session-id=abcdefgh-2"}, "abcdefgh-2", nil, false},
+		{"resume", []string{"--resume", "latest"}, "", nil, true},
+		{"short resume", []string{"-r"}, "", nil, true},
+		{"headless", []string{"-p", "hi"}, "", nil, true},
+		{"no value", []string{"--session-id"}, "", nil, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			id, add, err := agents.GeminiSession(tc.args, newID)
+			if tc.refused {
+				if !errors.Is(err, agents.ErrGeminiNoSession) {
+					t.Errorf("err = %v, want ErrGeminiNoSession", err)
+				}
+				return
+			}
+			if err != nil || id != tc.id || !slices.Equal(add, tc.add) {
+				t.Errorf("GeminiSession = %q, %q, %v; want %q, %q", id, add, err, tc.id, tc.add)
+			}
+		})
+	}
+}
