@@ -276,9 +276,38 @@ func checkAgent(ctx context.Context, env *Env, name, path string) doctorAgent {
 			a.Fix = "put the relay binary on PATH (e.g. install it into ~/.local/bin)"
 		}
 	case "codex":
-		a.ExactText = "screen (hooks not wired yet)"
+		a.ExactText = codexExact(env)
+	case "gemini":
+		a.ExactText = geminiExact(ctx, env, path)
 	}
 	return a
+}
+
+// codexExact says where relay reads Codex's exact text: its rollout files
+// under CODEX_HOME (else ~/.codex), which must be a folder Codex can write.
+func codexExact(env *Env) string {
+	home := agents.CodexHome(env.environ())
+	where := "rollout file (" + filepath.Join(home, "sessions") + "), thread from Codex's open files"
+	if fi, err := os.Stat(home); err == nil && !fi.IsDir() {
+		return "screen (" + home + " is not a folder, so Codex keeps no rollout)"
+	}
+	return where
+}
+
+// geminiExact says where relay reads Gemini CLI's exact text: its chat
+// transcript, found by the --session-id relay passes, when this Gemini
+// CLI has the flag.
+func geminiExact(ctx context.Context, env *Env, path string) string {
+	ctx, cancel := context.WithTimeout(ctx, doctorTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, path, "--help")
+	cmd.Env = env.environ()
+	out, _ := cmd.CombinedOutput()
+	if !bytes.Contains(out, []byte("--session-id")) {
+		return "screen (this Gemini CLI has no --session-id, so relay cannot find its transcript)"
+	}
+	home := agents.GeminiHome(env.environ())
+	return "chat transcript (" + filepath.Join(home, ".gemini", "tmp", "<project>", "chats") + "), by the --session-id relay passes"
 }
 
 // claudeTooOld says why a Claude Code version is too old for relay's hooks

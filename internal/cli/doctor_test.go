@@ -75,7 +75,7 @@ func TestDoctorHealthy(t *testing.T) {
 	bin := t.TempDir()
 	fakeBin(t, bin, "claude", `echo "2.1.0 (Claude Code)"`)
 	fakeBin(t, bin, "codex", `echo "codex-cli 0.169.0"`)
-	fakeBin(t, bin, "gemini", `echo "0.61.0"`)
+	fakeBin(t, bin, "gemini", `case "$1" in --help) echo "  --session-id  Start a session with this id";; *) echo "0.61.0";; esac`)
 	fakeBin(t, bin, "relay", `exit 0`)
 	env, out, errb := doctorEnv(bin, map[string]string{"RELAY_HOME": home})
 
@@ -106,8 +106,8 @@ func TestDoctorHealthy(t *testing.T) {
 	}
 	want := map[string]struct{ version, profile, exact, state string }{
 		"claude": {"2.1.0 (Claude Code)", "claude", "hooks (relay hook, via " + filepath.Join(bin, "relay"), "hooks"},
-		"codex":  {"codex-cli 0.169.0", "codex", "screen (hooks not wired yet)", "OSC 7501"},
-		"gemini": {"0.61.0", "gemini", "screen", `window title says "Ready"`},
+		"codex":  {"codex-cli 0.169.0", "codex", "rollout file (" + filepath.Join(bin, "nohome", ".codex", "sessions"), "OSC 7501"},
+		"gemini": {"0.61.0", "gemini", "chat transcript (" + filepath.Join(bin, "nohome", ".gemini"), `window title says "Ready"`},
 	}
 	if len(rep.Agents) != len(want) {
 		t.Fatalf("agents %+v, want claude, codex and gemini", rep.Agents)
@@ -234,5 +234,33 @@ func TestDoctorUsage(t *testing.T) {
 	env, out, errb := doctorEnv(t.TempDir(), nil)
 	if code := Main([]string{"doctor", "extra"}, env); code != ExitUsage {
 		t.Errorf("exit %d, want 2\nstdout: %s\nstderr: %s", code, out, errb)
+	}
+}
+
+// TestDoctorExactSources: a Gemini CLI without --session-id, and a
+// CODEX_HOME that is not a folder, are read off the screen, and doctor
+// says why.
+func TestDoctorExactSources(t *testing.T) {
+	bin := t.TempDir()
+	fakeBin(t, bin, "codex", `echo "codex-cli 0.169.0"`)
+	fakeBin(t, bin, "gemini", `echo "0.20.0"`)
+	notDir := filepath.Join(t.TempDir(), "codex-home")
+	if err := os.WriteFile(notDir, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env, out, _ := doctorEnv(bin, map[string]string{"RELAY_HOME": privateDir(t), "CODEX_HOME": notDir})
+	Main([]string{"doctor", "--json"}, env)
+	var rep doctorReport
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatalf("doctor --json: %v\n%s", err, out)
+	}
+	want := map[string]string{
+		"codex":  "screen (" + notDir + " is not a folder",
+		"gemini": "screen (this Gemini CLI has no --session-id",
+	}
+	for _, a := range rep.Agents {
+		if w, ok := want[a.Command]; ok && !strings.HasPrefix(a.ExactText, w) {
+			t.Errorf("%s: exact text %q, want it to start %q", a.Command, a.ExactText, w)
+		}
 	}
 }
