@@ -62,7 +62,14 @@ type benchTeam struct {
 
 func newBenchTeam(tb testing.TB) *benchTeam {
 	tb.Helper()
-	agenttest.Binary(tb, "claude") // skip before starting anything
+	return newBenchTeamOf(tb, "claude")
+}
+
+// newBenchTeamOf is newBenchTeam for benchmarks of the CLI cli: they skip
+// when it is not installed.
+func newBenchTeamOf(tb testing.TB, cli string) *benchTeam {
+	tb.Helper()
+	agenttest.Binary(tb, cli) // skip before starting anything
 	h := hubtest.Start(tb)
 	serveMemoryTB(tb, h)
 	home := filepath.Join(tb.TempDir(), "home")

@@ -22,6 +22,7 @@ type screenCLI struct {
 	model interface {
 		modelLog
 		Turns() []mockmodel.Request
+		WaitReplied(ctx context.Context, n int) (mockmodel.Request, error)
 	}
 	term  *agenttest.Term
 	ready func(screen string) bool
@@ -40,50 +41,57 @@ func (tm *team) screenCLI(kind, name string, script mockmodel.Script) *screenCLI
 // with extra arguments for the CLI.
 func (tm *team) screenCLISized(kind, name string, cols, rows int, script mockmodel.Script, extra ...string) *screenCLI {
 	tm.t.Helper()
+	return startScreenCLI(tm.t, tm.relayEnv(), kind, name, cols, rows, script, extra...)
+}
+
+// startScreenCLI is screenCLISized for any test or benchmark, with env the
+// RELAY_* variables that point relay at the hub.
+func startScreenCLI(t testing.TB, env []string, kind, name string, cols, rows int, script mockmodel.Script, extra ...string) *screenCLI {
+	t.Helper()
 	a := &screenCLI{name: name, kind: kind}
 	// The project folder holds a file, for mentions such as @README.md.
-	work := tm.t.TempDir()
+	work := t.TempDir()
 	if err := os.WriteFile(filepath.Join(work, "README.md"), []byte("This is the readme of the project.\n"), 0o644); err != nil {
-		tm.t.Fatal(err)
+		t.Fatal(err)
 	}
 	var cmd agenttest.Cmd
 	switch kind {
 	case "codex":
 		m := mockmodel.NewResponses(mockmodel.Options{Script: script})
-		tm.t.Cleanup(m.Close)
+		t.Cleanup(m.Close)
 		a.model, a.ready = m, agenttest.CodexReady
-		cmd = agenttest.Codex(tm.t, agenttest.CodexOptions{Model: m.URL, WorkDir: work, Cols: cols, Rows: rows, ExtraArgs: extra, Env: tm.relayEnv()})
+		cmd = agenttest.Codex(t, agenttest.CodexOptions{Model: m.URL, WorkDir: work, Cols: cols, Rows: rows, ExtraArgs: extra, Env: env})
 	case "gemini":
 		m := mockmodel.NewGemini(mockmodel.Options{Script: script})
-		tm.t.Cleanup(m.Close)
+		t.Cleanup(m.Close)
 		a.model, a.ready = m, agenttest.GeminiReady
-		cmd = agenttest.Gemini(tm.t, agenttest.GeminiOptions{Model: m.URL, WorkDir: work, Cols: cols, Rows: rows, ExtraArgs: extra, Env: tm.relayEnv()})
+		cmd = agenttest.Gemini(t, agenttest.GeminiOptions{Model: m.URL, WorkDir: work, Cols: cols, Rows: rows, ExtraArgs: extra, Env: env})
 	default:
-		tm.t.Fatalf("unknown CLI %q", kind)
+		t.Fatalf("unknown CLI %q", kind)
 	}
-	a.term = agenttest.Start(tm.t, cmd.Under(relayBin, "wrap", "--name", name, "--"))
-	stopGently(tm.t, a.term)
+	a.term = agenttest.Start(t, cmd.Under(relayBin, "wrap", "--name", name, "--"))
+	stopGently(t, a.term)
 	if _, err := a.term.WaitReady(60*time.Second, a.ready); err != nil {
-		tm.t.Fatalf("%s: %s did not get ready under relay wrap: %v\n%s", name, kind, err, a.screen(tm.t))
+		t.Fatalf("%s: %s did not get ready under relay wrap: %v\n%s", name, kind, err, a.screen(t))
 	}
 	// relay types the primer once at first idle into CLIs without a
 	// primer flag: let that turn pass, so that the test starts from an
 	// idle agent that has had its only unprompted turn.
 	if prof, err := agents.Named(kind); err == nil && prof.TypePrimer {
-		a.waitTurn(tm.t, `You are agent "`+name+`"`, 60*time.Second)
-		a.waitIdle(tm.t)
+		a.waitTurn(t, `You are agent "`+name+`"`, 60*time.Second)
+		a.waitIdle(t)
 	}
 	return a
 }
 
 // screen renders the agent's terminal as tmux shows it.
-func (a *screenCLI) screen(t *testing.T) string {
+func (a *screenCLI) screen(t testing.TB) string {
 	cols, rows := a.term.Size()
 	return agenttest.TmuxScreen(t, a.term.Raw(), cols, rows)
 }
 
 // waitIdle waits until the CLI shows its idle input row again.
-func (a *screenCLI) waitIdle(t *testing.T) {
+func (a *screenCLI) waitIdle(t testing.TB) {
 	t.Helper()
 	if _, err := a.term.WaitReady(60*time.Second, a.ready); err != nil {
 		t.Fatalf("%s (%s) did not get idle: %v\n%s", a.name, a.kind, err, a.screen(t))
@@ -91,7 +99,7 @@ func (a *screenCLI) waitIdle(t *testing.T) {
 }
 
 // waitTurn waits until the agent's model received a turn containing s.
-func (a *screenCLI) waitTurn(t *testing.T, s string, timeout time.Duration) mockmodel.Request {
+func (a *screenCLI) waitTurn(t testing.TB, s string, timeout time.Duration) mockmodel.Request {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()

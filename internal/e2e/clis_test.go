@@ -108,7 +108,7 @@ func TestThreeCLIs(t *testing.T) {
 
 // stopGently ends a wrapped CLI with SIGTERM before the harness kills it,
 // so that it has exited before the test's folders are removed.
-func stopGently(t *testing.T, term *agenttest.Term) {
+func stopGently(t testing.TB, term *agenttest.Term) {
 	t.Cleanup(func() {
 		_ = syscallKill(term.Pid())
 		select {
