@@ -453,7 +453,7 @@ func (s *session) setHookState(busy, waiting bool) {
 // a draft always from the screen.
 func (s *session) pushState() {
 	s.mu.Lock()
-	st := delivery.State{Ready: s.ready, Busy: s.screen.Busy, Draft: s.screen.Draft}
+	st := delivery.State{Ready: s.ready, Busy: s.screen.Busy, Draft: s.screen.Draft, Waiting: s.screen.Waiting}
 	if s.hooksOn {
 		st.Busy, st.Waiting = s.hookBusy, s.hookWaiting
 	}

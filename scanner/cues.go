@@ -27,6 +27,13 @@ type Cues struct {
 	// its state as "state=working", "state=idle", "state=done" (Codex:
 	// 7501): an exact busy cue, beside the texts in Busy. Zero: none.
 	StateOSC int
+	// BusyTitles are texts that, in the window title (OSC 0/2), mean the
+	// agent is working (Gemini CLI: "Working…").
+	BusyTitles []string
+	// WaitingTitles are texts that, in the window title, mean the agent
+	// waits on its human, e.g. to approve a tool call (Gemini CLI: "Action
+	// Required"): busy, and State.Waiting.
+	WaitingTitles []string
 	// Placeholders are texts an empty input box shows (Codex: "Ask Codex to
 	// do anything"); they are not a draft. Faint text is never a draft
 	// either.
@@ -89,9 +96,11 @@ func CuesFor(profile string) (Cues, bool) {
 		}, true
 	case "gemini":
 		return Cues{
-			Busy:         []string{"esc to cancel"},
-			Prompt:       ">*!",
-			Placeholders: []string{"Type your message or @path/to/file"},
+			Busy:          []string{"esc to cancel"},
+			BusyTitles:    []string{"Working…"},
+			WaitingTitles: []string{"Action Required"},
+			Prompt:        ">*!",
+			Placeholders:  []string{"Type your message or @path/to/file"},
 		}, true
 	}
 	return Cues{}, false

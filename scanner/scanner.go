@@ -67,6 +67,9 @@ type State struct {
 	// Draft is true when the input box holds text that is neither empty nor
 	// a placeholder: someone is typing, so nothing may be injected.
 	Draft bool
+	// Waiting is true while the window title says the agent waits on its
+	// human (Cues.WaitingTitles), e.g. for a tool approval.
+	Waiting bool
 }
 
 // Event is one thing the scanner saw.

@@ -389,3 +389,31 @@ func TestPlainShellLines(t *testing.T) {
 	h.write("echo again\r\n@relay:Bob run the tests\r\n$ ")
 	h.want("@relay:Bob run the tests", "@relay:Bob run the tests") // the same words later fire again
 }
+
+// TestGeminiTitleState: Gemini CLI's window title says when it works and
+// when it waits on its human (a tool approval), whatever the screen shows.
+func TestGeminiTitleState(t *testing.T) {
+	h := newHarness(t, 80, 24, "gemini")
+	last := func() State {
+		t.Helper()
+		h.settle()
+		if len(h.states) == 0 {
+			t.Fatal("no state event")
+		}
+		return h.states[len(h.states)-1]
+	}
+	for _, tc := range []struct {
+		title string
+		want  State
+	}{
+		{"◇  Ready (work)", State{}},
+		{"✦  Working… (work)", State{Busy: true}},
+		{"✋  Action Required (work)", State{Busy: true, Waiting: true}},
+		{"◇  Ready (work)", State{}},
+	} {
+		h.write("\x1b]2;" + tc.title + "\x07")
+		if got := last(); got != tc.want {
+			t.Errorf("title %q: state %+v, want %+v", tc.title, got, tc.want)
+		}
+	}
+}

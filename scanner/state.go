@@ -9,7 +9,7 @@ import (
 // hasBusyCue reports whether a busy cue is on screen or the CLI said it
 // is working.
 func (s *Scanner) hasBusyCue() bool {
-	if s.oscBusy {
+	if s.oscBusy || s.titleHas(s.cues.BusyTitles) || s.titleHas(s.cues.WaitingTitles) {
 		return true
 	}
 	for _, b := range s.cues.Busy {
@@ -46,12 +46,27 @@ func (s *Scanner) draft() bool {
 // updateState recomputes the state and queues an event when it changed.
 func (s *Scanner) updateState(now time.Time) {
 	st := State{
-		Busy:  s.hasBusyCue() || now.Sub(s.lastChange) < s.cues.QuietTime,
-		Draft: s.draft(),
+		Busy:    s.hasBusyCue() || now.Sub(s.lastChange) < s.cues.QuietTime,
+		Draft:   s.draft(),
+		Waiting: s.titleHas(s.cues.WaitingTitles),
 	}
 	if s.stateKnown && st == s.state {
 		return
 	}
 	s.state, s.stateKnown = st, true
 	s.events = append(s.events, Event{Kind: EventState, Time: now, State: st})
+}
+
+// titleHas reports whether the window title holds one of texts.
+func (s *Scanner) titleHas(texts []string) bool {
+	if len(texts) == 0 {
+		return false
+	}
+	title := s.scr.Title()
+	for _, t := range texts {
+		if strings.Contains(title, t) {
+			return true
+		}
+	}
+	return false
 }

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,8 +11,10 @@ import (
 	"time"
 
 	"github.com/relayhq/relay/agents"
+	"github.com/relayhq/relay/bus"
 	"github.com/relayhq/relay/internal/agenttest"
 	"github.com/relayhq/relay/internal/mockmodel"
+	"github.com/relayhq/relay/internal/testutil"
 )
 
 // screenCLI is a real Codex or Gemini CLI session wrapped by relay,
@@ -409,6 +412,11 @@ func TestScreenCLIApprovalWaits(t *testing.T) {
 			if err != nil {
 				t.Fatalf("no approval dialog: %v\n%s", err, bob.screen(t))
 			}
+			if kind == "gemini" {
+				// Its window title says "Action Required": the team sees
+				// that Bob waits on his human.
+				tm.waitState("Bob", bus.StateWaiting)
+			}
 			if out, err := tm.relay("send", "Bob", aliceAsk); err != nil {
 				t.Fatalf("relay send: %v\n%s", err, out)
 			}
@@ -437,4 +445,26 @@ func TestScreenCLIApprovalWaits(t *testing.T) {
 // dialog asking to approve a command.
 func approvalShown(screen string) bool {
 	return strings.Contains(screen, "Allow once") || strings.Contains(screen, "Yes, proceed")
+}
+
+// waitState waits until the hub lists name in state st.
+func (tm *team) waitState(name string, st bus.State) {
+	tm.t.Helper()
+	testutil.Eventually(tm.t, func() error {
+		out, err := tm.relay("agents", "--json")
+		if err != nil {
+			return fmt.Errorf("relay agents: %v: %s", err, out)
+		}
+		dec := json.NewDecoder(strings.NewReader(out))
+		for dec.More() {
+			var p bus.Presence
+			if err := dec.Decode(&p); err != nil {
+				return fmt.Errorf("relay agents --json: %v: %s", err, out)
+			}
+			if p.Name == name && p.State == st {
+				return nil
+			}
+		}
+		return fmt.Errorf("%s not %s:\n%s", name, st, out)
+	})
 }
