@@ -1,7 +1,6 @@
 package agents
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -421,40 +420,17 @@ func NewTranscriptReader(transcriptPath string) (*TranscriptReader, error) {
 // line is left for the next call. A malformed line is skipped and reported
 // in the error, with the texts read around it.
 func (r *TranscriptReader) Next() ([]string, error) {
-	f, err := os.Open(r.path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read Claude Code transcript: %w", err)
-	}
-	defer f.Close()
-	if _, err := f.Seek(r.off, io.SeekStart); err != nil {
-		return nil, fmt.Errorf("read Claude Code transcript %s: %w", r.path, err)
-	}
-	br := bufio.NewReaderSize(f, 64<<10)
 	var texts []string
-	var errs []error
-	for {
-		line, err := br.ReadBytes('\n')
-		if err != nil {
-			if !errors.Is(err, io.EOF) {
-				errs = append(errs, fmt.Errorf("read Claude Code transcript %s: %w", r.path, err))
-			}
-			break // an unterminated line is read again next time
-		}
-		at := r.off
-		r.off += int64(len(line))
+	err := readNewLines(r.path, "Claude Code transcript", &r.off, func(line []byte) error {
 		if !bytes.Contains(line, []byte(`"assistant"`)) {
-			continue
+			return nil
 		}
 		var rec transcriptRecord
 		if err := json.Unmarshal(line, &rec); err != nil {
-			errs = append(errs, fmt.Errorf("read Claude Code transcript %s: line at byte %d: %w", r.path, at, err))
-			continue
+			return err
 		}
 		if rec.Type != "assistant" || rec.IsSidechain {
-			continue
+			return nil
 		}
 		blocks, _ := rec.Message.blocks()
 		for _, b := range blocks {
@@ -462,8 +438,9 @@ func (r *TranscriptReader) Next() ([]string, error) {
 				texts = append(texts, b.Text)
 			}
 		}
-	}
-	return texts, errors.Join(errs...)
+		return nil
+	})
+	return texts, err
 }
 
 // consume reports whether text is (the first part of) a text that Stop

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -77,44 +76,21 @@ func (r *CodexRolloutReader) Path() string { return r.path }
 // around it.
 func (r *CodexRolloutReader) Next() (CodexReading, error) {
 	var out CodexReading
-	f, err := os.Open(r.path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return out, nil
-	}
-	if err != nil {
-		return out, fmt.Errorf("read Codex rollout: %w", err)
-	}
-	defer f.Close()
-	if _, err := f.Seek(r.off, io.SeekStart); err != nil {
-		return out, fmt.Errorf("read Codex rollout %s: %w", r.path, err)
-	}
-	br := bufio.NewReaderSize(f, 64<<10)
-	var errs []error
-	for {
-		line, err := br.ReadBytes('\n')
-		if err != nil {
-			if !errors.Is(err, io.EOF) {
-				errs = append(errs, fmt.Errorf("read Codex rollout %s: %w", r.path, err))
-			}
-			break // an unterminated line is read again next time
-		}
-		at := r.off
-		r.off += int64(len(line))
+	err := readNewLines(r.path, "Codex rollout", &r.off, func(line []byte) error {
 		if !bytes.Contains(line, []byte(`"response_item"`)) {
-			continue // most lines: events, token counts, turn context
+			return nil // most lines: events, token counts, turn context
 		}
 		var rec codexRecord
 		if err := json.Unmarshal(line, &rec); err != nil {
-			errs = append(errs, fmt.Errorf("read Codex rollout %s: line at byte %d: %w", r.path, at, err))
-			continue
+			return err
 		}
 		p := rec.Payload
 		if rec.Type != "response_item" || p.Type != "message" {
-			continue
+			return nil
 		}
 		if p.ID != "" {
 			if _, dup := r.seen[p.ID]; dup {
-				continue
+				return nil
 			}
 			r.seen[p.ID] = struct{}{}
 		}
@@ -126,7 +102,7 @@ func (r *CodexRolloutReader) Next() (CodexReading, error) {
 		}
 		text := b.String()
 		if strings.TrimSpace(text) == "" {
-			continue
+			return nil
 		}
 		switch p.Role {
 		case "assistant":
@@ -134,8 +110,9 @@ func (r *CodexRolloutReader) Next() (CodexReading, error) {
 		case "user":
 			out.Prompts = append(out.Prompts, text)
 		}
-	}
-	return out, errors.Join(errs...)
+		return nil
+	})
+	return out, err
 }
 
 // CodexHome is the folder Codex keeps its state in for a process with the

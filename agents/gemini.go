@@ -1,12 +1,10 @@
 package agents
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -134,45 +132,20 @@ func (r *GeminiTranscriptReader) settle() []string {
 // replies are updated, and those that a later message record follows are
 // settled and returned.
 func (r *GeminiTranscriptReader) read() ([]string, error) {
-	f, err := os.Open(r.path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read Gemini CLI transcript: %w", err)
-	}
-	defer f.Close()
-	if _, err := f.Seek(r.off, io.SeekStart); err != nil {
-		return nil, fmt.Errorf("read Gemini CLI transcript %s: %w", r.path, err)
-	}
-	br := bufio.NewReaderSize(f, 64<<10)
 	var texts []string
-	var errs []error
-	for {
-		line, err := br.ReadBytes('\n')
-		if err != nil {
-			if !errors.Is(err, io.EOF) {
-				errs = append(errs, fmt.Errorf("read Gemini CLI transcript %s: %w", r.path, err))
-			}
-			break // an unterminated line is read again next time
-		}
-		at := r.off
-		r.off += int64(len(line))
+	err := readNewLines(r.path, "Gemini CLI transcript", &r.off, func(line []byte) error {
 		if len(bytes.TrimSpace(line)) == 0 {
-			continue
+			return nil
 		}
 		var rec geminiRecord
 		if err := json.Unmarshal(line, &rec); err != nil {
-			errs = append(errs, fmt.Errorf("read Gemini CLI transcript %s: line at byte %d: %w", r.path, at, err))
-			continue
+			return err
 		}
 		t, err := r.record(rec)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("read Gemini CLI transcript %s: line at byte %d: %w", r.path, at, err))
-		}
 		texts = append(texts, t...)
-	}
-	return texts, errors.Join(errs...)
+		return err
+	})
+	return texts, err
 }
 
 // record takes one line: a reply is kept (or replaced) until settled; any
