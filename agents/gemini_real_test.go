@@ -1,7 +1,6 @@
 package agents_test
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"os"
@@ -89,11 +88,11 @@ func TestGeminiTranscriptRealCLI(t *testing.T) {
 		got = append(got, texts...)
 	}
 	for _, p := range []string{"first prompt", "second prompt", "third prompt"} {
-		term.Submit(p)
-		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		_, err := m.WaitForRequest(ctx, p)
-		cancel()
-		if err != nil {
+		// Gemini CLI takes an Enter that its event loop reads together
+		// with the paste as a newline (a loaded machine does that), so
+		// the prompt is confirmed by the model and Enter pressed again
+		// only if it never arrived.
+		if _, err := term.SubmitConfirm(p, 300*time.Millisecond, 60*time.Second, func() bool { return m.Count(p) > 0 }); err != nil {
 			t.Fatalf("the model never got %q: %v\n%s", p, err, agenttest.TmuxScreen(t, term.Raw(), 100, 30))
 		}
 		// Poll while it works, as a wrapper would at each screen change,
