@@ -113,6 +113,18 @@ func (a *screenCLI) waitTurn(t testing.TB, s string, timeout time.Duration) mock
 	return req
 }
 
+// submit types s as the human would (paste, a pause, Enter) and waits up
+// to a minute for the model turn that holds it. Enter is pressed again if
+// none came in half that time: on a loaded machine a CLI can read the
+// paste and the Enter in one go and take the Enter for a newline.
+func (a *screenCLI) submit(t testing.TB, s string) {
+	t.Helper()
+	before := a.turnsWith(s)
+	if _, err := a.term.SubmitConfirm(s, 300*time.Millisecond, 60*time.Second, func() bool { return a.turnsWith(s) > before }); err != nil {
+		t.Fatalf("%s (%s): %v\nscreen:\n%s", a.name, a.kind, err, a.screen(t))
+	}
+}
+
 // turnsWith counts the model turns whose typed text contains s.
 func (a *screenCLI) turnsWith(s string) int {
 	n := 0
@@ -214,8 +226,7 @@ func TestScreenCLIBusyThenIdle(t *testing.T) {
 			})
 			tm.waitAgents("Bob")
 
-			bob.term.Submit("start the long task")
-			bob.waitTurn(t, "long task", 30*time.Second)
+			bob.submit(t, "start the long task")
 			if out, err := tm.relay("send", "Bob", aliceAsk); err != nil {
 				t.Fatalf("relay send: %v\n%s", err, out)
 			}
@@ -263,13 +274,12 @@ func TestScreenCLIMemory(t *testing.T) {
 	tm.waitAgents("Bob", "Carol")
 
 	for _, a := range []*screenCLI{bob, carol} {
-		a.term.Submit("remember this")
-		a.waitTurn(t, "remember this", 30*time.Second)
+		a.submit(t, "remember this")
 		a.waitTurn(t, "memory saved", 60*time.Second) // relay's receipt, typed back
 		a.waitIdle(t)
 	}
-	bob.term.Submit("look it up")
-	carol.term.Submit("look it up")
+	bob.submit(t, "look it up")
+	carol.submit(t, "look it up")
 	bob.waitTurn(t, "relay-staging-snaps", 60*time.Second)
 	carol.waitTurn(t, "every 15 minutes", 60*time.Second)
 	for _, c := range []struct {
@@ -369,8 +379,7 @@ func TestScreenCLITallParagraph(t *testing.T) {
 				return mockmodel.Reply{Text: "OK."}
 			})
 			tm.waitAgents("Bob", "Carol")
-			carol.term.Submit("write the plan")
-			carol.waitTurn(t, "write the plan", 30*time.Second)
+			carol.submit(t, "write the plan")
 			bob.WaitOutput("got: # [relay] Message from agent Carol", 60*time.Second)
 			bob.WaitOutput(ask, 5*time.Second)
 			carol.waitIdle(t)
@@ -406,8 +415,7 @@ func TestScreenCLIApprovalWaits(t *testing.T) {
 			}, extra...)
 			tm.waitAgents("Bob")
 			primed := len(bob.model.Turns())
-			bob.term.Submit("mark the folder")
-			bob.waitTurn(t, "mark the folder", 30*time.Second)
+			bob.submit(t, "mark the folder")
 			scr, err := bob.term.WaitScreen(30*time.Second, approvalShown)
 			if err != nil {
 				t.Fatalf("no approval dialog: %v\n%s", err, bob.screen(t))
