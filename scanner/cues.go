@@ -25,7 +25,8 @@ type Cues struct {
 	Prompt string
 	// StateOSC is the number of an OSC sequence in which the CLI reports
 	// its state as "state=working", "state=idle", "state=done" (Codex:
-	// 7501): an exact busy cue, beside the texts in Busy. Zero: none.
+	// 7501): an exact busy cue, beside the texts in Busy, and an exact idle
+	// one (idle at once, without QuietTime). Zero: none.
 	StateOSC int
 	// BusyTitles are texts that, in the window title (OSC 0/2), mean the
 	// agent is working (Gemini CLI: "Working…").
@@ -34,6 +35,10 @@ type Cues struct {
 	// waits on its human, e.g. to approve a tool call (Gemini CLI: "Action
 	// Required"): busy, and State.Waiting.
 	WaitingTitles []string
+	// IdleTitles are texts that, in the window title, mean the agent's turn
+	// is over (Gemini CLI: "Ready"): without a busy cue it is idle at once,
+	// without waiting out QuietTime.
+	IdleTitles []string
 	// Placeholders are texts an empty input box shows (Codex: "Ask Codex to
 	// do anything"); they are not a draft. Faint text is never a draft
 	// either.
@@ -46,7 +51,8 @@ type Cues struct {
 	// palette 153). Rows drawn in them never fire.
 	CodeColors []screen.Color
 	// QuietTime is how long rows must stay unchanged to be final, and the
-	// screen to be idle; zero means DefaultQuietTime.
+	// screen to be idle when the CLI does not say so itself (StateOSC,
+	// IdleTitles); zero means DefaultQuietTime.
 	QuietTime time.Duration
 	// WrapSlack is how many columns short of the right edge a TUI may break
 	// a line when it wraps words itself (the rule that keeps a mid-line
@@ -99,6 +105,7 @@ func CuesFor(profile string) (Cues, bool) {
 			Busy:          []string{"esc to cancel"},
 			BusyTitles:    []string{"Working…"},
 			WaitingTitles: []string{"Action Required"},
+			IdleTitles:    []string{"Ready ("},
 			Prompt:        ">*!",
 			Placeholders:  []string{"Type your message or @path/to/file"},
 		}, true

@@ -62,7 +62,8 @@ func (k EventKind) String() string {
 // State is the agent's state as read off its screen.
 type State struct {
 	// Busy is true while a busy cue is on screen or the screen is still
-	// changing; false once it has been quiet for the cues' QuietTime.
+	// changing; false once it has been quiet for the cues' QuietTime, or
+	// at once when the CLI says it is idle (Cues.StateOSC, IdleTitles).
 	Busy bool
 	// Draft is true when the input box holds text that is neither empty nor
 	// a placeholder: someone is typing, so nothing may be injected.
@@ -152,10 +153,12 @@ type Scanner struct {
 	pass uint64
 	// epoch changes whenever content may move without scrolling: a clear,
 	// a resize, a reset, a switch of screens.
-	epoch    uint64
-	wasAlt   bool
-	oscBusy  bool // the CLI's own state report says it is working
-	injected []string
+	epoch     uint64
+	wasAlt    bool
+	oscState  string // the CLI's own state report: "working", "idle", "done", …
+	quietOnce bool   // the screen has been idle by quiet
+	worked    bool   // since then the CLI has said it is working
+	injected  []string
 
 	state      State
 	stateKnown bool
@@ -569,8 +572,7 @@ func (s *Scanner) onOSC(num int, payload string) {
 	if !ok {
 		return
 	}
-	state, _, _ = strings.Cut(state, ":")
-	s.oscBusy = state == "working"
+	s.oscState, _, _ = strings.Cut(state, ":")
 }
 
 // resetRows forgets what the rows showed: every row counts as just changed.

@@ -417,3 +417,60 @@ func TestGeminiTitleState(t *testing.T) {
 		}
 	}
 }
+
+// TestSaidIdleNeedsNoQuiet: when the CLI itself says its turn is over
+// (Codex's OSC 7501 state=idle or done, Gemini CLI's "Ready" title), the
+// agent is idle at once, while a screen that merely stopped changing
+// still waits out the quiet time. That quiet time was most of the time a
+// message from or to these CLIs took.
+func TestSaidIdleNeedsNoQuiet(t *testing.T) {
+	for _, tc := range []struct {
+		profile, working, idle string
+	}{
+		{"codex", "\x1b]7501;state=working:app=codex\x1b\\", "\x1b]7501;state=idle:app=codex\x1b\\"},
+		{"codex", "\x1b]7501;state=working:app=codex\x1b\\", "\x1b]7501;state=done:app=codex\x1b\\"},
+		{"gemini", "\x1b]2;✦  Working… (work)\x07", "\x1b]2;◇  Ready (work)\x07"},
+	} {
+		t.Run(tc.profile+" "+strings.TrimRight(tc.idle[strings.Index(tc.idle, ";")+1:], "\x07\x1b\\"), func(t *testing.T) {
+			h := newHarness(t, 80, 24, tc.profile)
+			// At start the report is not trusted: Gemini CLI says
+			// "Ready" as it first draws its input box, is quiet, draws
+			// it all again, and reads it only later; Codex reports a
+			// working/idle pair as it starts.
+			for _, frame := range []string{tc.working + tc.idle + " > Type your message", tc.idle + " > Type your message, again"} {
+				h.s.Write([]byte("\x1b[H" + frame))
+				h.clk.advance(time.Millisecond)
+				h.s.Tick()
+				if st := h.s.State(); !st.Busy {
+					t.Fatalf("at start, 1 ms after %q: %+v, want busy until quiet", frame, st)
+				}
+				h.settle()
+			}
+			h.write(tc.working + "\x1b[H• Working on it")
+			if st := h.s.State(); !st.Busy {
+				t.Fatalf("working: %+v, want busy", st)
+			}
+			// The last rows of the reply and the state report, in one write.
+			h.s.Write([]byte("\x1b[2;1H• Done." + tc.idle))
+			h.clk.advance(time.Millisecond)
+			h.s.Tick()
+			if st := h.s.State(); st.Busy {
+				t.Fatalf("1 ms after the CLI said it is idle: %+v, want idle", st)
+			}
+		})
+	}
+	t.Run("no report", func(t *testing.T) {
+		h := newHarness(t, 80, 24, "claude")
+		h.write("\x1b[H● Working on it")
+		h.s.Write([]byte("\x1b[2;1H● Done."))
+		h.clk.advance(time.Millisecond)
+		h.s.Tick()
+		if st := h.s.State(); !st.Busy {
+			t.Fatalf("1 ms after the last change, with no state report: %+v, want busy", st)
+		}
+		h.settle()
+		if st := h.s.State(); st.Busy {
+			t.Fatalf("quiet: %+v, want idle", st)
+		}
+	})
+}

@@ -9,7 +9,7 @@ import (
 // hasBusyCue reports whether a busy cue is on screen or the CLI said it
 // is working.
 func (s *Scanner) hasBusyCue() bool {
-	if s.oscBusy || s.titleHas(s.cues.BusyTitles) || s.titleHas(s.cues.WaitingTitles) {
+	if s.reportsWorking() {
 		return true
 	}
 	for _, b := range s.cues.Busy {
@@ -20,6 +20,23 @@ func (s *Scanner) hasBusyCue() bool {
 		}
 	}
 	return false
+}
+
+// saysIdle reports whether the CLI itself says its turn is over (a state
+// report of idle or done, an idle window title): then the screen need not
+// stay quiet for QuietTime before the agent counts as idle, which saves
+// that much on every message to or from it. Only for the end of a turn
+// seen after the screen was first idle: at start Gemini CLI says "Ready"
+// seconds before it reads its input box, and Codex reports a spurious
+// working/idle pair.
+func (s *Scanner) saysIdle() bool {
+	return s.worked && (s.oscState == "idle" || s.oscState == "done" || s.titleHas(s.cues.IdleTitles))
+}
+
+// reportsWorking reports whether the CLI's state report or window title
+// says it is working or waiting on its human.
+func (s *Scanner) reportsWorking() bool {
+	return s.oscState == "working" || s.titleHas(s.cues.BusyTitles) || s.titleHas(s.cues.WaitingTitles)
 }
 
 // draft reports whether the input box holds text someone typed.
@@ -45,8 +62,16 @@ func (s *Scanner) draft() bool {
 
 // updateState recomputes the state and queues an event when it changed.
 func (s *Scanner) updateState(now time.Time) {
+	quiet := now.Sub(s.lastChange) >= s.cues.QuietTime
+	busyCue := s.hasBusyCue()
+	switch {
+	case quiet && !busyCue:
+		s.quietOnce = true
+	case s.quietOnce && s.reportsWorking():
+		s.worked = true
+	}
 	st := State{
-		Busy:    s.hasBusyCue() || now.Sub(s.lastChange) < s.cues.QuietTime,
+		Busy:    busyCue || !quiet && !s.saysIdle(),
 		Draft:   s.draft(),
 		Waiting: s.titleHas(s.cues.WaitingTitles),
 	}

@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/relayhq/relay/agents"
+	"github.com/relayhq/relay/bus"
 	"github.com/relayhq/relay/internal/mockmodel"
 )
 
@@ -29,7 +31,10 @@ const cliBenchMessages = 20
 // message at a time with Bob idle. Reported: the time from the end of
 // Alice's reply (her model's last byte) to Bob's model request that holds
 // the message (p50, max), how many of the messages arrived, and how many
-// arrived more than once.
+// arrived more than once. The time is split as BenchmarkClaudeRoundTrip
+// splits it: extract (reply end to the stored message), wait (to the start
+// of typing: the inbox and the wait for Bob to be idle), typing (paste,
+// settle, Enter, the CLI's own submit) and, of that, Enter to the request.
 func BenchmarkCLIRoundTrip(b *testing.B) {
 	for _, kind := range screenCLIs {
 		b.Run(kind, func(b *testing.B) {
@@ -55,7 +60,11 @@ func BenchmarkCLIRoundTrip(b *testing.B) {
 			bt.waitIdle("Alice", time.Time{})
 			bt.waitIdle("Bob", time.Time{})
 			b.ResetTimer()
-			var lat samples
+			prof, err := agents.Named(kind)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var lat, extract, wait, typing, enter samples
 			var toks []string
 			for i := 0; i < b.N*cliBenchMessages; i++ {
 				tok := fmt.Sprintf("cli-%d-x", i)
@@ -68,7 +77,17 @@ func BenchmarkCLIRoundTrip(b *testing.B) {
 				alice.term.Enter()
 				ask := alice.waitTurn(b, tok, 60*time.Second)
 				got := bob.waitTurn(b, tok, 60*time.Second)
-				lat = append(lat, got.Time.Sub(replyEnd(b, alice, ask.Turn)))
+				done := replyEnd(b, alice, ask.Turn)
+				env := bt.envelope(tok)
+				typed := bt.receipt(env.ID, bus.StatusDelivered).Time
+				start := typed.Add(-prof.Settle)
+				lat = append(lat, got.Time.Sub(done))
+				extract = append(extract, env.Created.Sub(done))
+				wait = append(wait, start.Sub(env.Created))
+				typing = append(typing, got.Time.Sub(start))
+				enter = append(enter, got.Time.Sub(typed))
+				b.Logf("%s: total %v = extract %v + wait %v + typing %v (of which Enter→model %v)", tok,
+					got.Time.Sub(done), env.Created.Sub(done), start.Sub(env.Created), got.Time.Sub(start), got.Time.Sub(typed))
 				alice.waitIdle(b)
 				bob.waitIdle(b)
 			}
@@ -85,6 +104,10 @@ func BenchmarkCLIRoundTrip(b *testing.B) {
 				}
 			}
 			lat.report(b, "reply-end-to-model")
+			extract.report(b, "extract")
+			wait.report(b, "wait")
+			typing.report(b, "typing")
+			enter.report(b, "enter")
 			b.ReportMetric(float64(len(toks)), "sent")
 			b.ReportMetric(float64(reached), "reached")
 			b.ReportMetric(float64(dups), "duplicates")
