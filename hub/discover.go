@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/relayhq/relay/internal/logfile"
 )
 
 // ErrNoHub means no hub is running for a home: there is no record of one,
@@ -219,7 +221,7 @@ func StartDetached(ctx context.Context, o DetachOptions) (url, token string, err
 		return "", "", fmt.Errorf("start detached hub: %w", err)
 	}
 	logPath := filepath.Join(dir, "hub.log")
-	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	logf, err := logfile.Open(logPath, 0)
 	if err != nil {
 		return "", "", fmt.Errorf("start detached hub: %w", err)
 	}

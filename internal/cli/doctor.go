@@ -223,7 +223,7 @@ func checkHub(ctx context.Context, env *Env, home string, homeOK bool, cfg *conf
 		mc.Detail = "no memory service answers on " + o.URL
 		mc.Fix = "the hub of `relay up` serves it: restart it with `relay down; relay up --detach`, or run `relay up` beside an external server"
 	case err != nil:
-		mc.Detail, mc.Fix = err.Error(), "see the hub's log in "+filepath.Join(home, "logs")
+		mc.Detail, mc.Fix = err.Error(), "see the hub's log, "+filepath.Join(hub.Dir(home), "hub.log")
 	default:
 		mc.OK, mc.Detail = true, "the memory service answers"
 	}

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/relayhq/relay/internal/logfile"
 )
 
 // openLog opens RELAY_HOME/logs/NAME.log for a command's diagnostics, so
@@ -16,9 +18,9 @@ func openLog(home, name string) (*slog.Logger, func(), error) {
 		return nil, nil, fmt.Errorf("create log folder %s: %w", dir, err)
 	}
 	path := filepath.Join(dir, name+".log")
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	f, err := logfile.Open(path, 0)
 	if err != nil {
-		return nil, nil, fmt.Errorf("open log %s: %w", path, err)
+		return nil, nil, err
 	}
 	return slog.New(slog.NewTextHandler(f, nil)), func() { f.Close() }, nil
 }
