@@ -54,6 +54,12 @@ type Cues struct {
 	// screen to be idle when the CLI does not say so itself (StateOSC,
 	// IdleTitles); zero means DefaultQuietTime.
 	QuietTime time.Duration
+	// StartQuiet, when longer than QuietTime, is how long the screen must
+	// stay unchanged, with the input box drawn, before the agent first
+	// counts as idle: Gemini CLI started with --resume draws its input
+	// box, then about 0.6 s later loads the session and drops any Enter
+	// typed meanwhile.
+	StartQuiet time.Duration
 	// WrapSlack is how many columns short of the right edge a TUI may break
 	// a line when it wraps words itself (the rule that keeps a mid-line
 	// mention wrapped to a row start from firing); zero means 2.
@@ -102,10 +108,13 @@ func CuesFor(profile string) (Cues, bool) {
 		}, true
 	case "gemini":
 		return Cues{
-			Busy:          []string{"esc to cancel"},
+			// A resumed session loads its history under a spinner with
+			// the title already "Ready"; an Enter then is lost.
+			Busy:          []string{"esc to cancel", "Resuming session"},
 			BusyTitles:    []string{"Working…"},
 			WaitingTitles: []string{"Action Required"},
 			IdleTitles:    []string{"Ready ("},
+			StartQuiet:    2 * time.Second,
 			Prompt:        ">*!",
 			Placeholders:  []string{"Type your message or @path/to/file"},
 		}, true

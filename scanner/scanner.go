@@ -156,7 +156,7 @@ type Scanner struct {
 	epoch     uint64
 	wasAlt    bool
 	oscState  string // the CLI's own state report: "working", "idle", "done", …
-	quietOnce bool   // the screen has been idle by quiet
+	quietOnce bool   // the screen has been idle by quiet, its input box drawn
 	worked    bool   // since then the CLI has said it is working
 	injected  []string
 

@@ -418,6 +418,33 @@ func TestGeminiTitleState(t *testing.T) {
 	}
 }
 
+// TestGeminiStartQuiet: Gemini CLI started with --resume draws its input
+// box, then loads the session (and drops an Enter typed meanwhile) about
+// 0.6 s later: it first counts as idle after 2 s of quiet, and from then
+// on after the usual quiet time.
+func TestGeminiStartQuiet(t *testing.T) {
+	h := newHarness(t, 80, 24, "gemini")
+	h.clk.advance(3 * time.Second) // a blank screen while it loads is not the start's quiet
+	h.s.Tick()
+	h.s.Write([]byte("\x1b]0;◇  Ready (work)\x07\x1b[H > Type your message or @path/to/file"))
+	h.clk.advance(time.Second)
+	h.s.Tick()
+	if st := h.s.State(); !st.Busy {
+		t.Fatalf("1 s after the first input box: %+v, want busy until 2 s of quiet", st)
+	}
+	h.clk.advance(time.Second)
+	h.s.Tick()
+	if st := h.s.State(); st.Busy {
+		t.Fatalf("2 s after the first input box: %+v, want idle", st)
+	}
+	h.s.Write([]byte("\x1b[2;1H > a draft"))
+	h.clk.advance(600 * time.Millisecond)
+	h.s.Tick()
+	if st := h.s.State(); st.Busy {
+		t.Fatalf("0.6 s after a later change: %+v, want idle (the start is over)", st)
+	}
+}
+
 // TestSaidIdleNeedsNoQuiet: when the CLI itself says its turn is over
 // (Codex's OSC 7501 state=idle or done, Gemini CLI's "Ready" title), the
 // agent is idle at once, while a screen that merely stopped changing
@@ -425,11 +452,11 @@ func TestGeminiTitleState(t *testing.T) {
 // message from or to these CLIs took.
 func TestSaidIdleNeedsNoQuiet(t *testing.T) {
 	for _, tc := range []struct {
-		profile, working, idle string
+		profile, working, idle, input string
 	}{
-		{"codex", "\x1b]7501;state=working:app=codex\x1b\\", "\x1b]7501;state=idle:app=codex\x1b\\"},
-		{"codex", "\x1b]7501;state=working:app=codex\x1b\\", "\x1b]7501;state=done:app=codex\x1b\\"},
-		{"gemini", "\x1b]2;✦  Working… (work)\x07", "\x1b]2;◇  Ready (work)\x07"},
+		{"codex", "\x1b]7501;state=working:app=codex\x1b\\", "\x1b]7501;state=idle:app=codex\x1b\\", "› Ask Codex to do anything"},
+		{"codex", "\x1b]7501;state=working:app=codex\x1b\\", "\x1b]7501;state=done:app=codex\x1b\\", "› Ask Codex to do anything"},
+		{"gemini", "\x1b]2;✦  Working… (work)\x07", "\x1b]2;◇  Ready (work)\x07", " > Type your message"},
 	} {
 		t.Run(tc.profile+" "+strings.TrimRight(tc.idle[strings.Index(tc.idle, ";")+1:], "\x07\x1b\\"), func(t *testing.T) {
 			h := newHarness(t, 80, 24, tc.profile)
@@ -437,7 +464,7 @@ func TestSaidIdleNeedsNoQuiet(t *testing.T) {
 			// "Ready" as it first draws its input box, is quiet, draws
 			// it all again, and reads it only later; Codex reports a
 			// working/idle pair as it starts.
-			for _, frame := range []string{tc.working + tc.idle + " > Type your message", tc.idle + " > Type your message, again"} {
+			for _, frame := range []string{tc.working + tc.idle + tc.input, tc.idle + tc.input + " again"} {
 				h.s.Write([]byte("\x1b[H" + frame))
 				h.clk.advance(time.Millisecond)
 				h.s.Tick()
@@ -445,6 +472,11 @@ func TestSaidIdleNeedsNoQuiet(t *testing.T) {
 					t.Fatalf("at start, 1 ms after %q: %+v, want busy until quiet", frame, st)
 				}
 				h.settle()
+			}
+			h.clk.advance(3 * time.Second) // past Gemini CLI's StartQuiet
+			h.s.Tick()
+			if st := h.s.State(); st.Busy {
+				t.Fatalf("quiet after the start: %+v, want idle", st)
 			}
 			h.write(tc.working + "\x1b[H• Working on it")
 			if st := h.s.State(); !st.Busy {

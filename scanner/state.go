@@ -62,10 +62,16 @@ func (s *Scanner) draft() bool {
 
 // updateState recomputes the state and queues an event when it changed.
 func (s *Scanner) updateState(now time.Time) {
-	quiet := now.Sub(s.lastChange) >= s.cues.QuietTime
+	need := s.cues.QuietTime
+	if !s.quietOnce {
+		need = max(need, s.cues.StartQuiet)
+	}
+	quiet := now.Sub(s.lastChange) >= need
 	busyCue := s.hasBusyCue()
 	switch {
-	case quiet && !busyCue:
+	case quiet && !busyCue && (s.cues.Prompt == "" || s.inputRow() >= 0):
+		// Idle with its input box drawn: the quiet of a blank screen
+		// while the CLI loads does not count.
 		s.quietOnce = true
 	case s.quietOnce && s.reportsWorking():
 		s.worked = true
