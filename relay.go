@@ -48,8 +48,10 @@ type Options struct {
 	// Hub is a NATS URL; empty means the hub recorded in Home, started in
 	// the background if none runs; NoHub runs the agent alone.
 	Hub string
-	// Token and Creds authenticate to a hub given by URL.
-	Token, Creds string
+	// Token and Creds authenticate to a hub given by URL; TLSCA is the PEM
+	// file of the CA that signed its TLS certificate, when the system's
+	// CAs did not.
+	Token, Creds, TLSCA string
 	// Executable is the relay binary that starts a detached hub; empty
 	// means this program.
 	Executable string

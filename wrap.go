@@ -75,6 +75,10 @@ func (r *Relay) Wrap(ctx context.Context, command string, args ...string) (int, 
 	switch {
 	case errors.Is(err, bus.ErrNameTaken):
 		return 0, fmt.Errorf("%w: the name %q is taken by a live agent in workspace %q: choose another with --name", ErrNameTaken, s.name, s.o.Workspace)
+	case errors.Is(err, bus.ErrUntrustedHub), errors.Is(err, bus.ErrUnauthorized):
+		// Trying again would not help: say so before the agent starts
+		// rather than run it cut off from its team.
+		return 0, err
 	case err != nil:
 		s.log.Warn("hub not reachable; the agent starts alone and relay keeps trying", "err", err)
 	}
@@ -230,18 +234,18 @@ func (s *session) alone() bool { return s.o.Hub == NoHub }
 // connect reaches the hub and claims the name; with auto, a taken name is
 // made unique with a number (claude-2, claude-3, ...).
 func (s *session) connect(ctx context.Context, auto bool) error {
-	url, token := s.o.Hub, s.o.Token
+	url, token, pin := s.o.Hub, s.o.Token, ""
 	var discover func() (string, error)
 	if url == "" {
 		discover = func() (string, error) {
-			u, _, err := hub.Discover(s.o.Home)
-			return u, err
+			ep, err := hub.Discover(s.o.Home)
+			return ep.URL, err
 		}
-		var err error
-		url, token, err = hub.EnsureRunning(ctx, s.o.Home, s.o.Executable)
+		ep, err := hub.EnsureRunning(ctx, s.o.Home, s.o.Executable)
 		if err != nil {
 			return fmt.Errorf("start hub: %w", err)
 		}
+		url, token, pin = ep.URL, ep.Token, ep.TLSPin
 	}
 	s.url = url
 	base := s.name
@@ -251,7 +255,7 @@ func (s *session) connect(ctx context.Context, auto bool) error {
 			name = fmt.Sprintf("%s-%d", base, n)
 		}
 		c, err := bus.Connect(ctx, bus.Options{
-			URL: url, Token: token, Creds: s.o.Creds,
+			URL: url, Token: token, Creds: s.o.Creds, TLSCA: s.o.TLSCA, TLSPin: pin,
 			Workspace: s.o.Workspace, Name: name,
 			AckWait: 10 * time.Second, Discover: discover, Logger: s.log,
 		})

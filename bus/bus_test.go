@@ -184,7 +184,7 @@ func TestSendRefusesBadInput(t *testing.T) {
 	if _, err := bus.Connect(ctx, bus.Options{URL: h.URL(), Token: h.Token(), Name: "a.b"}); !errors.Is(err, bus.ErrBadName) {
 		t.Errorf("connect as a.b: %v, want ErrBadName", err)
 	}
-	if _, err := bus.Connect(ctx, bus.Options{URL: h.URL(), Token: "wrong", Name: "a"}); err == nil {
-		t.Error("connect with a wrong token succeeded")
+	if _, err := bus.Connect(ctx, bus.Options{URL: h.URL(), Token: "wrong", Name: "a"}); !errors.Is(err, bus.ErrUnauthorized) {
+		t.Errorf("connect with a wrong token: %v, want ErrUnauthorized", err)
 	}
 }

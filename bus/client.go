@@ -26,8 +26,14 @@ type Options struct {
 	Token string
 	// Creds is a NATS credentials file (JWT and nkey) for an external server.
 	Creds string
-	// TLSCA, TLSCert and TLSKey are PEM files for TLS to an external server.
+	// TLSCA, TLSCert and TLSKey are PEM files for TLS to an external server:
+	// the CA that signed its certificate (when the system's do not), and
+	// this client's own certificate and key (when it asks for one).
 	TLSCA, TLSCert, TLSKey string
+	// TLSPin, when set, trusts only the server certificate with this
+	// SHA-256 (hex, see CertPin) and skips the CA and host name checks: a
+	// local hub found through RELAY_HOME (hub.Endpoint.TLSPin).
+	TLSPin string
 	// Workspace is joined; empty means DefaultWorkspace.
 	Workspace string
 	// Name is this client's agent name: the sender of what it sends and the
@@ -151,18 +157,7 @@ func Connect(ctx context.Context, o Options) (*Client, error) {
 			c.log.Error("hub connection error", "err", err)
 		}),
 	}
-	if o.Token != "" {
-		nopts = append(nopts, nats.Token(o.Token))
-	}
-	if o.Creds != "" {
-		nopts = append(nopts, nats.UserCredentials(o.Creds))
-	}
-	if o.TLSCA != "" {
-		nopts = append(nopts, nats.RootCAs(o.TLSCA))
-	}
-	if o.TLSCert != "" || o.TLSKey != "" {
-		nopts = append(nopts, nats.ClientCert(o.TLSCert, o.TLSKey))
-	}
+	nopts = append(nopts, AuthOptions(o)...)
 	if o.Discover != nil {
 		nopts = append(nopts, nats.SetCustomDialer(&rediscover{find: o.Discover}))
 	}
@@ -171,7 +166,7 @@ func Connect(ctx context.Context, o Options) (*Client, error) {
 	}
 	nc, err := nats.Connect(o.URL, nopts...)
 	if err != nil {
-		return nil, fmt.Errorf("connect to hub %s: %w", redact(o.URL), err)
+		return nil, fmt.Errorf("connect to hub %s: %w", redact(o.URL), explain(err))
 	}
 	c.nc = nc
 	if err := c.setup(ctx); err != nil {

@@ -219,7 +219,7 @@ func TestClientFindsAHubOnANewPort(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	find := func() (string, error) { u, _, err := hub.Discover(home); return u, err }
+	find := func() (string, error) { ep, err := hub.Discover(home); return ep.URL, err }
 	alice := register(t, h1, "alice", func(o *bus.Options) { o.Discover = find })
 	register(t, h1, "bob").Close()
 	old := h1.URL()

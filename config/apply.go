@@ -82,6 +82,16 @@ func (a *applier) apply() {
 				a.set("hub.creds")
 			}
 		}
+		if h.TLSCA != nil {
+			if p, ok := a.file("hub.tls_ca", *h.TLSCA, false); ok {
+				if err := checkCA(p); err != nil {
+					a.fail("hub.tls_ca", "%v", err)
+				} else {
+					a.c.Hub.TLSCA = p
+					a.set("hub.tls_ca")
+				}
+			}
+		}
 	}
 	if dl := d.Delivery; dl != nil {
 		if dl.Mode != nil {

@@ -54,6 +54,9 @@ type Hub struct {
 	URL       string // NATS URL(s), comma-separated for a cluster; "" finds or starts a local hub
 	TokenFile string // a file holding the token (absolute path once loaded)
 	Creds     string // a NATS credentials file (absolute path once loaded)
+	// TLSCA is a PEM file of the CA that signed a TLS hub's certificate,
+	// when the system's CAs did not (absolute path once loaded).
+	TLSCA string
 }
 
 // DeliveryMode says when messages are typed into a busy agent.

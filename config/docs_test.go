@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/relayhq/relay/config"
+	"github.com/relayhq/relay/internal/testutil"
 )
 
 // TestDocsExamples loads every ```toml block of the user documentation, so
@@ -14,6 +15,10 @@ import (
 func TestDocsExamples(t *testing.T) {
 	t.Parallel()
 	block := regexp.MustCompile("(?s)```toml\n(.*?)```")
+	ca, err := os.ReadFile(testutil.TLS(t, "hub.example.test").CA)
+	if err != nil {
+		t.Fatal(err)
+	}
 	n := 0
 	for _, doc := range []string{"../docs/configuration.md", "../docs/hooks.md"} {
 		b, err := os.ReadFile(doc)
@@ -25,6 +30,7 @@ func TestDocsExamples(t *testing.T) {
 			dir := writeTree(t, map[string]string{
 				"home/.config/relay/token":   "t",
 				"project/team.creds":         "c",
+				"project/team-ca.pem":        string(ca),
 				"project/.relay/config.toml": string(m[1]),
 			})
 			env := map[string]string{"HOME": filepath.Join(dir, "home")}

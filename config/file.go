@@ -33,6 +33,7 @@ type fileHub struct {
 	URL       *string `toml:"url"`
 	TokenFile *string `toml:"token_file"`
 	Creds     *string `toml:"creds"`
+	TLSCA     *string `toml:"tls_ca"`
 }
 
 type fileDelivery struct {

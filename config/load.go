@@ -1,6 +1,7 @@
 package config
 
 import (
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -34,6 +35,7 @@ type Flags struct {
 	Workspace string // --workspace
 	Hub       string // --hub
 	Profile   string // --profile
+	TLSCA     string // --tls-ca
 }
 
 // UserFile returns the user's configuration file:
@@ -193,7 +195,53 @@ func overlay(c *Config, getenv func(string) string, fl Flags) Errors {
 			}
 		}
 	}
+	// A CA file from the environment or a flag is relative to the
+	// working folder, as a path typed in a shell is.
+	var caEnv string
+	if getenv != nil {
+		caEnv = getenv("RELAY_TLS_CA")
+	}
+	for _, e := range []struct {
+		src  Source
+		path string
+	}{{Source{Kind: FromEnv, Name: "RELAY_TLS_CA"}, caEnv}, {Source{Kind: FromFlag, Name: "--tls-ca"}, fl.TLSCA}} {
+		if e.path == "" {
+			continue
+		}
+		p, err := filepath.Abs(e.path)
+		if err == nil {
+			err = checkCA(p)
+		}
+		if err != nil {
+			errs = append(errs, &Error{Key: e.src.Name, Msg: err.Error()})
+			continue
+		}
+		c.Hub.TLSCA = p
+		c.sources["hub.tls_ca"] = e.src
+	}
 	return errs
+}
+
+// checkCA reports what is wrong with a CA file: missing, a folder, too
+// big, or holding no PEM certificate.
+func checkCA(path string) error {
+	st, err := os.Stat(path)
+	switch {
+	case err != nil:
+		return fmt.Errorf("%s does not exist", path)
+	case st.IsDir():
+		return fmt.Errorf("%s is a folder, not a file", path)
+	case st.Size() > 1<<20:
+		return fmt.Errorf("%s is %d bytes: too big for a CA certificate", path, st.Size())
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", path, err)
+	}
+	if !x509.NewCertPool().AppendCertsFromPEM(b) {
+		return fmt.Errorf("%s holds no PEM certificate (want the CA's, -----BEGIN CERTIFICATE-----)", path)
+	}
+	return nil
 }
 
 // dropConsequences removes a "missing command" or "no hooks" mistake about

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/relayhq/relay/config"
+	"github.com/relayhq/relay/internal/testutil"
 )
 
 func TestDefaults(t *testing.T) {
@@ -257,5 +258,51 @@ func TestUnreadableFile(t *testing.T) {
 	os.Chmod(filepath.Join(dir, "config.toml"), 0)
 	if _, err := config.Load(config.Sources{UserFile: filepath.Join(dir, "config.toml")}); err == nil {
 		t.Fatal("no error for an unreadable file")
+	}
+}
+
+// TestTLSCA: hub.tls_ca from a file is relative to the project; from
+// RELAY_TLS_CA or --tls-ca, to the working folder; a flag beats the
+// variable, which beats the file, and `config show` says which one won.
+func TestTLSCA(t *testing.T) {
+	files := testutil.TLS(t, "hub.example.test")
+	ca, err := os.ReadFile(files.CA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := writeTree(t, map[string]string{
+		"repo/.relay/config.toml": "[hub]\nurl = 'tls://hub.example.test:4222'\ntls_ca = 'certs/team-ca.pem'\n",
+		"repo/certs/team-ca.pem":  string(ca),
+		"elsewhere/env-ca.pem":    string(ca),
+		"elsewhere/flag-ca.pem":   string(ca),
+	})
+	t.Chdir(filepath.Join(dir, "elsewhere"))
+	env := map[string]string{}
+	load := func(fl config.Flags) *config.Config {
+		t.Helper()
+		c, err := config.Load(config.Sources{ProjectDir: filepath.Join(dir, "repo"), Env: func(k string) string { return env[k] }, Flags: fl})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	for _, tc := range []struct {
+		name, env, flag string
+		want, source    string
+	}{
+		{"file", "", "", "repo/certs/team-ca.pem", ".relay/config.toml:3"},
+		{"env", "env-ca.pem", "", "elsewhere/env-ca.pem", "env RELAY_TLS_CA"},
+		{"flag", "env-ca.pem", "flag-ca.pem", "elsewhere/flag-ca.pem", "flag --tls-ca"},
+	} {
+		env["RELAY_TLS_CA"] = tc.env
+		c := load(config.Flags{TLSCA: tc.flag})
+		if c.Hub.TLSCA != filepath.Join(dir, tc.want) || !strings.HasSuffix(c.Source("hub.tls_ca").String(), tc.source) {
+			t.Errorf("%s: tls_ca %s from %s, want %s from %s", tc.name, c.Hub.TLSCA, c.Source("hub.tls_ca"), tc.want, tc.source)
+		}
+	}
+	env["RELAY_TLS_CA"] = "missing.pem"
+	_, err = config.Load(config.Sources{ProjectDir: filepath.Join(dir, "repo"), Env: func(k string) string { return env[k] }})
+	if want := "RELAY_TLS_CA: " + filepath.Join(dir, "elsewhere/missing.pem") + " does not exist"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("a missing CA in RELAY_TLS_CA: %v, want %q", err, want)
 	}
 }

@@ -43,6 +43,7 @@ func (c *Config) Values() []Value {
 	add("hub.url", c.Hub.URL)
 	add("hub.token_file", c.Hub.TokenFile)
 	add("hub.creds", c.Hub.Creds)
+	add("hub.tls_ca", c.Hub.TLSCA)
 	add("delivery.mode", string(c.Delivery.Mode))
 	add("delivery.idle_quiet_ms", c.Delivery.IdleQuiet.Milliseconds())
 	add("delivery.human_quiet_ms", c.Delivery.HumanQuiet.Milliseconds())

@@ -57,8 +57,9 @@ const CookieName = "relay_dashboard"
 // every other field means its default, filled in by fill.
 type Options struct {
 	// URL and Token reach the hub (bus.Options); the token also opens the
-	// page. TLSCA verifies a TLS hub.
-	URL, Token, TLSCA string
+	// page. TLSCA or TLSPin verifies a TLS hub (TLSPin: the dashboard's
+	// own hub, hub.Endpoint.TLSPin).
+	URL, Token, TLSCA, TLSPin string
 	// Addr is the host:port to serve on; empty means 127.0.0.1 with
 	// PreferPort if it is free, else a random port.
 	Addr string
@@ -314,7 +315,7 @@ func (s *Server) feed(ctx context.Context, ws string) (*feed, error) {
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	c, err := bus.Connect(cctx, bus.Options{
-		URL: s.opts.URL, Token: s.opts.Token, TLSCA: s.opts.TLSCA, Workspace: ws, Name: s.opts.Human,
+		URL: s.opts.URL, Token: s.opts.Token, TLSCA: s.opts.TLSCA, TLSPin: s.opts.TLSPin, Workspace: ws, Name: s.opts.Human,
 		Logger: s.opts.Logger.With("from", "dashboard"),
 	})
 	if err != nil {

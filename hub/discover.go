@@ -3,6 +3,7 @@ package hub
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -33,6 +34,20 @@ type state struct {
 	// when it serves none; DashboardPort is remembered across restarts.
 	Dashboard     string `json:"dashboard,omitempty"`
 	DashboardPort int    `json:"dashboard_port,omitempty"`
+	// TLSPin is the hex SHA-256 of the certificate a TLS hub serves.
+	TLSPin string `json:"tls_pin,omitempty"`
+}
+
+// Endpoint is how a client on this machine reaches a hub it found through
+// RELAY_HOME.
+type Endpoint struct {
+	URL   string // the NATS URL, without the token
+	Token string // the secret the hub asks for
+	// TLSPin is the hex SHA-256 of the DER certificate a TLS hub serves, ""
+	// without TLS. A local client trusts that certificate and no other,
+	// instead of checking it against CAs and the host name: the hub's
+	// certificate names the machine's public name, never 127.0.0.1.
+	TLSPin string
 }
 
 func statePath(home string) string { return filepath.Join(Dir(home), "hub.json") }
@@ -121,31 +136,31 @@ func pidAlive(pid int) bool {
 	return err == nil || errors.Is(err, unix.EPERM)
 }
 
-// Discover returns the URL and token of the hub running for home, or an
-// error wrapping ErrNoHub that says why none is (never started, stopped,
-// process gone, port not answering).
-func Discover(home string) (url, token string, err error) {
+// Discover returns how to reach the hub running for home, or an error
+// wrapping ErrNoHub that says why none is (never started, stopped, process
+// gone, port not answering).
+func Discover(home string) (Endpoint, error) {
 	st, err := readState(home)
 	if errors.Is(err, os.ErrNotExist) {
-		return "", "", fmt.Errorf("%w in %s", ErrNoHub, home)
+		return Endpoint{}, fmt.Errorf("%w in %s", ErrNoHub, home)
 	}
 	if err != nil {
-		return "", "", err
+		return Endpoint{}, err
 	}
 	if st.PID == 0 {
-		return "", "", fmt.Errorf("%w in %s: the hub at %s was stopped", ErrNoHub, home, st.URL)
+		return Endpoint{}, fmt.Errorf("%w in %s: the hub at %s was stopped", ErrNoHub, home, st.URL)
 	}
 	if !pidAlive(st.PID) {
-		return "", "", fmt.Errorf("%w in %s: the hub at %s (pid %d) is gone", ErrNoHub, home, st.URL, st.PID)
+		return Endpoint{}, fmt.Errorf("%w in %s: the hub at %s (pid %d) is gone", ErrNoHub, home, st.URL, st.PID)
 	}
 	if err := probe(st.URL); err != nil {
-		return "", "", fmt.Errorf("%w in %s: the hub at %s (pid %d) does not answer: %v", ErrNoHub, home, st.URL, st.PID, err)
+		return Endpoint{}, fmt.Errorf("%w in %s: the hub at %s (pid %d) does not answer: %v", ErrNoHub, home, st.URL, st.PID, err)
 	}
 	b, err := os.ReadFile(filepath.Join(Dir(home), "token"))
 	if err != nil {
-		return "", "", fmt.Errorf("read hub token: %w", err)
+		return Endpoint{}, fmt.Errorf("read hub token: %w", err)
 	}
-	return st.URL, strings.TrimSpace(string(b)), nil
+	return Endpoint{URL: st.URL, Token: strings.TrimSpace(string(b)), TLSPin: st.TLSPin}, nil
 }
 
 // ErrNoDashboard means the hub runs without a dashboard (relay up
@@ -156,9 +171,11 @@ var ErrNoDashboard = errors.New("the hub serves no dashboard")
 // running for home, and the hub's token that opens it. The error wraps
 // ErrNoHub when no hub runs, ErrNoDashboard when it serves none.
 func Dashboard(home string) (url, token string, err error) {
-	if _, token, err = Discover(home); err != nil {
+	ep, err := Discover(home)
+	if err != nil {
 		return "", "", err
 	}
+	token = ep.Token
 	st, err := readState(home)
 	if err != nil {
 		return "", "", err
@@ -188,6 +205,18 @@ func probe(rawURL string) error {
 	if !strings.HasPrefix(line, "INFO ") {
 		return fmt.Errorf("not a NATS server (said %.20q)", line)
 	}
+	var info struct {
+		TLS bool `json:"tls_required"`
+	}
+	if json.Unmarshal([]byte(line[len("INFO "):]), &info) == nil && info.TLS {
+		// Finish the handshake that a TLS hub waits for, or it logs each
+		// probe as a failed one. Who answers does not matter here: the
+		// client that connects next checks the certificate.
+		tc := tls.Client(c, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec
+		if err := tc.Handshake(); err != nil {
+			return fmt.Errorf("TLS handshake: %w", err)
+		}
+	}
 	return nil
 }
 
@@ -208,27 +237,27 @@ type DetachOptions struct {
 
 // StartDetached starts `relay up` in a new session, with its output going
 // to hub.log in the hub's folder, and waits until it answers. It returns the
-// hub's URL and token.
-func StartDetached(ctx context.Context, o DetachOptions) (url, token string, err error) {
+// hub's endpoint.
+func StartDetached(ctx context.Context, o DetachOptions) (Endpoint, error) {
 	if o.Executable == "" {
-		return "", "", errors.New("start detached hub: no relay executable")
+		return Endpoint{}, errors.New("start detached hub: no relay executable")
 	}
 	if o.Timeout == 0 {
 		o.Timeout = 15 * time.Second
 	}
 	dir := Dir(o.Home)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", "", fmt.Errorf("start detached hub: %w", err)
+		return Endpoint{}, fmt.Errorf("start detached hub: %w", err)
 	}
 	logPath := filepath.Join(dir, "hub.log")
 	logf, err := logfile.Open(logPath, 0)
 	if err != nil {
-		return "", "", fmt.Errorf("start detached hub: %w", err)
+		return Endpoint{}, fmt.Errorf("start detached hub: %w", err)
 	}
 	defer logf.Close()
 	devnull, err := os.Open(os.DevNull)
 	if err != nil {
-		return "", "", fmt.Errorf("start detached hub: %w", err)
+		return Endpoint{}, fmt.Errorf("start detached hub: %w", err)
 	}
 	defer devnull.Close()
 	env := o.Env
@@ -244,7 +273,7 @@ func StartDetached(ctx context.Context, o DetachOptions) (url, token string, err
 	argv := append([]string{o.Executable, "up"}, o.Args...)
 	proc, err := os.StartProcess(o.Executable, argv, attr)
 	if err != nil {
-		return "", "", fmt.Errorf("start detached hub %s: %w", o.Executable, err)
+		return Endpoint{}, fmt.Errorf("start detached hub %s: %w", o.Executable, err)
 	}
 	exited := make(chan error, 1)
 	go func() { // reap the child whenever it ends
@@ -259,20 +288,19 @@ func StartDetached(ctx context.Context, o DetachOptions) (url, token string, err
 	tick := time.NewTicker(25 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		u, tok, derr := Discover(o.Home)
-		if derr == nil {
+		if ep, err := Discover(o.Home); err == nil {
 			if st, _ := readState(o.Home); st.PID == proc.Pid {
-				return u, tok, nil
+				return ep, nil
 			}
 		}
 		select {
 		case err := <-exited:
-			return "", "", fmt.Errorf("detached hub exited (%v); see %s", err, logPath)
+			return Endpoint{}, fmt.Errorf("detached hub exited (%v); see %s", err, logPath)
 		case <-ctx.Done():
-			return "", "", fmt.Errorf("start detached hub: %w", ctx.Err())
+			return Endpoint{}, fmt.Errorf("start detached hub: %w", ctx.Err())
 		case <-deadline.C:
 			_ = proc.Signal(syscall.SIGTERM)
-			return "", "", fmt.Errorf("detached hub did not answer within %v; see %s", o.Timeout, logPath)
+			return Endpoint{}, fmt.Errorf("detached hub did not answer within %v; see %s", o.Timeout, logPath)
 		case <-tick.C:
 		}
 	}
@@ -281,20 +309,20 @@ func StartDetached(ctx context.Context, o DetachOptions) (url, token string, err
 // EnsureRunning returns the hub running for home, or starts a detached one
 // with exe (the relay binary) and returns that. A lock file makes two
 // callers at once (two wrappers in two terminals) start only one hub.
-func EnsureRunning(ctx context.Context, home, exe string) (url, token string, err error) {
+func EnsureRunning(ctx context.Context, home, exe string) (Endpoint, error) {
 	if err := os.MkdirAll(Dir(home), 0o700); err != nil {
-		return "", "", fmt.Errorf("ensure hub: %w", err)
+		return Endpoint{}, fmt.Errorf("ensure hub: %w", err)
 	}
-	if u, t, err := Discover(home); err == nil {
-		return u, t, nil
+	if ep, err := Discover(home); err == nil {
+		return ep, nil
 	}
 	l, err := lock(ctx, filepath.Join(Dir(home), "start.lock"))
 	if err != nil {
-		return "", "", fmt.Errorf("ensure hub: %w", err)
+		return Endpoint{}, fmt.Errorf("ensure hub: %w", err)
 	}
 	defer l.Close()
-	if u, t, err := Discover(home); err == nil {
-		return u, t, nil
+	if ep, err := Discover(home); err == nil {
+		return ep, nil
 	}
 	return StartDetached(ctx, DetachOptions{Home: home, Executable: exe})
 }

@@ -10,7 +10,8 @@
 // Files under RELAY_HOME/hub (all 0600, the folder 0700):
 //
 //	token       the hub's token, generated once and kept across restarts
-//	hub.json    URL, port and pid of the hub (pid 0 once it stopped), its dashboard's URL
+//	hub.json    URL, port and pid of the hub (pid 0 once it stopped), its dashboard's URL,
+//	            the SHA-256 of its TLS certificate
 //	hub.lock    held by the running hub; a second hub on the same home is refused
 //	start.lock  serialises EnsureRunning so two wrappers start one hub
 //	hub.log     output of a detached hub
@@ -20,6 +21,7 @@ package hub
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -74,6 +76,7 @@ type Hub struct {
 	home  string
 	lock  *os.File
 	port  int
+	pin   string // hex SHA-256 of the TLS certificate; "" without TLS
 
 	mu       sync.Mutex
 	st       state // as recorded in hub.json
@@ -201,15 +204,20 @@ func start(opts Options, dir string, lock *os.File) (*Hub, error) {
 		MaxPayload:            1 << 20,
 		DisableShortFirstPing: true,
 	}
-	scheme := "nats"
+	scheme, pin := "nats", ""
 	if opts.TLSCert != "" {
 		tc, err := server.GenTLSConfig(&server.TLSConfigOpts{CertFile: opts.TLSCert, KeyFile: opts.TLSKey})
 		if err != nil {
 			return nil, fmt.Errorf("start hub: TLS %s, %s: %w", opts.TLSCert, opts.TLSKey, err)
 		}
+		if len(tc.Certificates) == 0 || len(tc.Certificates[0].Certificate) == 0 {
+			return nil, fmt.Errorf("start hub: TLS %s: no certificate", opts.TLSCert)
+		}
 		sopts.TLSConfig = tc
 		sopts.TLS = true
 		scheme = "tls"
+		sum := sha256.Sum256(tc.Certificates[0].Certificate[0])
+		pin = hex.EncodeToString(sum[:])
 	}
 	srv, err := server.NewServer(sopts)
 	if err != nil {
@@ -239,9 +247,10 @@ func start(opts Options, dir string, lock *os.File) (*Hub, error) {
 		home:  opts.Home,
 		lock:  lock,
 		port:  addr.Port,
+		pin:   pin,
 	}
 	h.lastDash = last.DashboardPort
-	h.st = state{URL: h.url, Port: addr.Port, PID: os.Getpid(), Started: time.Now().UTC(), DashboardPort: last.DashboardPort}
+	h.st = state{URL: h.url, Port: addr.Port, PID: os.Getpid(), Started: time.Now().UTC(), DashboardPort: last.DashboardPort, TLSPin: pin}
 	if err := writeState(opts.Home, h.st); err != nil {
 		srv.Shutdown()
 		return nil, err
@@ -254,6 +263,10 @@ func (h *Hub) URL() string { return h.url }
 
 // Token is the secret clients must present.
 func (h *Hub) Token() string { return h.token }
+
+// Endpoint is how a client on this machine reaches the hub, as Discover
+// would find it.
+func (h *Hub) Endpoint() Endpoint { return Endpoint{URL: h.url, Token: h.token, TLSPin: h.pin} }
 
 // Server is the embedded NATS server, for callers that serve more on it
 // (the dashboard) or inspect it in tests.

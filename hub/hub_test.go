@@ -63,19 +63,19 @@ func TestStartDiscoverShutdown(t *testing.T) {
 	if !strings.HasPrefix(h.URL(), "nats://127.0.0.1:") || len(h.Token()) != 64 {
 		t.Fatalf("hub at %q with token %q", h.URL(), h.Token())
 	}
-	url, token, err := hub.Discover(home)
-	if err != nil || url != h.URL() || token != h.Token() {
-		t.Fatalf("Discover = %q, %q, %v; want the running hub", url, token, err)
+	ep, err := hub.Discover(home)
+	if err != nil || ep != h.Endpoint() || ep.URL != h.URL() || ep.Token != h.Token() || ep.TLSPin != "" {
+		t.Fatalf("Discover = %+v, %v; want the running hub", ep, err)
 	}
 	for _, f := range []string{"token", "hub.json"} {
 		if m := mode(t, filepath.Join(hub.Dir(home), f)); m != 0o600 {
 			t.Errorf("%s has mode %v, want 0600", f, m)
 		}
 	}
-	if _, err := nats.Connect(url); err == nil {
+	if _, err := nats.Connect(ep.URL); err == nil {
 		t.Error("connected without the token")
 	}
-	nc, err := nats.Connect(url, nats.Token(token))
+	nc, err := nats.Connect(ep.URL, nats.Token(ep.Token))
 	if err != nil {
 		t.Fatalf("connect with the token: %v", err)
 	}
@@ -85,13 +85,13 @@ func TestStartDiscoverShutdown(t *testing.T) {
 	}
 	h.Shutdown()
 	h.Shutdown() // twice is fine
-	if _, _, err := hub.Discover(home); !errors.Is(err, hub.ErrNoHub) || !strings.Contains(err.Error(), "was stopped") {
+	if _, err := hub.Discover(home); !errors.Is(err, hub.ErrNoHub) || !strings.Contains(err.Error(), "was stopped") {
 		t.Errorf("Discover after Shutdown: %v, want ErrNoHub (stopped)", err)
 	}
 	// A restart keeps the token and, when free, the port.
 	h2 := start(t, hub.Options{Home: home})
-	if h2.URL() != url || h2.Token() != token {
-		t.Errorf("restarted hub %s %s, want %s with the same token", h2.URL(), h2.Token(), url)
+	if h2.URL() != ep.URL || h2.Token() != ep.Token {
+		t.Errorf("restarted hub %s %s, want %s with the same token", h2.URL(), h2.Token(), ep.URL)
 	}
 }
 
@@ -129,7 +129,7 @@ func writeState(t *testing.T, home string, st map[string]any) {
 }
 
 func TestDiscoverStale(t *testing.T) {
-	if _, _, err := hub.Discover(testutil.Home(t)); !errors.Is(err, hub.ErrNoHub) {
+	if _, err := hub.Discover(testutil.Home(t)); !errors.Is(err, hub.ErrNoHub) {
 		t.Errorf("Discover with no record: %v, want ErrNoHub", err)
 	}
 	gone := exec.Command("true")
@@ -138,11 +138,11 @@ func TestDiscoverStale(t *testing.T) {
 	}
 	home := testutil.Home(t)
 	writeState(t, home, map[string]any{"url": "nats://127.0.0.1:1", "port": 1, "pid": gone.Process.Pid})
-	if _, _, err := hub.Discover(home); !errors.Is(err, hub.ErrNoHub) || !strings.Contains(err.Error(), "is gone") {
+	if _, err := hub.Discover(home); !errors.Is(err, hub.ErrNoHub) || !strings.Contains(err.Error(), "is gone") {
 		t.Errorf("Discover with a dead pid: %v, want ErrNoHub (gone)", err)
 	}
 	writeState(t, home, map[string]any{"url": "nats://127.0.0.1:1", "port": 1, "pid": os.Getpid()})
-	if _, _, err := hub.Discover(home); !errors.Is(err, hub.ErrNoHub) || !strings.Contains(err.Error(), "does not answer") {
+	if _, err := hub.Discover(home); !errors.Is(err, hub.ErrNoHub) || !strings.Contains(err.Error(), "does not answer") {
 		t.Errorf("Discover with a dead port: %v, want ErrNoHub (does not answer)", err)
 	}
 	if _, err := hub.Stop(context.Background(), testutil.Home(t)); !errors.Is(err, hub.ErrNoHub) {
@@ -163,11 +163,11 @@ func TestEnsureRunningStartsOneDetachedHub(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range urls {
 		wg.Go(func() {
-			u, _, err := hub.EnsureRunning(ctx, home, exe)
+			ep, err := hub.EnsureRunning(ctx, home, exe)
 			if err != nil {
 				t.Error(err)
 			}
-			urls[i] = u
+			urls[i] = ep.URL
 		})
 	}
 	wg.Wait()
@@ -182,7 +182,7 @@ func TestEnsureRunningStartsOneDetachedHub(t *testing.T) {
 	if err != nil || url != urls[0] {
 		t.Fatalf("Stop = %q, %v", url, err)
 	}
-	if _, _, err := hub.Discover(home); !errors.Is(err, hub.ErrNoHub) {
+	if _, err := hub.Discover(home); !errors.Is(err, hub.ErrNoHub) {
 		t.Errorf("Discover after Stop: %v, want ErrNoHub", err)
 	}
 	if _, err := hub.Stop(ctx, home); !errors.Is(err, hub.ErrNoHub) {
@@ -192,7 +192,7 @@ func TestEnsureRunningStartsOneDetachedHub(t *testing.T) {
 
 func TestStartDetachedReportsAFailingChild(t *testing.T) {
 	home := testutil.Home(t)
-	_, _, err := hub.StartDetached(context.Background(), hub.DetachOptions{Home: home, Executable: "/bin/false"})
+	_, err := hub.StartDetached(context.Background(), hub.DetachOptions{Home: home, Executable: "/bin/false"})
 	if err == nil || !strings.Contains(err.Error(), "hub.log") {
 		t.Errorf("StartDetached of a child that exits: %v, want an error pointing at hub.log", err)
 	}

@@ -51,8 +51,9 @@ func serveDashboard(env *Env, h *hub.Hub, o upOptions) (stop func(), err error) 
 	if o.dashboard == "off" {
 		return func() {}, nil
 	}
+	ep := h.Endpoint()
 	do := dashboard.Options{
-		URL: h.URL(), Token: h.Token(), Addr: o.dashboard, PreferPort: h.LastDashboardPort(),
+		URL: ep.URL, Token: ep.Token, TLSPin: ep.TLSPin, Addr: o.dashboard, PreferPort: h.LastDashboardPort(),
 		AllowRemote: o.dashboardRemote,
 		Logger:      slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}

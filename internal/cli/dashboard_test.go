@@ -35,7 +35,8 @@ func TestUpServesTheDashboardAndRelayDashboardPrintsIt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, token, _ := hub.Discover(c.home)
+	ep, _ := hub.Discover(c.home)
+	token := ep.Token
 	open := strings.TrimSpace(printed)
 	if !strings.HasPrefix(open, "http://127.0.0.1:") || !strings.HasSuffix(open, "/?token="+token) {
 		t.Fatalf("relay dashboard printed %q, want the loopback URL with the token", printed)

@@ -197,7 +197,9 @@ func checkHub(ctx context.Context, env *Env, home string, homeOK bool, cfg *conf
 		o, err = busOptions(ctx, env, &hubFlags{}, false)
 	case home != "":
 		o.Workspace = bus.DefaultWorkspace
-		o.URL, o.Token, err = hub.Discover(home)
+		var ep hub.Endpoint
+		ep, err = hub.Discover(home)
+		o.URL, o.Token, o.TLSPin = ep.URL, ep.Token, ep.TLSPin
 	default:
 		err = errors.New("no state folder to find a hub in")
 	}
@@ -209,7 +211,16 @@ func checkHub(ctx context.Context, env *Env, home string, homeOK bool, cfg *conf
 	cctx, cancel := context.WithTimeout(ctx, doctorTimeout)
 	defer cancel()
 	nc, err := memConnect(cctx, o)
-	if err != nil {
+	switch {
+	case errors.Is(err, bus.ErrUntrustedHub):
+		hc.Detail, _, _ = strings.Cut(err.Error(), "; ") // the fix has its own line
+		hc.Fix = "give the CA that signed the hub's certificate with hub.tls_ca or RELAY_TLS_CA, and dial a name the certificate holds"
+		return []doctorCheck{hc, mc}
+	case errors.Is(err, bus.ErrUnauthorized):
+		hc.Detail, _, _ = strings.Cut(err.Error(), "; ")
+		hc.Fix = "copy the hub's token (RELAY_HOME/hub/token on its machine) into RELAY_TOKEN or the file hub.token_file names"
+		return []doctorCheck{hc, mc}
+	case err != nil:
 		hc.Detail = fmt.Sprintf("%s does not answer: %v", o.URL, err)
 		hc.Fix = "restart it: `relay down; relay up --detach` (for an external server, check RELAY_HUB and RELAY_TOKEN)"
 		return []doctorCheck{hc, mc}

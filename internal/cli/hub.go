@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/nats-io/nats.go"
+	"github.com/relayhq/relay/bus"
 	"github.com/relayhq/relay/hub"
 	"github.com/relayhq/relay/memory"
 )
@@ -20,7 +20,8 @@ func serveMemory(ctx context.Context, h *hub.Hub, home string) (stop func(), err
 	if err != nil {
 		return nil, err
 	}
-	nc, err := nats.Connect(h.URL(), nats.Token(h.Token()), nats.Name("relay-memory"))
+	ep := h.Endpoint()
+	nc, err := bus.Dial(ctx, bus.Options{URL: ep.URL, Token: ep.Token, TLSPin: ep.TLSPin}, "relay-memory")
 	if err != nil {
 		st.Close()
 		return nil, fmt.Errorf("connect the memory service to the hub: %w", err)
@@ -108,8 +109,8 @@ func runUp(ctx context.Context, env *Env, args []string) error {
 }
 
 func upDetached(ctx context.Context, env *Env, home string, o upOptions) error {
-	if url, _, err := hub.Discover(home); err == nil {
-		fmt.Fprintf(env.Stdout, "relay hub already running on %s\n", url)
+	if ep, err := hub.Discover(home); err == nil {
+		fmt.Fprintf(env.Stdout, "relay hub already running on %s\n", ep.URL)
 		return nil
 	}
 	var args []string
@@ -125,12 +126,12 @@ func upDetached(ctx context.Context, env *Env, home string, o upOptions) error {
 	if o.dashboardRemote {
 		args = append(args, "--dashboard-remote")
 	}
-	url, _, err := hub.StartDetached(ctx, hub.DetachOptions{Home: home, Executable: env.Executable, Args: args, Env: env.environ()})
+	ep, err := hub.StartDetached(ctx, hub.DetachOptions{Home: home, Executable: env.Executable, Args: args, Env: env.environ()})
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(env.Stdout, "relay hub running on %s (log: %s); stop it with relay down\n",
-		url, filepath.Join(hub.Dir(home), "hub.log"))
+		ep.URL, filepath.Join(hub.Dir(home), "hub.log"))
 	if o.dashboard != "off" {
 		if durl := waitDashboard(ctx, home); durl != "" {
 			fmt.Fprintf(env.Stdout, "dashboard on %s (open it with: relay dashboard --open)\n", durl)

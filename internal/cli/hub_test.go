@@ -96,10 +96,11 @@ func TestHubUpSendAgentsLogDown(t *testing.T) {
 	if out := c.must("up", "--detach"); !strings.Contains(out, "already running") {
 		t.Errorf("second up --detach printed %q", out)
 	}
-	url, token, err := hub.Discover(c.home)
+	ep, err := hub.Discover(c.home)
 	if err != nil {
 		t.Fatal(err)
 	}
+	url, token := ep.URL, ep.Token
 	ctx := context.Background()
 	bob, err := bus.Connect(ctx, bus.Options{URL: url, Token: token, Name: "bob"})
 	if err != nil {
@@ -176,7 +177,7 @@ func TestHubExternalServer(t *testing.T) {
 	if code != 1 || !strings.Contains(strings.ToLower(errs), "authorization") {
 		t.Errorf("agents without the token: exit %d, stderr %q; want 1 and an authorization error", code, errs)
 	}
-	if _, _, err := hub.Discover(c.home); err == nil {
+	if _, err := hub.Discover(c.home); err == nil {
 		t.Error("an external hub started a local one")
 	}
 }
@@ -254,7 +255,7 @@ func TestHubForegroundAndLogFollow(t *testing.T) {
 	var hubOut lockedBuffer
 	up := c.startRelay(&hubOut, "up")
 	waitOutput(t, &hubOut, "relay hub listening on nats://127.0.0.1:")
-	if _, _, err := hub.Discover(c.home); err != nil {
+	if _, err := hub.Discover(c.home); err != nil {
 		t.Fatalf("foreground hub not found: %v", err)
 	}
 	c.must("send", "--from", "ci", "bob", "first")
@@ -280,7 +281,7 @@ func TestHubForegroundAndLogFollow(t *testing.T) {
 	if !strings.Contains(hubOut.String(), "relay hub stopped") {
 		t.Errorf("up printed %q", hubOut.String())
 	}
-	if _, _, err := hub.Discover(c.home); !errors.Is(err, hub.ErrNoHub) {
+	if _, err := hub.Discover(c.home); !errors.Is(err, hub.ErrNoHub) {
 		t.Errorf("Discover after the foreground hub stopped: %v", err)
 	}
 }

@@ -240,24 +240,9 @@ func openMemory(ctx context.Context, env *Env, hf *hubFlags) (api memory.API, wo
 
 // memConnect connects to the hub of o for plain request/reply.
 func memConnect(ctx context.Context, o bus.Options) (*nats.Conn, error) {
-	nopts := []nats.Option{nats.Name("relay memory"), nats.Timeout(5 * time.Second)}
-	if o.Token != "" {
-		nopts = append(nopts, nats.Token(o.Token))
-	}
-	if o.Creds != "" {
-		nopts = append(nopts, nats.UserCredentials(o.Creds))
-	}
-	if o.TLSCA != "" {
-		nopts = append(nopts, nats.RootCAs(o.TLSCA))
-	}
-	if o.TLSCert != "" || o.TLSKey != "" {
-		nopts = append(nopts, nats.ClientCert(o.TLSCert, o.TLSKey))
-	}
-	nc, err := nats.Connect(o.URL, nopts...)
-	if err != nil {
-		return nil, fmt.Errorf("connect to hub: %w", err)
-	}
-	return nc, nil
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	return bus.Dial(cctx, o, "relay memory")
 }
 
 // memParseArgs parses flags that may come before, between or after

@@ -22,12 +22,14 @@ import (
 type hubFlags struct {
 	hub       string // --hub: a NATS URL; "" means RELAY_HUB, config, or the local hub
 	creds     string // --creds: a NATS credentials file
+	tlsCA     string // --tls-ca: the CA of a TLS hub's certificate
 	workspace string // --workspace
 }
 
 func addHubFlags(fs *flag.FlagSet, f *hubFlags) {
 	fs.StringVar(&f.hub, "hub", "", "NATS `URL` of an external server or cluster (default: RELAY_HUB, config, else the local hub)")
 	fs.StringVar(&f.creds, "creds", "", "NATS credentials `file` for an external server (default: RELAY_CREDS, config)")
+	fs.StringVar(&f.tlsCA, "tls-ca", "", "PEM `file` of the CA that signed a TLS hub's certificate (default: RELAY_TLS_CA, config)")
 	fs.StringVar(&f.workspace, "workspace", "", "workspace `name` (default: RELAY_WORKSPACE, config, else \"default\")")
 }
 
@@ -38,7 +40,7 @@ func addHubFlags(fs *flag.FlagSet, f *hubFlags) {
 func busOptions(ctx context.Context, env *Env, f *hubFlags, start bool) (bus.Options, error) {
 	var o bus.Options
 	dir, _ := os.Getwd()
-	cfg, err := config.Load(config.Sources{ProjectDir: dir, Env: env.getenv, Flags: config.Flags{Workspace: f.workspace, Hub: f.hub}})
+	cfg, err := config.Load(config.Sources{ProjectDir: dir, Env: env.getenv, Flags: config.Flags{Workspace: f.workspace, Hub: f.hub, TLSCA: f.tlsCA}})
 	if err != nil {
 		var ce config.Errors
 		if errors.As(err, &ce) {
@@ -50,7 +52,7 @@ func busOptions(ctx context.Context, env *Env, f *hubFlags, start bool) (bus.Opt
 	if err := bus.ValidName("workspace", o.Workspace); err != nil {
 		return o, usagef("%v", err)
 	}
-	o.URL, o.Creds = cfg.Hub.URL, cfg.Hub.Creds
+	o.URL, o.Creds, o.TLSCA = cfg.Hub.URL, cfg.Hub.Creds, cfg.Hub.TLSCA
 	if f.creds != "" {
 		o.Creds = f.creds
 	} else if c := env.getenv("RELAY_CREDS"); c != "" {
@@ -71,16 +73,17 @@ func busOptions(ctx context.Context, env *Env, f *hubFlags, start bool) (bus.Opt
 	if err != nil {
 		return o, err
 	}
-	o.URL, o.Token, err = hub.Discover(home)
+	ep, err := hub.Discover(home)
 	if errors.Is(err, hub.ErrNoHub) && start {
-		o.URL, o.Token, err = hub.EnsureRunning(ctx, home, env.Executable)
+		ep, err = hub.EnsureRunning(ctx, home, env.Executable)
 	}
 	if errors.Is(err, hub.ErrNoHub) {
 		return o, fmt.Errorf("%w; start one with `relay up --detach`, or point at one with --hub or RELAY_HUB", err)
 	}
+	o.URL, o.Token, o.TLSPin = ep.URL, ep.Token, ep.TLSPin
 	o.Discover = func() (string, error) { // a restarted hub may be on another port
-		u, _, err := hub.Discover(home)
-		return u, err
+		ep, err := hub.Discover(home)
+		return ep.URL, err
 	}
 	return o, err
 }

@@ -19,6 +19,7 @@ type wrapOptions struct {
 	Profile   string
 	Workspace string
 	Hub       string
+	TLSCA     string
 	Delivery  string
 	NoPrimer  bool
 	Command   []string
@@ -31,6 +32,7 @@ func parseWrap(env *Env, args []string) (*wrapOptions, error) {
 	fs.StringVar(&o.Profile, "profile", "", "the agent CLI's profile: claude, codex, gemini, aider, generic (default: from COMMAND)")
 	fs.StringVar(&o.Workspace, "workspace", "", "the workspace to join (default: RELAY_WORKSPACE, config, or default)")
 	fs.StringVar(&o.Hub, "hub", "", "a NATS URL, or none to run the agent alone (default: RELAY_HUB, config, or the hub in RELAY_HOME, started if needed)")
+	fs.StringVar(&o.TLSCA, "tls-ca", "", "PEM `file` of the CA that signed a TLS hub's certificate (default: RELAY_TLS_CA, config)")
 	fs.StringVar(&o.Delivery, "delivery", "", "how messages are typed in: wait, queue (followUp) or steer (default: config, or wait)")
 	fs.BoolVar(&o.NoPrimer, "no-primer", false, "do not teach the agent the protocol at start")
 	if err := parseFlags(fs, args); err != nil {
@@ -58,7 +60,7 @@ func runWrap(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := loadConfig(env, configOptions{flags: config.Flags{Name: o.Name, Workspace: o.Workspace, Hub: o.Hub, Profile: o.Profile}})
+	cfg, err := loadConfig(env, configOptions{flags: config.Flags{Name: o.Name, Workspace: o.Workspace, Hub: o.Hub, Profile: o.Profile, TLSCA: o.TLSCA}})
 	if err != nil {
 		return err
 	}
@@ -95,6 +97,7 @@ func runWrap(ctx context.Context, env *Env, args []string) error {
 		Hub:           cfg.Hub.URL,
 		Token:         token,
 		Creds:         cfg.Hub.Creds,
+		TLSCA:         cfg.Hub.TLSCA,
 		Executable:    env.Executable,
 		Delivery:      mode,
 		HumanQuiet:    cfg.Delivery.HumanQuiet,

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
+	"github.com/relayhq/relay/bus"
 	"github.com/relayhq/relay/hub"
 	"github.com/relayhq/relay/hub/hubtest"
 	"github.com/relayhq/relay/internal/ptytest"
@@ -42,7 +42,8 @@ func serveMemory(t *testing.T, h *hub.Hub) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	nc, err := nats.Connect(h.URL(), nats.Token(h.Token()))
+	ep := h.Endpoint()
+	nc, err := bus.Dial(context.Background(), bus.Options{URL: ep.URL, Token: ep.Token, TLSPin: ep.TLSPin}, "relay-memory")
 	if err != nil {
 		t.Fatal(err)
 	}

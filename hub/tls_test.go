@@ -1,0 +1,58 @@
+package hub_test
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/relayhq/relay/hub"
+	"github.com/relayhq/relay/internal/testutil"
+)
+
+// lockedBuffer is a bytes.Buffer that a logger and the test share.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestTLSHubIsFoundQuietly: a TLS hub records the pin of its certificate
+// for local clients, and Discover's probe finishes the handshake, so that
+// the hub's log does not fill with a failed handshake per probe.
+func TestTLSHubIsFoundQuietly(t *testing.T) {
+	files := testutil.TLS(t, "hub.example.test")
+	home := testutil.Home(t)
+	var log lockedBuffer
+	h, err := hub.Start(context.Background(), hub.Options{
+		Home: home, Listen: "0.0.0.0:0", TLSCert: files.Cert, TLSKey: files.Key,
+		Logger: slog.New(slog.NewTextHandler(&log, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(h.Shutdown)
+	for range 3 {
+		ep, err := hub.Discover(home)
+		if err != nil || ep != h.Endpoint() || len(ep.TLSPin) != 64 || !strings.HasPrefix(ep.URL, "tls://127.0.0.1:") {
+			t.Fatalf("Discover = %+v, %v; want %+v with a pin", ep, err, h.Endpoint())
+		}
+	}
+	h.Shutdown()
+	if strings.Contains(log.String(), "handshake") {
+		t.Errorf("the probes left errors in the hub's log:\n%s", log.String())
+	}
+}
