@@ -3,6 +3,7 @@ package bus_test
 import (
 	"context"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -121,4 +122,39 @@ func BenchmarkSendReceive(b *testing.B) {
 		}
 	})
 
+}
+
+// BenchmarkLogLast reads the last 50 messages of a 20,000-message history
+// (relay log -n 50, a dashboard opening) beside reading the whole history,
+// the baseline, in the same run; "x-whole" is the ratio of their times.
+func BenchmarkLogLast(b *testing.B) {
+	h := startHub(b)
+	ctx := context.Background()
+	alice := register(b, h, "alice")
+	register(b, h, "bob")
+	for i := range 20_000 {
+		if _, err := alice.Send(ctx, "bob", "message "+strconv.Itoa(i)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	read := func(b *testing.B, o bus.LogOptions, want int) time.Duration {
+		start := time.Now()
+		for b.Loop() {
+			n := 0
+			if err := alice.Log(ctx, o, func(bus.Entry) error { n++; return nil }); err != nil || n != want {
+				b.Fatalf("read %d messages, %v; want %d", n, err, want)
+			}
+		}
+		per := time.Since(start) / time.Duration(b.N)
+		b.ReportMetric(float64(per.Microseconds())/1e3, "ms/read")
+		return per
+	}
+	var whole time.Duration
+	b.Run("whole", func(b *testing.B) { whole = read(b, bus.LogOptions{}, 20_000) })
+	b.Run("last-50", func(b *testing.B) {
+		per := read(b, bus.LogOptions{Last: 50}, 50)
+		if whole > 0 {
+			b.ReportMetric(float64(per)/float64(whole), "x-whole")
+		}
+	})
 }

@@ -37,6 +37,12 @@ type LogOptions struct {
 	Agent string
 	// ID keeps only this message.
 	ID string
+	// Last keeps only the last Last messages of the history that match (0:
+	// all of them). Log then reads only the end of the stream, so that a
+	// long history costs no more than the few messages wanted.
+	Last int
+	// Since keeps messages created at or after Since (zero: all).
+	Since time.Time
 }
 
 func (e *Entry) clone() Entry {
@@ -50,6 +56,9 @@ func (o LogOptions) match(e *Entry) bool {
 	if o.ID != "" && e.ID != o.ID {
 		return false
 	}
+	if !o.Since.IsZero() && e.Created.Before(o.Since) {
+		return false
+	}
 	if o.Agent != "" && e.From != o.Agent && e.To != o.Agent {
 		if _, ok := e.Status[o.Agent]; !ok {
 			return false
@@ -59,64 +68,158 @@ func (o LogOptions) match(e *Entry) bool {
 }
 
 // Log reads the workspace's messages and receipts from the stream (as far
-// back as its retention keeps them) and calls fn with each message and its
-// latest statuses, oldest first. With Follow it then calls fn again for
-// every new message or status change. An error from fn stops Log and is
-// returned.
+// back as its retention keeps them, or as LogOptions.Last and Since ask)
+// and calls fn with each message and its latest statuses, oldest first.
+// With Follow it then calls fn again for every new message or status
+// change. An error from fn stops Log and is returned.
 func (c *Client) Log(ctx context.Context, o LogOptions, fn func(Entry) error) error {
 	info, err := c.stream.Info(ctx)
 	if err != nil {
 		return fmt.Errorf("read log: %w", err)
 	}
-	last := info.State.LastSeq
+	first, last := info.State.FirstSeq, info.State.LastSeq
 	if last == 0 && !o.Follow {
 		return nil
 	}
-	cons, err := c.js.OrderedConsumer(ctx, StreamName(c.opts.Workspace), jetstream.OrderedConsumerConfig{})
+	// For the last few messages, or those since a time, read a window at
+	// the end of the stream and widen it until it holds more of them than
+	// wanted (the oldest may miss copies from before the window), reaches
+	// back before Since, or reaches the start. (A consumer started by time
+	// would wait forever when Since is after the last record.)
+	window := uint64(max(8*o.Last, 256))
+	windowed := o.Last > 0 || !o.Since.IsZero()
+	for {
+		var start uint64 // 0: from the start
+		if windowed && last >= window && last-window+1 > first {
+			start = last - window + 1
+		}
+		r, err := c.openLog(ctx, start)
+		if err != nil {
+			return err
+		}
+		done, err := r.history(last)
+		if err == nil && !done && start != 0 && !r.enough(o) {
+			r.stop()
+			window *= 4
+			continue
+		}
+		defer r.stop()
+		if err != nil || done {
+			return err
+		}
+		return r.run(o, fn)
+	}
+}
+
+// logReader folds a stream consumer's records into log entries.
+type logReader struct {
+	c       *Client
+	ctx     context.Context
+	it      jetstream.MessagesContext
+	stop    func()
+	entries map[string]*Entry
+	order   []string // entry keys, oldest first
+	oldest  time.Time
+}
+
+// openLog starts an ordered consumer at sequence start (0: the stream's
+// start).
+func (c *Client) openLog(ctx context.Context, start uint64) (*logReader, error) {
+	var cfg jetstream.OrderedConsumerConfig
+	if start > 0 {
+		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, start
+	}
+	cons, err := c.js.OrderedConsumer(ctx, StreamName(c.opts.Workspace), cfg)
 	if err != nil {
-		return fmt.Errorf("read log: %w", err)
+		return nil, fmt.Errorf("read log: %w", err)
 	}
 	it, err := cons.Messages()
 	if err != nil {
-		return fmt.Errorf("read log: %w", err)
+		return nil, fmt.Errorf("read log: %w", err)
 	}
-	stop := context.AfterFunc(ctx, it.Stop)
-	defer stop()
-	defer it.Stop()
+	after := context.AfterFunc(ctx, it.Stop)
+	return &logReader{c: c, ctx: ctx, it: it, entries: map[string]*Entry{},
+		stop: func() { after(); it.Stop() }}, nil
+}
 
-	entries := map[string]*Entry{}
-	var order []string
-	replayed := last == 0
+// next folds the next record in and returns its sequence and the entry it
+// changed. ok is false when ctx ended or the consumer was stopped.
+func (r *logReader) next() (seq uint64, changed *Entry, ok bool, err error) {
 	for {
-		m, err := it.Next()
+		m, err := r.it.Next()
 		if err != nil {
-			if ctx.Err() != nil || errors.Is(err, jetstream.ErrMsgIteratorClosed) {
-				return nil
+			if r.ctx.Err() != nil || errors.Is(err, jetstream.ErrMsgIteratorClosed) {
+				return 0, nil, false, nil
 			}
-			return fmt.Errorf("read log: %w", err)
+			return 0, nil, false, fmt.Errorf("read log: %w", err)
 		}
 		md, err := m.Metadata()
 		if err != nil {
 			continue
 		}
-		seq := md.Sequence.Stream
-		changed := c.apply(entries, &order, m.Subject(), m.Data(), seq, md.Timestamp)
-		if !replayed {
-			if seq < last {
-				continue
+		if r.oldest.IsZero() {
+			r.oldest = md.Timestamp
+		}
+		seq = md.Sequence.Stream
+		return seq, r.c.apply(r.entries, &r.order, m.Subject(), m.Data(), seq, md.Timestamp), true, nil
+	}
+}
+
+// history reads up to sequence last. done says that Log is over (ctx ended).
+func (r *logReader) history(last uint64) (done bool, err error) {
+	for last > 0 {
+		seq, _, ok, err := r.next()
+		if err != nil || !ok {
+			return true, err
+		}
+		if seq >= last {
+			return false, nil
+		}
+	}
+	return false, nil
+}
+
+// enough reports whether the history read holds what o asks for: more
+// than o.Last matching messages, or records from before o.Since.
+func (r *logReader) enough(o LogOptions) bool {
+	if !o.Since.IsZero() && !r.oldest.IsZero() && r.oldest.Before(o.Since) {
+		return true
+	}
+	if o.Last == 0 {
+		return false
+	}
+	n := 0
+	for _, key := range r.order {
+		if o.match(r.entries[key]) {
+			if n++; n > o.Last {
+				return true
 			}
-			replayed = true
-			for _, id := range order {
-				if e := entries[id]; o.match(e) {
-					if err := fn(e.clone()); err != nil {
-						return err
-					}
-				}
-			}
-			if !o.Follow {
-				return nil
-			}
-			continue
+		}
+	}
+	return false
+}
+
+// run hands over the history (its last o.Last matches, when set) and, with
+// o.Follow, every change after it.
+func (r *logReader) run(o LogOptions, fn func(Entry) error) error {
+	var matched []*Entry
+	for _, key := range r.order {
+		if e := r.entries[key]; o.match(e) {
+			matched = append(matched, e)
+		}
+	}
+	if o.Last > 0 && len(matched) > o.Last {
+		matched = matched[len(matched)-o.Last:]
+	}
+	for _, e := range matched {
+		if err := fn(e.clone()); err != nil {
+			return err
+		}
+	}
+	for o.Follow {
+		_, changed, ok, err := r.next()
+		if err != nil || !ok {
+			return err
 		}
 		if changed != nil && o.match(changed) {
 			if err := fn(changed.clone()); err != nil {
@@ -124,6 +227,7 @@ func (c *Client) Log(ctx context.Context, o LogOptions, fn func(Entry) error) er
 			}
 		}
 	}
+	return nil
 }
 
 // apply folds one stored record into entries and returns the entry it

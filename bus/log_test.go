@@ -24,6 +24,9 @@ func history(t *testing.T, c *bus.Client, o bus.LogOptions) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if ctx.Err() != nil {
+		t.Fatalf("Log(%+v) did not return in time", o)
+	}
 	return out
 }
 
@@ -135,4 +138,92 @@ func TestLogFollow(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Errorf("Log returned %v after cancel", err)
 	}
+}
+
+// TestLogLastAndSince: the last few messages of a long history, with or
+// without an agent filter that makes them sparse, and the messages since a
+// time; each with its full status, and Follow going on after them.
+func TestLogLastAndSince(t *testing.T) {
+	h := startHub(t)
+	alice := register(t, h, "alice")
+	register(t, h, "bob")
+	register(t, h, "carol")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	send := func(to, body string) bus.Envelope {
+		t.Helper()
+		env, err := alice.Send(ctx, to, body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return env
+	}
+	for i := range 600 {
+		if i%100 == 0 {
+			send("*", fmt.Sprint("all ", i)) // two copies: bob's and carol's
+		} else {
+			send("bob", fmt.Sprint("m", i))
+		}
+	}
+	since := time.Now()
+	last := send("*", "all 600")
+	if err := alice.Receipt(ctx, last, bus.StatusDelivered, ""); err != nil { // a status to carry along
+		t.Fatal(err)
+	}
+	bodies := func(o bus.LogOptions) string { return fmt.Sprint(history(t, alice, o)) }
+	for _, tc := range []struct {
+		name string
+		o    bus.LogOptions
+		want string
+	}{
+		{"last 3", bus.LogOptions{Last: 3}, "[alice>bob:m598 map[bob:queued] alice>bob:m599 map[bob:queued] alice>*:all 600 map[alice:delivered bob:queued carol:queued]]"},
+		{"last 2 of carol's, far apart", bus.LogOptions{Last: 2, Agent: "carol"}, "[alice>*:all 500 map[bob:queued carol:queued] alice>*:all 600 map[alice:delivered bob:queued carol:queued]]"},
+		{"last 1 by id", bus.LogOptions{Last: 1, ID: "nosuch"}, "[]"},
+		{"since", bus.LogOptions{Since: since}, "[alice>*:all 600 map[alice:delivered bob:queued carol:queued]]"},
+		{"since, last 5", bus.LogOptions{Since: since, Last: 5}, "[alice>*:all 600 map[alice:delivered bob:queued carol:queued]]"},
+		{"since after the last", bus.LogOptions{Since: time.Now().Add(time.Hour)}, "[]"},
+		{"since long ago, last 1 of carol's", bus.LogOptions{Since: since.Add(-time.Hour), Last: 1, Agent: "carol"}, "[alice>*:all 600 map[alice:delivered bob:queued carol:queued]]"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := bodies(tc.o); got != tc.want {
+				t.Errorf("log\n got %s\nwant %s", got, tc.want)
+			}
+		})
+	}
+	whole := history(t, alice, bus.LogOptions{})
+	if got := history(t, alice, bus.LogOptions{Since: since.Add(-time.Hour)}); fmt.Sprint(got) != fmt.Sprint(whole) {
+		t.Errorf("since an hour before: got %d messages, want the whole log (%d)", len(got), len(whole))
+	}
+	for _, n := range []int{1, 7, 31, 100, 255, 600, 601, 1000} {
+		want := whole[max(0, len(whole)-n):]
+		if got := history(t, alice, bus.LogOptions{Last: n}); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("the last %d: got %d messages, not the end of the whole log (%d)", n, len(got), len(want))
+		}
+	}
+
+	var mu sync.Mutex
+	var seen []string
+	go alice.Log(ctx, bus.LogOptions{Last: 1, Follow: true}, func(e bus.Entry) error {
+		mu.Lock()
+		seen = append(seen, e.Body)
+		mu.Unlock()
+		return nil
+	})
+	testutil.Eventually(t, func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		if fmt.Sprint(seen) != "[all 600]" {
+			return testutil.Errorf("follow from the last one saw %q", seen)
+		}
+		return nil
+	})
+	send("bob", "after")
+	testutil.Eventually(t, func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		if fmt.Sprint(seen) != "[all 600 after]" {
+			return testutil.Errorf("follow saw %q", seen)
+		}
+		return nil
+	})
 }

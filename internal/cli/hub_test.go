@@ -15,6 +15,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/relayhq/relay/bus"
 	"github.com/relayhq/relay/hub"
@@ -133,6 +134,15 @@ func TestHubUpSendAgentsLogDown(t *testing.T) {
 		!regexpLine(out, `ci -> ghost  \[ghost:queued\]  multi\\nline$`) {
 		t.Errorf("log printed:\n%s", out)
 	}
+	if out := c.must("log", "-n", "1"); strings.Count(out, "\n") != 1 || !strings.Contains(out, "ci -> ghost") {
+		t.Errorf("log -n 1 printed:\n%s", out)
+	}
+	if out := c.must("log", "--since", "1h"); strings.Count(out, "\n") != 2 {
+		t.Errorf("log --since 1h printed:\n%s", out)
+	}
+	if code, out, errs := c.run("", "log", "--since", "2099-01-01"); code != 0 || out != "" || !strings.Contains(errs, "no messages") {
+		t.Errorf("log --since 2099-01-01: exit %d, %q, %q", code, out, errs)
+	}
 	var e bus.Entry
 	if err := json.Unmarshal([]byte(c.must("log", "--json", "--agent", "ghost")), &e); err != nil || e.Body != "multi\nline" {
 		t.Errorf("log --json --agent ghost: %+v, %v", e, err)
@@ -196,6 +206,9 @@ func TestHubUsageErrors(t *testing.T) {
 		{[]string{"up", "--tls-cert", "c.pem"}, "go together"},
 		{[]string{"agents", "extra"}, "unexpected argument"},
 		{[]string{"log", "--workspace", "a.b"}, `"a.b" is not a workspace name`},
+		{[]string{"log", "--since", "yesterday"}, `--since: "yesterday" is neither a duration`},
+		{[]string{"log", "--since", "-5m"}, "want a positive duration"},
+		{[]string{"log", "-n", "-1"}, "want a number of messages"},
 	} {
 		code, _, errs := c.run("", tc.args...)
 		if code != ExitUsage || !strings.Contains(errs, tc.want) {
@@ -283,5 +296,25 @@ func TestHubForegroundAndLogFollow(t *testing.T) {
 	}
 	if _, err := hub.Discover(c.home); !errors.Is(err, hub.ErrNoHub) {
 		t.Errorf("Discover after the foreground hub stopped: %v", err)
+	}
+}
+
+func TestParseSince(t *testing.T) {
+	now := time.Date(2026, 12, 3, 18, 0, 0, 0, time.Local)
+	for _, tc := range []struct {
+		in   string
+		want time.Time
+	}{
+		{"90m", now.Add(-90 * time.Minute)},
+		{"2h", now.Add(-2 * time.Hour)},
+		{"2026-12-03T15:04:05Z", time.Date(2026, 12, 3, 15, 4, 5, 0, time.UTC)},
+		{"2026-12-03 15:04", time.Date(2026, 12, 3, 15, 4, 0, 0, time.Local)},
+		{"2026-12-03 15:04:05", time.Date(2026, 12, 3, 15, 4, 5, 0, time.Local)},
+		{"2026-12-03", time.Date(2026, 12, 3, 0, 0, 0, 0, time.Local)},
+	} {
+		got, err := parseSince(tc.in, now)
+		if err != nil || !got.Equal(tc.want) {
+			t.Errorf("parseSince(%q) = %v, %v; want %v", tc.in, got, err, tc.want)
+		}
 	}
 }

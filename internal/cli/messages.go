@@ -234,8 +234,11 @@ func runLog(ctx context.Context, env *Env, args []string) error {
 	var hf hubFlags
 	var o bus.LogOptions
 	var asJSON bool
-	fs := newFlags(env, "log", "[--follow] [--json] [--agent NAME] [--id ID]")
+	var since string
+	fs := newFlags(env, "log", "[-n N] [--since WHEN] [--follow] [--json] [--agent NAME] [--id ID]")
 	addHubFlags(fs, &hf)
+	fs.IntVar(&o.Last, "n", 0, "only the last `N` messages (default: all)")
+	fs.StringVar(&since, "since", "", "only messages since `WHEN`: a duration back from now (90m, 2h) or a time (2026-12-03T15:04:05Z, \"2026-12-03 15:04\")")
 	fs.BoolVar(&o.Follow, "follow", false, "keep printing new messages and status changes until interrupted")
 	fs.BoolVar(&asJSON, "json", false, "print one JSON object per message (per change with --follow)")
 	fs.StringVar(&o.Agent, "agent", "", "only messages from or to agent `name`")
@@ -245,6 +248,16 @@ func runLog(ctx context.Context, env *Env, args []string) error {
 	}
 	if fs.NArg() > 0 {
 		return usagef("unexpected argument %q", fs.Arg(0))
+	}
+	if o.Last < 0 {
+		return usagef("-n %d: want a number of messages, 1 or more", o.Last)
+	}
+	if since != "" {
+		t, err := parseSince(since, time.Now())
+		if err != nil {
+			return usagef("--since: %v", err)
+		}
+		o.Since = t
 	}
 	c, err := connectBus(ctx, env, &hf, "", false)
 	if err != nil {
@@ -268,6 +281,26 @@ func runLog(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprintf(env.Stderr, "no messages in workspace %s\n", c.Workspace())
 	}
 	return nil
+}
+
+// parseSince reads --since: a duration back from now, or a time (RFC 3339,
+// or "YYYY-MM-DD[ HH:MM[:SS]]" in the local zone).
+func parseSince(v string, now time.Time) (time.Time, error) {
+	if d, err := time.ParseDuration(v); err == nil {
+		if d <= 0 {
+			return time.Time{}, fmt.Errorf("%q: want a positive duration back from now", v)
+		}
+		return now.Add(-d), nil
+	}
+	if t, err := time.Parse(time.RFC3339, v); err == nil {
+		return t, nil
+	}
+	for _, layout := range []string{"2006-01-02 15:04:05", "2006-01-02 15:04", "2006-01-02T15:04", "2006-01-02"} {
+		if t, err := time.ParseInLocation(layout, v, time.Local); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("%q is neither a duration (90m, 2h) nor a time (2026-12-03T15:04:05Z, \"2026-12-03 15:04\")", v)
 }
 
 // formatEntry is one line of `relay log`:
