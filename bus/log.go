@@ -43,6 +43,24 @@ type LogOptions struct {
 	Last int
 	// Since keeps messages created at or after Since (zero: all).
 	Since time.Time
+	// Keep bounds what Follow remembers: the last Keep messages (zero:
+	// DefaultLogKeep, and never fewer than Last). A status change of an
+	// older message is not reported, so that a dashboard left open for
+	// weeks does not grow without end.
+	Keep int
+}
+
+// DefaultLogKeep is how many messages Log with Follow remembers for their
+// status changes when LogOptions.Keep is zero.
+const DefaultLogKeep = 10000
+
+// keep is the number of messages Follow remembers.
+func (o LogOptions) keep() int {
+	k := o.Keep
+	if k <= 0 {
+		k = DefaultLogKeep
+	}
+	return max(k, o.Last)
 }
 
 func (e *Entry) clone() Entry {
@@ -217,6 +235,7 @@ func (r *logReader) run(o LogOptions, fn func(Entry) error) error {
 		}
 	}
 	for o.Follow {
+		r.forget(o.keep())
 		_, changed, ok, err := r.next()
 		if err != nil || !ok {
 			return err
@@ -228,6 +247,22 @@ func (r *logReader) run(o LogOptions, fn func(Entry) error) error {
 		}
 	}
 	return nil
+}
+
+// forget drops all but the last keep messages. The order slice is copied
+// when it has shrunk to half its array, so that the array is freed too.
+func (r *logReader) forget(keep int) {
+	n := len(r.order) - keep
+	if n <= 0 {
+		return
+	}
+	for _, key := range r.order[:n] {
+		delete(r.entries, key)
+	}
+	r.order = r.order[n:]
+	if len(r.order) < cap(r.order)/2 {
+		r.order = append([]string(nil), r.order...)
+	}
 }
 
 // apply folds one stored record into entries and returns the entry it

@@ -227,3 +227,56 @@ func TestLogLastAndSince(t *testing.T) {
 		return nil
 	})
 }
+
+// TestLogFollowForgetsOld: Follow remembers the last Keep messages, so
+// that a log followed for weeks stays small; a status change of one of them
+// is still reported, that of an older one is not.
+func TestLogFollowForgetsOld(t *testing.T) {
+	h := startHub(t)
+	alice := register(t, h, "alice")
+	bob := register(t, h, "bob")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+
+	var mu sync.Mutex
+	var seen []string
+	started := make(chan struct{})
+	go alice.Log(ctx, bus.LogOptions{Follow: true, Keep: 3}, func(e bus.Entry) error {
+		mu.Lock()
+		defer mu.Unlock()
+		seen = append(seen, fmt.Sprintf("%s:%s", e.Body, e.Status["bob"]))
+		if e.Body == "m0" && e.Status["bob"] == bus.StatusQueued {
+			close(started)
+		}
+		return nil
+	})
+	var sent []bus.Envelope
+	for i := range 6 {
+		env, err := alice.Send(ctx, "bob", fmt.Sprint("m", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sent = append(sent, env)
+		if i == 0 {
+			<-started // Log follows from here on
+		}
+	}
+	for _, i := range []int{0, 4} {
+		if err := bob.Receipt(ctx, sent[i], bus.StatusDelivered, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A marker after the receipts: once it is seen, both receipts were read.
+	if _, err := alice.Send(ctx, "bob", "marker"); err != nil {
+		t.Fatal(err)
+	}
+	want := "[m0:queued m1:queued m2:queued m3:queued m4:queued m5:queued m4:delivered marker:queued]"
+	testutil.Eventually(t, func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		if got := fmt.Sprint(seen); got != want {
+			return testutil.Errorf("follow saw\n %s\nwant\n %s", got, want)
+		}
+		return nil
+	})
+}

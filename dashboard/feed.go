@@ -270,7 +270,7 @@ func samePresence(a, b bus.Presence) bool {
 
 func (f *feed) followLog(ctx context.Context) {
 	for ctx.Err() == nil {
-		err := f.c.Log(ctx, bus.LogOptions{Follow: true, Last: f.keepN}, f.onEntry)
+		err := f.c.Log(ctx, bus.LogOptions{Follow: true, Last: f.keepN, Keep: f.keepN}, f.onEntry)
 		if ctx.Err() != nil {
 			return
 		}
