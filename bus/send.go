@@ -5,7 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -107,14 +108,19 @@ func (c *Client) others(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list agents: %w", err)
 	}
-	var out []string
+	// The watch holds every name it has seen: right after a cluster node
+	// failed, a listing may come back empty (measured on a three-node
+	// cluster under load), and agents are never removed from the bucket.
+	seen := map[string]bool{}
+	for _, k := range c.watch.others(c.opts.Name) {
+		seen[k] = true
+	}
 	for k := range lister.Keys() {
 		if k != c.opts.Name {
-			out = append(out, k)
+			seen[k] = true
 		}
 	}
-	sort.Strings(out)
-	return out, nil
+	return slices.Sorted(maps.Keys(seen)), nil
 }
 
 // suggest names a registered agent that differs from name only in case.
