@@ -29,7 +29,6 @@ func (s *session) serveInbox(ctx context.Context) {
 		cancel()
 	}
 	c := s.client.Load()
-	s.startOutbox(c)
 	if err := c.Inbox(ctx, s.receive); err != nil && ctx.Err() == nil {
 		s.log.Error("inbox stopped", "err", err)
 	}

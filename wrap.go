@@ -274,6 +274,10 @@ func (s *session) connect(ctx context.Context, auto bool) error {
 		s.name = name
 		c.SetCLI(s.prof.CLI)
 		s.client.Store(c)
+		// Open the outbox now, not when the inbox starts: what the agent
+		// writes in its first moments goes out at once, and it is not told
+		// that a hub it has just reached is unreachable.
+		s.startOutbox(c)
 		return nil
 	}
 }

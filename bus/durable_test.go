@@ -240,3 +240,36 @@ func TestClientFindsAHubOnANewPort(t *testing.T) {
 		t.Fatalf("send after the hub moved to %s: %v", h2.URL(), err)
 	}
 }
+
+// TestInboxOpensWhenTheHubReturns: an inbox started while the hub is down
+// does not give up; it opens when the hub is back and delivers what waited.
+func TestInboxOpensWhenTheHubReturns(t *testing.T) {
+	home := testutil.Home(t)
+	h1, err := hub.Start(context.Background(), hub.Options{Home: home})
+	if err != nil {
+		t.Fatal(err)
+	}
+	alice := register(t, h1, "alice")
+	var logs logBuffer
+	bob := register(t, h1, "bob", func(o *bus.Options) { o.Logger = logs.logger() })
+	if _, err := alice.Send(context.Background(), "bob", "before"); err != nil {
+		t.Fatal(err)
+	}
+	h1.Shutdown()
+
+	var col collector
+	inbox(t, bob, &col)
+	testutil.Eventually(t, func() error { // an attempt failed with the hub away
+		if !strings.Contains(logs.String(), "inbox cannot open yet") {
+			return testutil.Errorf("bob's log:\n%s", logs.String())
+		}
+		return nil
+	})
+	startHubAt(t, home, "")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, err := alice.Send(ctx, "bob", "after"); err != nil {
+		t.Fatal(err)
+	}
+	col.waitBodies(t, "before", "after")
+}

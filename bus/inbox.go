@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -125,15 +126,12 @@ func (c *Client) Inbox(ctx context.Context, handle func(context.Context, *Delive
 		MaxDeliver:    -1,
 		MaxAckPending: 1000,
 	}
-	if err := c.resumeInOrder(ctx, &cfg); err != nil {
-		// Best effort: the inbox still works, only a crash's leftovers may
-		// come back late.
-		c.log.Warn("inbox cannot resume in order", "err", err)
-		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverAllPolicy, 0
-	}
-	cons, err := c.stream.CreateOrUpdateConsumer(ctx, cfg)
+	cons, err := c.openInbox(ctx, cfg)
 	if err != nil {
 		return fmt.Errorf("open inbox of %s: %w", name, err)
+	}
+	if cons == nil { // ctx ended or the client closed while the hub was away
+		return nil
 	}
 	fl := &inflight{msgs: map[uint64]jetstream.Msg{}}
 	cc, err := cons.Consume(func(m jetstream.Msg) {
@@ -166,6 +164,60 @@ func (c *Client) Inbox(ctx context.Context, handle func(context.Context, *Delive
 	}
 	fl.nakAll()
 	return nil
+}
+
+// openInbox creates or resumes the inbox's consumer, trying again while
+// the hub does not answer (it went down, or a cluster is electing a
+// leader): an agent whose inbox failed to open once would otherwise
+// receive nothing for the rest of its session. It returns a nil consumer
+// when ctx ends or the client is closed first, and an error the hub gave
+// (a refused configuration or permission) at once.
+func (c *Client) openInbox(ctx context.Context, cfg jetstream.ConsumerConfig) (jetstream.Consumer, error) {
+	wait := 250 * time.Millisecond
+	resumed := false // once the resume point is settled it is kept: the old consumer may be gone
+	for {
+		var err error
+		if !resumed {
+			err = c.resumeInOrder(ctx, &cfg)
+			if permanent(err) {
+				// Best effort: the inbox still works, only a crash's
+				// leftovers may come back late.
+				c.log.Warn("inbox cannot resume in order", "err", err)
+				cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverAllPolicy, 0
+				err = nil
+			}
+			resumed = err == nil
+		}
+		if err == nil {
+			var cons jetstream.Consumer
+			if cons, err = c.stream.CreateOrUpdateConsumer(ctx, cfg); err == nil {
+				return cons, nil
+			}
+			if permanent(err) {
+				return nil, err
+			}
+		}
+		if ctx.Err() != nil {
+			return nil, nil
+		}
+		c.log.Warn("inbox cannot open yet; trying again", "err", err, "in", wait)
+		select {
+		case <-ctx.Done():
+			return nil, nil
+		case <-c.closed:
+			return nil, nil
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 5*time.Second)
+	}
+}
+
+// permanent reports whether err is an answer of the hub (or a closed
+// client) that trying again would not change, rather than a hub that did
+// not answer.
+func permanent(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.As(err, &apiErr) || errors.Is(err, nats.ErrConnectionClosed)
 }
 
 func (c *Client) deliver(ctx context.Context, m jetstream.Msg, fl *inflight, handle func(context.Context, *Delivery)) {

@@ -153,6 +153,11 @@ func TestTeamBroadcastAndUnknown(t *testing.T) {
 	if n := count(alice.Output(), "Message from agent Alice"); n != 0 {
 		t.Errorf("Alice got her own broadcast")
 	}
+	// Alice wrote at once, while her session was still opening: the hub
+	// was there all along, so she must not be told it is unreachable.
+	if n := count(alice.Output(), "unreachable"); n != 0 {
+		t.Errorf("Alice was told the hub is unreachable:\n%s", alice.Output())
+	}
 }
 
 // TestTeamNameClash: a second agent with a live agent's name is refused
