@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -81,7 +82,12 @@ func TestThreeCLIs(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 		defer cancel()
 		if _, err := m.WaitForRequest(ctx, s); err != nil {
-			t.Fatalf("%s's model never got %q: %v", who, s, err)
+			var screens strings.Builder
+			for name, a := range map[string]*agenttest.Term{"Bob": bob, "Carol": carol} {
+				cols, rows := a.Size()
+				fmt.Fprintf(&screens, "== %s's screen\n%s\n", name, agenttest.TmuxScreen(t, a.Raw(), cols, rows))
+			}
+			t.Fatalf("%s's model never got %q: %v\n%s\nlogs:\n%s", who, s, err, screens.String(), tm.wrapperLog())
 		}
 	}
 	wait("Bob", codexModel, toBob)
