@@ -38,8 +38,41 @@ func (s *session) typeText(ctx context.Context, text string) error {
 			return ctx.Err()
 		case <-time.After(s.prof.Settle):
 		}
+		if err := s.waitShown(ctx); err != nil {
+			return err
+		}
 		return write([]byte("\r"))
 	})
+}
+
+// pasteShowWait bounds how long typeText waits for the input box to show
+// what it typed before it presses Enter all the same.
+const pasteShowWait = 3 * time.Second
+
+// waitShown waits until the agent's input box shows a draft (the text just
+// typed: delivery types only into an empty box), for profiles whose input
+// box the scanner can read. An Enter that arrives before a slow TUI drew
+// the paste is ignored or taken for a newline (Codex starting under load
+// left relay's primer in its box that way, and every message after it
+// waited behind that "draft"), and confirm could then take the empty box
+// it sees for text that was sent.
+func (s *session) waitShown(ctx context.Context) error {
+	if s.prof.Cues.Prompt == "" {
+		return nil
+	}
+	deadline := time.Now().Add(pasteShowWait)
+	for !s.scan.State().Draft {
+		if time.Now().After(deadline) {
+			s.log.Warn("typed text not shown in the input box; pressing Enter all the same", "after", pasteShowWait)
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	return nil
 }
 
 func oneLine(s string) string {
@@ -87,10 +120,16 @@ func (s *session) promptHas(line string) bool {
 	return false
 }
 
+// confirmEnters is how many times confirm presses Enter again while the
+// typed text stays in the input box: a TUI still starting (Codex under
+// load) or slow to read a paste ignores an Enter or takes it for a newline.
+const confirmEnters = 3
+
 // confirm checks that the agent took what was typed: with Claude Code's
 // hooks, its first line (the sender and message id) is in a prompt that
 // reached the model; else its input box holds no draft any more. If not,
-// Enter is pressed once more.
+// Enter is pressed again (up to confirmEnters times, 3 s apart), unless
+// the human has typed since: that Enter would send their text with ours.
 func (s *session) confirm(ctx context.Context, text string) error {
 	first, _, _ := strings.Cut(text, "\n")
 	taken := func() bool {
@@ -102,10 +141,14 @@ func (s *session) confirm(ctx context.Context, text string) error {
 		}
 		return !s.scan.State().Draft
 	}
-	for try := 0; try < 2; try++ {
+	typed := time.Now()
+	for try := 0; ; try++ {
 		deadline := time.Now().Add(3 * time.Second)
 		for time.Now().Before(deadline) {
 			if taken() {
+				if try > 0 {
+					s.log.Info("typed text taken after another Enter", "enters", try+1)
+				}
 				return nil
 			}
 			select {
@@ -114,9 +157,15 @@ func (s *session) confirm(ctx context.Context, text string) error {
 			case <-time.After(50 * time.Millisecond):
 			}
 		}
-		if try == 0 {
-			_ = s.ws.Input().Inject(func(write func([]byte) error) error { return write([]byte("\r")) })
+		if try == confirmEnters {
+			break
 		}
+		if s.ws.Input().LastHuman().After(typed) {
+			s.log.Warn("typed text not taken, and the human is typing: no more Enter", "text", first)
+			return errNotTaken
+		}
+		_ = s.ws.Input().Inject(func(write func([]byte) error) error { return write([]byte("\r")) })
 	}
+	s.log.Warn("typed text not taken", "text", first, "enters", confirmEnters+1)
 	return errNotTaken
 }
