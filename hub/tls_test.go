@@ -52,7 +52,13 @@ func TestTLSHubIsFoundQuietly(t *testing.T) {
 		}
 	}
 	h.Shutdown()
-	if strings.Contains(log.String(), "handshake") {
-		t.Errorf("the probes left errors in the hub's log:\n%s", log.String())
+	// A probe whose handshake the server was still finishing when it shut
+	// down is cut off by the shutdown ("use of closed network connection"):
+	// that is not a probe's fault. A probe that hangs up mid-handshake
+	// leaves "EOF" or "first record does not look like a TLS handshake".
+	for _, line := range strings.Split(log.String(), "\n") {
+		if strings.Contains(line, "handshake") && !strings.Contains(line, "use of closed network connection") {
+			t.Errorf("a probe left an error in the hub's log: %s\nwhole log:\n%s", line, log.String())
+		}
 	}
 }
