@@ -1,25 +1,32 @@
-// Package agents holds what is specific to one agent CLI: how it shows that
-// it is busy or ready, how text must be typed into it, and how it learns the
-// protocol at start. The wrapper and scanner stay generic; a Profile is the
-// only place that names a CLI.
+// Package agents holds what every agent CLI's profile is made of: the
+// Profile type, the exact-text Source a profile may offer a session, the
+// protocol primer and the version probe. Each CLI lives in its own package
+// below (agents/claude, agents/codex, agents/gemini, agents/aider,
+// agents/shell) and agents/registry lists them: nothing outside agents/
+// names a CLI.
 package agents
 
 import (
+	"context"
 	"fmt"
-	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/relayhq/relay/scanner"
 )
 
-// Profile describes one agent CLI.
+// Profile describes one agent CLI: how to recognise it, how it shows that
+// it is busy or ready, how text must be typed into it, how it learns the
+// protocol, where its exact text comes from and what doctor checks.
 type Profile struct {
 	// Name is the profile's name: generic, claude, codex, gemini, aider.
 	Name string
 	// CLI is the program's name for people ("Claude Code").
 	CLI string
+	// Commands are the program names that pick this profile when none is
+	// asked for (a program named NAME, NAME-x or NAME.x); doctor looks for
+	// the first one on PATH.
+	Commands []string
 	// Cues are what its screen shows about its state.
 	Cues scanner.Cues
 	// Paste says to type by bracketed paste when the child enabled it.
@@ -43,62 +50,31 @@ type Profile struct {
 	// EscapeMentions says the CLI reads a typed `@path` into the model's
 	// context: every `@` that starts a word in a peer's text is escaped.
 	EscapeMentions bool
+	// Detect reports whether a recorded terminal stream's first bytes come
+	// from this CLI (relay scan without --profile); nil never matches.
+	Detect func(head []byte) bool
+	// Exact, when set, prepares the CLI's exact-text path for one session:
+	// the arguments and environment it needs and the Source that follows
+	// it. Without it (or when it returns no Source) the screen gives the
+	// commands.
+	Exact func(l Launch) (Setup, error)
+	// Diagnose, when set, says where relay gets this CLI's exact text and
+	// state, for relay doctor; without it, the screen.
+	Diagnose func(ctx context.Context, p Probe) Diagnosis
 }
 
-// ErrUnknownProfile is returned by Named for a name it does not know.
+// ErrUnknownProfile is returned for a profile name nobody registered.
 var ErrUnknownProfile = fmt.Errorf("unknown profile")
 
-func profiles() map[string]Profile {
-	cues := func(name string) scanner.Cues {
-		c, _ := scanner.CuesFor(name)
-		return c
-	}
-	return map[string]Profile{
-		"generic": {Name: "generic", CLI: "shell", Cues: cues("generic"), Paste: true, Settle: 2 * time.Millisecond},
-		"claude": {Name: "claude", CLI: "Claude Code", Cues: cues("claude"), Paste: true, Settle: 150 * time.Millisecond,
-			PrimerFlag: "--append-system-prompt", Model: true},
-		"codex": {Name: "codex", CLI: "Codex", Cues: cues("codex"), Paste: true, Settle: 200 * time.Millisecond,
-			TypePrimer: true, Model: true},
-		"gemini": {Name: "gemini", CLI: "Gemini CLI", Cues: cues("gemini"), Paste: true, Settle: 300 * time.Millisecond,
-			TypePrimer: true, Model: true, ReadyTitle: "Ready", EscapeMentions: true},
-		"aider": {Name: "aider", CLI: "aider", Cues: scanner.Cues{}, Paste: true, Settle: 150 * time.Millisecond,
-			TypePrimer: true, Model: true},
-	}
-}
-
-// Names lists the known profiles.
-func Names() []string {
-	var names []string
-	for n := range profiles() {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
-
-// Named returns the profile called name.
-func Named(name string) (Profile, error) {
-	p, ok := profiles()[strings.ToLower(name)]
-	if !ok {
-		return Profile{}, fmt.Errorf("%w %q (known: %s)", ErrUnknownProfile, name, strings.Join(Names(), ", "))
-	}
-	return p, nil
-}
-
-// For returns the profile named name, or, when name is empty, the one for
-// the command's program name (claude, codex, gemini, aider; anything else is
-// generic).
-func For(name, command string) (Profile, error) {
-	if name != "" {
-		return Named(name)
-	}
-	base := strings.ToLower(filepath.Base(command))
-	for _, n := range []string{"claude", "codex", "gemini", "aider"} {
+// Matches reports whether a program's base name (lower case) picks the
+// profile: NAME, NAME-x or NAME.x for one of its Commands.
+func (p Profile) Matches(base string) bool {
+	for _, n := range p.Commands {
 		if base == n || strings.HasPrefix(base, n+"-") || strings.HasPrefix(base, n+".") {
-			return Named(n)
+			return true
 		}
 	}
-	return Named("generic")
+	return false
 }
 
 // Args returns the child's arguments with the primer passed the profile's
@@ -108,6 +84,25 @@ func (p Profile) Args(args []string, primer string) []string {
 		return args
 	}
 	return append([]string{p.PrimerFlag, primer}, args...)
+}
+
+// ScreenState says where relay reads the profile's busy and idle states
+// when nothing exact tells it, for people (relay doctor).
+func (p Profile) ScreenState() string {
+	var cues []string
+	if p.Cues.StateOSC != 0 {
+		cues = append(cues, fmt.Sprintf("OSC %d state reports", p.Cues.StateOSC))
+	}
+	for _, b := range p.Cues.Busy {
+		cues = append(cues, fmt.Sprintf("%q on screen", b))
+	}
+	if p.ReadyTitle != "" {
+		cues = append(cues, fmt.Sprintf("ready once the window title says %q", p.ReadyTitle))
+	}
+	if len(cues) == 0 {
+		return "screen (quiet output means idle)"
+	}
+	return "screen: " + strings.Join(cues, ", ")
 }
 
 // Primer is the short text that teaches an agent the protocol once, at start.

@@ -1,7 +1,6 @@
 package scanner
 
 import (
-	"bytes"
 	"time"
 
 	"github.com/relayhq/relay/screen"
@@ -12,8 +11,8 @@ import (
 const DefaultQuietTime = 500 * time.Millisecond
 
 // Cues are what one agent CLI shows on screen about itself: how it says it
-// is working, where its input box is, how it draws code. Profiles (package
-// agents) fill them; the zero value is a plain terminal with no cues.
+// is working, where its input box is, how it draws code. Profiles (the
+// packages under agents/) fill them; the zero value is a TUI with no cues.
 type Cues struct {
 	// Busy holds texts that, anywhere on screen, mean the agent is working
 	// (Claude Code and Codex: "esc to interrupt"; Gemini: "esc to cancel").
@@ -80,60 +79,4 @@ func (c Cues) withDefaults() Cues {
 		c.WrapSlack = 2
 	}
 	return c
-}
-
-// CuesFor returns the cues of a known profile: "" or "generic" (a plain
-// terminal), "claude", "codex", "gemini". The second result is false for an
-// unknown name.
-func CuesFor(profile string) (Cues, bool) {
-	switch profile {
-	case "":
-		// Unknown: a TUI that wraps its own text, with no cues.
-		return Cues{}, true
-	case "generic", "shell":
-		return Cues{LineBreaksEnd: true}, true
-	case "claude", "claude-code":
-		return Cues{
-			Busy:       []string{"esc to interrupt"},
-			Prompt:     "❯",
-			Spinner:    "✢✳✶✻✽·*",
-			CodeColors: []screen.Color{screen.PaletteColor(153)},
-		}, true
-	case "codex":
-		return Cues{
-			Busy:         []string{"esc to interrupt"},
-			StateOSC:     7501,
-			Prompt:       "›",
-			Placeholders: []string{"Ask Codex to do anything"},
-		}, true
-	case "gemini":
-		return Cues{
-			// A resumed session loads its history under a spinner with
-			// the title already "Ready"; an Enter then is lost.
-			Busy:          []string{"esc to cancel", "Resuming session"},
-			BusyTitles:    []string{"Working…"},
-			WaitingTitles: []string{"Action Required"},
-			IdleTitles:    []string{"Ready ("},
-			StartQuiet:    2 * time.Second,
-			Prompt:        ">*!",
-			Placeholders:  []string{"Type your message or @path/to/file"},
-		}, true
-	}
-	return Cues{}, false
-}
-
-// DetectProfile guesses which CLI wrote a terminal stream from its first
-// bytes (a window title, a banner, a state report): "claude", "codex",
-// "gemini", or "" when it cannot tell. `relay scan` uses it when no
-// --profile is given.
-func DetectProfile(head []byte) string {
-	switch {
-	case bytes.Contains(head, []byte("Claude Code")):
-		return "claude"
-	case bytes.Contains(head, []byte("OpenAI Codex")), bytes.Contains(head, []byte("7501;state=")):
-		return "codex"
-	case bytes.Contains(bytes.ToLower(head), []byte("gemini")):
-		return "gemini"
-	}
-	return ""
 }

@@ -61,21 +61,6 @@ func recordings(t testing.TB) []*recording {
 	return out
 }
 
-func TestDetectProfile(t *testing.T) {
-	for _, r := range recordings(t) {
-		data, err := os.ReadFile(r.raw)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := DetectProfile(data[:min(len(data), 64<<10)]); got != r.profile {
-			t.Errorf("%s: detected %q, want %q", r.name, got, r.profile)
-		}
-	}
-	if got := DetectProfile([]byte("$ ls\r\nfile\r\n")); got != "" {
-		t.Errorf("a shell detected as %q", got)
-	}
-}
-
 func (r *recording) namespaces(t testing.TB) *patterns.Namespaces {
 	ns, _ := patterns.NewNamespaces()
 	for _, m := range r.Must {

@@ -103,7 +103,7 @@ type Options struct {
 	Cols, Rows int
 	// Namespaces are the registered namespaces; nil means the built-ins.
 	Namespaces *patterns.Namespaces
-	// Cues are the profile's screen cues (see CuesFor).
+	// Cues are the profile's screen cues (a profile's, from agents/).
 	Cues Cues
 	// Now is the clock; nil means time.Now. Tests and `relay scan` of an
 	// asciicast inject their own.

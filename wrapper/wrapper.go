@@ -147,7 +147,9 @@ func Start(opts Options) (*Session, error) {
 	s.goSafe(s.inputLoop)
 	s.goSafe(s.waitLoop)
 	if s.opts.OnResize != nil {
-		s.opts.OnResize(s.cols, s.rows)
+		// Under the lock's view: the signal loop may resize already.
+		cols, rows := s.Size()
+		s.opts.OnResize(cols, rows)
 	}
 	return s, nil
 }

@@ -8,14 +8,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/relayhq/relay/agents"
+	"github.com/relayhq/relay/agents/registry"
 	"github.com/relayhq/relay/bus"
 	"github.com/relayhq/relay/config"
 	"github.com/relayhq/relay/hub"
@@ -95,13 +93,17 @@ func diagnose(ctx context.Context, env *Env) doctorReport {
 	cfgCheck, cfg := checkConfig(env)
 	rep.Checks = append(rep.Checks, homeCheck, cfgCheck)
 	rep.Checks = append(rep.Checks, checkHub(ctx, env, home, homeCheck.OK, cfg)...)
-	for _, name := range []string{"claude", "codex", "gemini", "aider"} { // the CLIs with a profile
+	for _, prof := range registry.All() { // the CLIs with a profile
+		if len(prof.Commands) == 0 {
+			continue
+		}
+		name := prof.Commands[0]
 		path, ok := lookPath(name, env.getenv("PATH"))
 		if !ok {
 			rep.NotFound = append(rep.NotFound, name)
 			continue
 		}
-		rep.Agents = append(rep.Agents, checkAgent(ctx, env, name, path))
+		rep.Agents = append(rep.Agents, checkAgent(ctx, env, prof, name, path))
 	}
 	rep.OK = true
 	for _, c := range rep.Checks {
@@ -255,102 +257,34 @@ func lookPath(name, path string) (string, bool) {
 	return "", false
 }
 
-// checkAgent asks one CLI its version and says where relay will get its
-// exact text and its state.
-func checkAgent(ctx context.Context, env *Env, name, path string) doctorAgent {
+// checkAgent asks one CLI its version and says, as its profile does, where
+// relay will get its exact text and its state.
+func checkAgent(ctx context.Context, env *Env, prof agents.Profile, name, path string) doctorAgent {
 	a := doctorAgent{Command: name, Path: path, OK: true}
-	prof, err := agents.For("", name)
-	if err != nil { // cannot happen for the names above; say so if it does
-		a.OK, a.Problem, a.Fix = false, err.Error(), "report this as a relay bug"
-		return a
-	}
 	a.Profile, a.CLI = prof.Name, prof.CLI
-	a.ExactText, a.State = "screen", screenState(prof)
-	if v, err := cliVersion(ctx, env, path); err != nil {
+	a.ExactText, a.State = "screen", prof.ScreenState()
+	vctx, cancel := context.WithTimeout(ctx, doctorTimeout)
+	defer cancel()
+	if v, err := agents.Version(vctx, path, env.environ()); err != nil {
 		a.OK, a.Problem = false, err.Error()
 		a.Fix = fmt.Sprintf("check that it runs: %s --version (reinstall it if it does not)", path)
 	} else {
 		a.Version = v
 	}
-	switch name {
-	case "claude":
-		if old := claudeTooOld(a.Version); old != "" {
-			a.ExactText = "screen (" + old + ": relay does not use its hooks; upgrade it for the exact path)"
-			break
-		}
-		if bin := hookBinary(env); bin != "" {
-			a.ExactText = "hooks (relay hook, via " + bin + ") and its transcript"
-			a.State = "hooks (UserPromptSubmit, Stop, PermissionRequest); screen before they arrive"
-		} else {
-			a.ExactText += " (no relay binary for its hooks)"
-			a.OK, a.Problem = false, "Claude Code's hooks run `relay hook`, and relay is not on PATH"
-			a.Fix = "put the relay binary on PATH (e.g. install it into ~/.local/bin)"
-		}
-	case "codex":
-		a.ExactText = codexExact(env)
-	case "gemini":
-		a.ExactText = geminiExact(ctx, env, path)
+	if prof.Diagnose == nil {
+		return a
+	}
+	d := prof.Diagnose(ctx, agents.Probe{Path: path, Version: a.Version, Env: env.environ(), RelayBinary: hookBinary(env)})
+	if d.ExactText != "" {
+		a.ExactText = d.ExactText
+	}
+	if d.State != "" {
+		a.State = d.State
+	}
+	if d.Problem != "" {
+		a.OK, a.Problem, a.Fix = false, d.Problem, d.Fix
 	}
 	return a
-}
-
-// codexExact says where relay reads Codex's exact text: its rollout files
-// under CODEX_HOME (else ~/.codex), which must be a folder Codex can write.
-func codexExact(env *Env) string {
-	home := agents.CodexHome(env.environ())
-	where := "rollout file (" + filepath.Join(home, "sessions") + "), thread from Codex's open files"
-	if fi, err := os.Stat(home); err == nil && !fi.IsDir() {
-		return "screen (" + home + " is not a folder, so Codex keeps no rollout)"
-	}
-	return where
-}
-
-// geminiExact says where relay reads Gemini CLI's exact text: its chat
-// transcript, found by the --session-id relay passes, when this Gemini
-// CLI has the flag.
-func geminiExact(ctx context.Context, env *Env, path string) string {
-	ctx, cancel := context.WithTimeout(ctx, doctorTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, path, "--help")
-	cmd.Env = env.environ()
-	out, _ := cmd.CombinedOutput()
-	if !bytes.Contains(out, []byte("--session-id")) {
-		return "screen (this Gemini CLI has no --session-id, so relay cannot find its transcript)"
-	}
-	home := agents.GeminiHome(env.environ())
-	return "chat transcript (" + filepath.Join(home, ".gemini", "tmp", "<project>", "chats") + "), by the --session-id relay passes"
-}
-
-// claudeTooOld says why a Claude Code version is too old for relay's hooks
-// (before 2.0, as relay wrap decides); "" when it is not, or unknown.
-func claudeTooOld(version string) string {
-	m := regexp.MustCompile(`(\d+)\.(\d+)\.(\d+)`).FindStringSubmatch(version)
-	if m == nil {
-		return ""
-	}
-	if major, _ := strconv.Atoi(m[1]); major < 2 {
-		return "Claude Code " + m[0] + " is older than 2.0"
-	}
-	return ""
-}
-
-// screenState says where relay reads a profile's busy and idle states when
-// no hook tells it.
-func screenState(p agents.Profile) string {
-	var cues []string
-	if p.Cues.StateOSC != 0 {
-		cues = append(cues, fmt.Sprintf("OSC %d state reports", p.Cues.StateOSC))
-	}
-	for _, b := range p.Cues.Busy {
-		cues = append(cues, fmt.Sprintf("%q on screen", b))
-	}
-	if p.ReadyTitle != "" {
-		cues = append(cues, fmt.Sprintf("ready once the window title says %q", p.ReadyTitle))
-	}
-	if len(cues) == 0 {
-		return "screen (quiet output means idle)"
-	}
-	return "screen: " + strings.Join(cues, ", ")
 }
 
 // hookBinary is the relay that Claude Code's hooks would run: this program
@@ -361,28 +295,6 @@ func hookBinary(env *Env) string {
 	}
 	p, _ := lookPath("relay", env.getenv("PATH"))
 	return p
-}
-
-// cliVersion runs path --version and returns the first line it prints.
-func cliVersion(ctx context.Context, env *Env, path string) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, doctorTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, path, "--version")
-	cmd.Env = env.environ()
-	cmd.Stdin = nil
-	cmd.WaitDelay = time.Second // a child holding the pipes open must not hang us
-	out, err := cmd.CombinedOutput()
-	first, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
-	first = strings.TrimSpace(first)
-	switch {
-	case ctx.Err() != nil:
-		return "", fmt.Errorf("%s --version did not answer within %v", path, doctorTimeout)
-	case err != nil:
-		return "", fmt.Errorf("%s --version failed: %v: %.200s", path, err, first)
-	case first == "":
-		return "", fmt.Errorf("%s --version printed nothing", path)
-	}
-	return first, nil
 }
 
 // printDoctor writes the report for people: one line per check, and under

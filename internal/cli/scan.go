@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/relayhq/relay/agents/registry"
 	"github.com/relayhq/relay/config"
 	"github.com/relayhq/relay/patterns"
 	"github.com/relayhq/relay/scanner"
@@ -64,8 +65,13 @@ func runScan(ctx context.Context, env *Env, args []string) error {
 	if err := addConfiguredNamespaces(env, ns); err != nil {
 		return err
 	}
-	if _, ok := scanner.CuesFor(o.profile); !ok && o.profile != "auto" {
-		return usagef("--profile %q: want auto, generic, claude, codex or gemini", o.profile)
+	var cues scanner.Cues // unknown: a TUI that wraps its own text, with no cues
+	if o.profile != "auto" {
+		prof, err := registry.Named(o.profile)
+		if err != nil {
+			return usagef("--profile %q: want auto or one of %s", o.profile, strings.Join(registry.Names(), ", "))
+		}
+		cues = prof.Cues
 	}
 	var in io.Reader = env.Stdin
 	name := "standard input"
@@ -80,9 +86,11 @@ func runScan(ctx context.Context, env *Env, args []string) error {
 	br := bufio.NewReaderSize(in, 64<<10)
 	if o.profile == "auto" {
 		head, _ := br.Peek(64 << 10)
-		o.profile = scanner.DetectProfile(head)
+		if name := registry.Detect(head); name != "" {
+			prof, _ := registry.Named(name)
+			cues = prof.Cues
+		}
 	}
-	cues, _ := scanner.CuesFor(o.profile)
 	enc := json.NewEncoder(env.Stdout)
 	enc.SetEscapeHTML(false)
 	var werr error

@@ -27,7 +27,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/relayhq/relay/agents"
+	"github.com/relayhq/relay/agents/registry"
 	"github.com/relayhq/relay/bus"
 	"github.com/relayhq/relay/delivery"
 	"github.com/relayhq/relay/hub"
@@ -268,7 +268,7 @@ func (bt *benchTeam) replied(a *claudeAgent, n int) time.Time {
 // settle is the pause relay makes between a paste and its Enter for Claude
 // Code: typing starts that long before the delivered receipt.
 func settle(tb testing.TB) time.Duration {
-	p, err := agents.Named("claude")
+	p, err := registry.Named("claude")
 	if err != nil {
 		tb.Fatal(err)
 	}

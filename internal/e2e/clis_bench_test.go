@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/relayhq/relay/agents"
+	"github.com/relayhq/relay/agents/registry"
 	"github.com/relayhq/relay/bus"
 	"github.com/relayhq/relay/internal/mockmodel"
 )
@@ -60,7 +60,7 @@ func BenchmarkCLIRoundTrip(b *testing.B) {
 			bt.waitIdle("Alice", time.Time{})
 			bt.waitIdle("Bob", time.Time{})
 			b.ResetTimer()
-			prof, err := agents.Named(kind)
+			prof, err := registry.Named(kind)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/relayhq/relay/agents"
+	"github.com/relayhq/relay/agents/registry"
 	"github.com/relayhq/relay/bus"
 	"github.com/relayhq/relay/internal/agenttest"
 	"github.com/relayhq/relay/internal/mockmodel"
@@ -80,7 +80,7 @@ func startScreenCLI(t testing.TB, env []string, kind, name string, cols, rows in
 	// relay types the primer once at first idle into CLIs without a
 	// primer flag: let that turn pass, so that the test starts from an
 	// idle agent that has had its only unprompted turn.
-	if prof, err := agents.Named(kind); err == nil && prof.TypePrimer {
+	if prof, err := registry.Named(kind); err == nil && prof.TypePrimer {
 		a.waitTurn(t, `You are agent "`+name+`"`, 60*time.Second)
 		a.waitIdle(t)
 	}

@@ -1,0 +1,241 @@
+package claude
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/relayhq/relay/agents"
+	"github.com/relayhq/relay/hookrpc"
+	"github.com/relayhq/relay/patterns"
+)
+
+// LateRead is when, after a Stop, the transcript is read once more: Claude
+// Code writes a turn's last records after its Stop hooks.
+const LateRead = time.Second
+
+// hooksDue is how long after start Claude Code's first hook should have
+// arrived; past it, relay says once that it reads the screen only.
+const hooksDue = 30 * time.Second
+
+// hooks is the exact path for Claude Code: its hooks run `relay hook
+// EVENT`, which reaches this wrapper over a private socket. They hand over
+// the exact text of every reply (so commands are read from the markdown,
+// not the screen), the turn boundaries (busy at a prompt, idle at Stop,
+// waiting at a permission request) and, at Stop, a way to give the model
+// pending messages without touching the input box. Claude Code may run
+// several hooks at once: each arrives on its own connection, so what they
+// share is under mu.
+type hooks struct {
+	srv   *hookrpc.Server
+	steer bool
+	log   interface {
+		Info(string, ...any)
+		Warn(string, ...any)
+	}
+
+	mu     sync.Mutex
+	on     bool              // a hook arrived: the hooks give commands and turns
+	reader *TranscriptReader // from SessionStart on
+	blocks int               // Stops blocked in a row
+	sink   agents.Sink
+	ctx    context.Context // Run's: outlives each hook's exchange
+}
+
+// startHooks listens for Claude Code's hooks and returns the flags and
+// environment that make Claude Code call them.
+func startHooks(l agents.Launch) (agents.Setup, error) {
+	if l.RelayBinary == "" {
+		return agents.Setup{}, fmt.Errorf("no relay binary for Claude Code's hooks")
+	}
+	settings, err := Settings(l.RelayBinary)
+	if err != nil {
+		return agents.Setup{}, err
+	}
+	dir := filepath.Join(l.Home, "run")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return agents.Setup{}, fmt.Errorf("hook socket folder: %w", err)
+	}
+	srv, err := hookrpc.Listen(dir)
+	if err != nil {
+		return agents.Setup{}, fmt.Errorf("hook socket: %w", err)
+	}
+	h := &hooks{srv: srv, steer: l.Steer, log: l.Log}
+	srv.ErrorLog = func(err error) { l.Log.Warn("hook", "err", err) }
+	return agents.Setup{
+		Args:   []string{"--settings", settings},
+		Env:    []string{hookrpc.SocketEnv + "=" + srv.Path()},
+		Source: h,
+	}, nil
+}
+
+// Run answers the hooks until ctx ends.
+func (h *hooks) Run(ctx context.Context, sink agents.Sink) error {
+	defer h.srv.Close()
+	h.mu.Lock()
+	h.sink, h.ctx = sink, ctx
+	h.mu.Unlock()
+	sink.Go(func() {
+		select {
+		case <-time.After(hooksDue):
+			if !h.Active() {
+				h.log.Warn("Claude Code's hooks never arrived; reading its screen only")
+			}
+		case <-ctx.Done():
+		}
+	})
+	if err := h.srv.Serve(ctx, h.handle); err != nil && ctx.Err() == nil {
+		h.log.Warn("hook socket stopped; reading the screen only", "err", err)
+		h.mu.Lock()
+		h.on = false
+		h.mu.Unlock()
+		sink.Turn(agents.Turn{Exact: false})
+		return err
+	}
+	return nil
+}
+
+// Screen drops the screen's commands once the hooks arrive: the exact text
+// gives them.
+func (h *hooks) Screen(patterns.Command) bool { return h.Active() }
+
+// Active reports whether the hooks arrived.
+func (h *hooks) Active() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.on
+}
+
+// Idle does nothing: the Stop hook says when a turn ends.
+func (h *hooks) Idle() {}
+
+func (h *hooks) handle(ctx context.Context, req hookrpc.Request) hookrpc.Response {
+	ev, err := ParseHook(req.Payload)
+	if err != nil {
+		h.log.Warn("hook payload", "event", req.Event, "err", err)
+		return hookrpc.Response{}
+	}
+	h.mu.Lock()
+	sink := h.sink
+	h.mu.Unlock()
+	switch req.Event {
+	case "SessionStart":
+		h.mu.Lock()
+		if h.reader == nil || ev.Source != "startup" {
+			if r, err := NewTranscriptReader(ev.TranscriptPath); err == nil {
+				h.reader = r
+			} else {
+				h.log.Warn("transcript", "path", ev.TranscriptPath, "err", err)
+			}
+		}
+		was := h.on
+		h.on = true
+		h.mu.Unlock()
+		if !was {
+			h.log.Info("Claude Code hooks arrive: commands come from its exact text, not the screen")
+		}
+		sink.Turn(agents.Turn{Exact: true})
+	case "UserPromptSubmit":
+		h.mu.Lock()
+		h.blocks = 0
+		h.mu.Unlock()
+		sink.Turn(agents.Turn{Exact: true, Busy: true})
+		sink.Prompted([]string{ev.Prompt})
+	case "PostToolUse":
+		h.read(nil)
+		sink.Turn(agents.Turn{Exact: true, Busy: true})
+		sink.ToolCall(ctx, ev.ToolName, ev.ToolInput)
+		if h.steer {
+			// Steer: what waits rides on the tool's result, mid-turn.
+			if resp, ok := h.give(func(text string) string { return AdditionalContext("PostToolUse", text) }); ok {
+				return resp
+			}
+		}
+	case "PermissionRequest":
+		sink.Turn(agents.Turn{Exact: true, Busy: true, Waiting: true})
+	case "Notification":
+		if ev.NotificationType == "permission_prompt" {
+			sink.Turn(agents.Turn{Exact: true, Busy: true, Waiting: true})
+		}
+	case "Stop":
+		h.read(&ev)
+		h.mu.Lock()
+		if ev.StopHookActive {
+			h.blocks++
+		} else {
+			h.blocks = 0
+		}
+		blocks, runCtx := h.blocks, h.ctx
+		h.mu.Unlock()
+		if blocks < StopBlockCap-1 {
+			// Claude Code caps consecutive blocks; past that, typing
+			// takes over.
+			if resp, ok := h.give(StopBlock); ok {
+				return resp
+			}
+		}
+		sink.Turn(agents.Turn{Exact: true})
+		// The late read waits on Run's context, not the hook's: the hook's
+		// exchange ends as soon as this answer is written.
+		sink.Go(func() {
+			select {
+			case <-time.After(LateRead):
+				h.read(nil)
+			case <-runCtx.Done():
+			}
+		})
+	}
+	return hookrpc.Response{}
+}
+
+// read hands over the assistant texts written since the last read (at
+// Stop, with the reply's last message from the payload).
+func (h *hooks) read(stop *Hook) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.reader == nil {
+		if stop != nil && strings.TrimSpace(stop.LastAssistantMessage) != "" {
+			h.sink.Texts([]string{stop.LastAssistantMessage})
+		}
+		return
+	}
+	var texts []string
+	var err error
+	if stop != nil {
+		texts, err = h.reader.Stop(*stop)
+	} else {
+		texts, err = h.reader.Next()
+	}
+	if err != nil {
+		h.log.Warn("transcript", "err", err)
+	}
+	if len(texts) > 0 {
+		h.sink.Texts(texts)
+	}
+}
+
+// give hands what waits to the model as a hook's answer made by answer;
+// false when nothing waits.
+func (h *hooks) give(answer func(string) string) (hookrpc.Response, bool) {
+	text, done, ok := h.sink.HandOver()
+	if !ok {
+		return hookrpc.Response{}, false
+	}
+	sink := h.sink
+	return hookrpc.Response{
+		Stdout: answer(text),
+		Sent: func(err error) {
+			if err != nil {
+				h.log.Warn("Stop hook hand-over failed; typing instead", "err", err)
+				done(err)
+				sink.Turn(agents.Turn{Exact: true})
+				return
+			}
+			done(nil)
+		},
+	}, true
+}

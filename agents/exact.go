@@ -1,0 +1,105 @@
+package agents
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/relayhq/relay/patterns"
+)
+
+// Launch is what a profile learns about one session before its agent
+// starts, to prepare the CLI's exact-text path.
+type Launch struct {
+	Command string   // the program, as the user named it
+	Args    []string // the user's arguments
+	Env     []string // the child's environment (KEY=VALUE), RELAY_* included
+	Dir     string   // the child's working folder, symbolic links resolved
+	Home    string   // relay's state folder (RELAY_HOME)
+	// RelayBinary is the relay program that a CLI's hooks can run; "" when
+	// there is none (a Go program embedding relay, no relay on PATH).
+	RelayBinary string
+	// Steer says messages may reach the model mid-turn (delivery mode steer).
+	Steer   bool
+	Started time.Time
+	Log     *slog.Logger
+}
+
+// Setup is what a profile adds to one session.
+type Setup struct {
+	Args   []string // put before the user's arguments
+	Env    []string // added to the child's environment
+	Source Source   // nil: the screen gives the commands
+}
+
+// Source is an agent's exact text beside its screen: Claude Code's hooks
+// and transcript, Codex's rollout file, Gemini CLI's chat transcript. It
+// gives the commands from the markdown the model wrote (escapes, fences and
+// all) where the screen shows it rendered, and may report the agent's turns
+// exactly. A Source's methods are safe for concurrent use.
+type Source interface {
+	// Run follows the source until ctx ends, reporting to sink.
+	Run(ctx context.Context, sink Sink) error
+	// Screen is given each command the screen saw: true when the source
+	// keeps it (it gives, or may still give, the same command exactly),
+	// false when the screen is the source.
+	Screen(c patterns.Command) bool
+	// Active reports whether the source gives the commands now.
+	Active() bool
+	// Idle tells the source that the agent's turn ended: read now.
+	Idle()
+}
+
+// Turn is an agent's state as its exact path reports it.
+type Turn struct {
+	// Exact says the source now reports turns (and commands) itself: busy
+	// and waiting come from it, not from the screen. False hands both back
+	// to the screen.
+	Exact   bool
+	Busy    bool
+	Waiting bool // on its human (a permission prompt)
+}
+
+// Sink receives what a Source reads. Its methods are safe for concurrent
+// use and return quickly.
+type Sink interface {
+	// Texts hands over exact assistant texts, in order: their commands
+	// fire, their lines are Output.
+	Texts(texts []string)
+	// Prompted records prompts that reached the model (confirms typing).
+	Prompted(prompts []string)
+	// Commands hands back screen commands the source held and will not
+	// give itself: they fire as the screen saw them.
+	Commands(cmds []patterns.Command)
+	// Turn reports the agent's state.
+	Turn(t Turn)
+	// ToolCall reports a tool the agent called (after it ran).
+	ToolCall(ctx context.Context, tool string, input []byte)
+	// HandOver takes what waits to be typed into the agent, for a hook
+	// that can give it to the model directly; done reports whether it got
+	// there (an error puts it back). ok is false when nothing waits.
+	HandOver() (text string, done func(error), ok bool)
+	// Idle reports whether the agent's turn has ended.
+	Idle() bool
+	// Pid is the agent's process id.
+	Pid() int
+	// Go runs f in the session's goroutine group: a panic restores the
+	// human's terminal, and the session waits for f before it ends.
+	Go(f func())
+}
+
+// Probe is what relay doctor knows of one installed CLI.
+type Probe struct {
+	Path        string   // the CLI's executable
+	Version     string   // what --version printed first
+	Env         []string // the environment it would run with
+	RelayBinary string   // the relay its hooks would run; "" when none
+}
+
+// Diagnosis is what relay doctor says of one CLI beyond its version.
+type Diagnosis struct {
+	ExactText string // where relay reads its exact text
+	State     string // where relay reads busy and idle; "" means the screen
+	Problem   string // what is wrong, "" when nothing
+	Fix       string // how to fix Problem
+}

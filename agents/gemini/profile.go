@@ -1,0 +1,108 @@
+package gemini
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	"github.com/relayhq/relay/agents"
+	"github.com/relayhq/relay/scanner"
+)
+
+// Cues are what Gemini CLI's screen and window title show about its state.
+func Cues() scanner.Cues {
+	return scanner.Cues{
+		// A resumed session loads its history under a spinner with the
+		// title already "Ready"; an Enter then is lost.
+		Busy:          []string{"esc to cancel", "Resuming session"},
+		BusyTitles:    []string{"Working…"},
+		WaitingTitles: []string{"Action Required"},
+		IdleTitles:    []string{"Ready ("},
+		StartQuiet:    2 * time.Second,
+		Prompt:        ">*!",
+		Placeholders:  []string{"Type your message or @path/to/file"},
+	}
+}
+
+// Profile is Gemini CLI's: the primer typed once it reads input, bracketed
+// paste with `@ / !` neutralised, and its chat transcript as the exact path.
+func Profile() agents.Profile {
+	return agents.Profile{
+		Name: "gemini", CLI: "Gemini CLI", Commands: []string{"gemini"},
+		Cues: Cues(), Paste: true, Settle: 300 * time.Millisecond,
+		TypePrimer: true, Model: true, ReadyTitle: "Ready", EscapeMentions: true,
+		Detect:   func(head []byte) bool { return bytes.Contains(bytes.ToLower(head), []byte("gemini")) },
+		Exact:    exact,
+		Diagnose: diagnose,
+	}
+}
+
+// chat is Gemini CLI's chat transcript as an agents.ReplyFile: at a turn's
+// end its last reply is final.
+type chat struct{ r *TranscriptReader }
+
+func (g chat) Read(idle bool) ([]string, []string, error) {
+	var replies []string
+	var err error
+	if idle {
+		replies, err = g.r.Stop()
+	} else {
+		replies, err = g.r.Next()
+	}
+	return replies, g.r.Prompts(), err
+}
+
+// exact follows the chat transcript of the session: relay passes a new
+// --session-id, or follows the user's own (then the session may have
+// history: it is read from its end).
+func exact(l agents.Launch) (agents.Setup, error) {
+	id, add, err := Session(l.Args, newUUID)
+	if err != nil {
+		return agents.Setup{}, fmt.Errorf("Gemini CLI's transcript is not followed: %w", err)
+	}
+	own := len(add) == 0
+	home := Home(l.Env)
+	find := func(int) (agents.ReplyFile, error) {
+		path, err := FindTranscript(home, id)
+		if err != nil {
+			return nil, err
+		}
+		if own {
+			r, err := NewTranscriptReader(path)
+			if err != nil {
+				return nil, err
+			}
+			return chat{r}, nil
+		}
+		return chat{NewTranscriptReaderAt(path, 0)}, nil
+	}
+	return agents.Setup{Args: add, Source: agents.NewFollower("Gemini CLI's chat transcript", find, l.Log)}, nil
+}
+
+// diagnose says where relay reads Gemini CLI's exact text: its chat
+// transcript, found by the --session-id relay passes, when this Gemini CLI
+// has the flag.
+func diagnose(ctx context.Context, p agents.Probe) agents.Diagnosis {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, p.Path, "--help")
+	cmd.Env = p.Env
+	out, _ := cmd.CombinedOutput()
+	if !bytes.Contains(out, []byte("--session-id")) {
+		return agents.Diagnosis{ExactText: "screen (this Gemini CLI has no --session-id, so relay cannot find its transcript)"}
+	}
+	return agents.Diagnosis{ExactText: "chat transcript (" + filepath.Join(Home(p.Env), ".gemini", "tmp", "<project>", "chats") + "), by the --session-id relay passes"}
+}
+
+// newUUID returns a random (version 4) UUID.
+func newUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}

@@ -1,0 +1,77 @@
+// Package registry lists the agent CLIs relay knows, each from its own
+// package. Adding a CLI is one package under agents/ and one line in All.
+package registry
+
+import (
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/relayhq/relay/agents"
+	"github.com/relayhq/relay/agents/aider"
+	"github.com/relayhq/relay/agents/claude"
+	"github.com/relayhq/relay/agents/codex"
+	"github.com/relayhq/relay/agents/gemini"
+	"github.com/relayhq/relay/agents/shell"
+)
+
+// Generic is the name of the profile for programs no other profile names.
+const Generic = "generic"
+
+// All returns every profile, the generic one last.
+func All() []agents.Profile {
+	return []agents.Profile{
+		claude.Profile(),
+		codex.Profile(),
+		gemini.Profile(),
+		aider.Profile(),
+		shell.Profile(),
+	}
+}
+
+// Names lists the known profiles, sorted.
+func Names() []string {
+	var names []string
+	for _, p := range All() {
+		names = append(names, p.Name)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Named returns the profile called name (any case).
+func Named(name string) (agents.Profile, error) {
+	for _, p := range All() {
+		if strings.EqualFold(p.Name, name) {
+			return p, nil
+		}
+	}
+	return agents.Profile{}, fmt.Errorf("%w %q (known: %s)", agents.ErrUnknownProfile, name, strings.Join(Names(), ", "))
+}
+
+// For returns the profile named name, or, when name is empty, the one whose
+// Commands name the command's program (anything else is generic).
+func For(name, command string) (agents.Profile, error) {
+	if name != "" {
+		return Named(name)
+	}
+	base := strings.ToLower(filepath.Base(command))
+	for _, p := range All() {
+		if p.Matches(base) {
+			return p, nil
+		}
+	}
+	return Named(Generic)
+}
+
+// Detect guesses which CLI wrote a terminal stream from its first bytes (a
+// window title, a banner, a state report); "" when it cannot tell.
+func Detect(head []byte) string {
+	for _, p := range All() {
+		if p.Detect != nil && p.Detect(head) {
+			return p.Name
+		}
+	}
+	return ""
+}

@@ -1,0 +1,20 @@
+// Package shell is the profile of a plain terminal program: a shell, a
+// script, a REPL. Its lines end where it breaks them, nothing is labelled
+// for a model, and messages arrive as comment lines.
+package shell
+
+import (
+	"time"
+
+	"github.com/relayhq/relay/agents"
+	"github.com/relayhq/relay/scanner"
+)
+
+// Profile is the generic profile, for any program no other profile names.
+func Profile() agents.Profile {
+	return agents.Profile{
+		Name: "generic", CLI: "shell",
+		Cues:  scanner.Cues{LineBreaksEnd: true},
+		Paste: true, Settle: 2 * time.Millisecond,
+	}
+}

@@ -1,0 +1,260 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/relayhq/relay/agents"
+	"github.com/relayhq/relay/bus"
+	"github.com/relayhq/relay/delivery"
+	"github.com/relayhq/relay/hub"
+	"github.com/relayhq/relay/memory"
+)
+
+// Timings of joining the team.
+const (
+	// connectWait bounds how long a session waits for the hub before it
+	// starts the agent anyway (and keeps trying in the background).
+	connectWait = 5 * time.Second
+	// ackWait is how long the hub waits for a message's acknowledgement
+	// before it delivers it again; a message waiting to be typed keeps its
+	// lease meanwhile (see keepAlive).
+	ackWait = 10 * time.Second
+	// maxOutbox bounds the messages kept while the hub is unreachable.
+	maxOutbox = 1000
+)
+
+func (s *Session) alone() bool { return s.cfg.Hub == NoHub }
+
+// connect reaches the hub and claims the name; with AutoName, a taken name
+// is made unique with a number (claude-2, claude-3, ...).
+func (s *Session) connect(ctx context.Context) error {
+	url, token, pin := s.cfg.Hub, s.cfg.Token, ""
+	var discover func() (string, error)
+	if url == "" {
+		discover = func() (string, error) {
+			ep, err := hub.Discover(s.cfg.Home)
+			return ep.URL, err
+		}
+		ep, err := hub.EnsureRunning(ctx, s.cfg.Home, s.cfg.Executable)
+		if err != nil {
+			return fmt.Errorf("start hub: %w", err)
+		}
+		url, token, pin = ep.URL, ep.Token, ep.TLSPin
+	}
+	base := s.cfg.Name
+	for n := 1; ; n++ {
+		name := base
+		if n > 1 {
+			name = fmt.Sprintf("%s-%d", base, n)
+		}
+		c, err := bus.Connect(ctx, bus.Options{
+			URL: url, Token: token, Creds: s.cfg.Creds, TLSCA: s.cfg.TLSCA, TLSPin: pin,
+			Workspace: s.cfg.Workspace, Name: name,
+			AckWait: ackWait, Discover: discover, Logger: s.log,
+		})
+		if err != nil {
+			return err
+		}
+		err = c.Register(ctx)
+		if errors.Is(err, bus.ErrNameTaken) && s.cfg.AutoName && n < 50 {
+			c.Close()
+			continue
+		}
+		if err != nil {
+			c.Close()
+			return err
+		}
+		c.SetCLI(s.prof.CLI)
+		s.do(func(st *state) {
+			st.name, st.url = name, url
+			// Tell the hub the agent's state now: it may have changed
+			// while the hub was away (an agent joining late is not left
+			// "starting").
+			st.presenceSent = false
+			if st.started {
+				s.push(st)
+			}
+		})
+		s.client.Store(c)
+		// Open the outbox now, not when the inbox starts: what the agent
+		// writes in its first moments goes out at once, and it is not told
+		// that a hub it has just reached is unreachable.
+		s.startOutbox(c)
+		return nil
+	}
+}
+
+// peers lists the other agents online now, for the primer.
+func (s *Session) peers(ctx context.Context, self string) []string {
+	c := s.client.Load()
+	if c == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	list, err := c.Agents(ctx)
+	if err != nil {
+		return nil
+	}
+	var names []string
+	for _, p := range list {
+		if p.Name != self && p.State != bus.StateOffline {
+			names = append(names, p.Name)
+		}
+	}
+	return names
+}
+
+// primer is what the agent learns at start: the protocol, its peers and,
+// if asked, the memories most relevant to its project.
+func (s *Session) primer(ctx context.Context, name string) string {
+	p := agents.Primer(name, s.cfg.Workspace, s.peers(ctx, name))
+	c := s.client.Load()
+	if s.cfg.MemoryAtStart <= 0 || c == nil {
+		return p
+	}
+	mctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	api := memory.NewClient(c.Conn(), memory.DefaultSubjectPrefix)
+	ms, err := memory.Relevant(mctx, api, s.cfg.Workspace, s.dir(), s.cfg.MemoryAtStart)
+	if err != nil {
+		s.log.Warn("memories for the primer", "err", err)
+		return p
+	}
+	if m := memory.FormatRelevant(ms, time.Now()); m != "" {
+		p += "\n\n" + m
+	}
+	return p
+}
+
+// dir is the child's working folder.
+func (s *Session) dir() string {
+	if s.cfg.Dir != "" {
+		return s.cfg.Dir
+	}
+	wd, _ := os.Getwd()
+	return wd
+}
+
+// openJournal prepares what outlives a crash: the delivery journal.
+func (s *Session) openJournal(name string) error {
+	dir := filepath.Join(s.cfg.Home, "agents", s.cfg.Workspace, name)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("create agent folder %s: %w", dir, err)
+	}
+	j, err := delivery.OpenJournal(filepath.Join(dir, "delivered"))
+	if err != nil {
+		return err
+	}
+	s.journal = j
+	return nil
+}
+
+// closeAll sends what waits in the outbox (briefly) and closes the hub
+// connection and the journal.
+func (s *Session) closeAll() {
+	if ob := s.out.outbox(); ob != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		if err := ob.Close(ctx); err != nil {
+			s.log.Warn("messages still in the outbox at exit", "n", ob.Len(), "err", err)
+		}
+		cancel()
+	}
+	if c := s.client.Load(); c != nil {
+		c.Close()
+	}
+	if s.journal != nil {
+		s.journal.Close()
+	}
+}
+
+// outgoing holds what the agent sends: the bus outbox once the hub was
+// reached, the messages written before that until then.
+type outgoing struct {
+	mu    sync.Mutex
+	ob    *bus.Outbox
+	early []bus.Message
+}
+
+func (o *outgoing) outbox() *bus.Outbox {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.ob
+}
+
+// send hands msg to the outbox, which sends it in the background, in
+// order, and retries while the hub is away; before the first connection it
+// waits in the session's own list. It returns a notice for the agent, if
+// one is due now; the hub's verdict comes later through sent.
+func (s *Session) send(msg bus.Message) string {
+	if s.alone() {
+		return "Not sent: this agent runs without a hub (--hub none)."
+	}
+	s.out.mu.Lock()
+	defer s.out.mu.Unlock()
+	if ob := s.out.ob; ob != nil {
+		if _, err := ob.Post(msg); err != nil {
+			return fmt.Sprintf("Not sent to %s: %v.", msg.To, err)
+		}
+		return ""
+	}
+	if len(s.out.early) >= maxOutbox {
+		return fmt.Sprintf("Not sent to %s: the hub is unreachable and %d messages already wait.", msg.To, maxOutbox)
+	}
+	s.out.early = append(s.out.early, msg)
+	if len(s.out.early) == 1 {
+		return fmt.Sprintf("The hub is unreachable; your message to %s waits and goes out when it is back.", msg.To)
+	}
+	return ""
+}
+
+// startOutbox opens the bus outbox once connected and moves into it what
+// waited for the hub, in order.
+func (s *Session) startOutbox(c *bus.Client) {
+	ob := c.NewOutbox(bus.OutboxOptions{Size: maxOutbox, OnSent: s.sent})
+	s.out.mu.Lock()
+	early := s.out.early
+	s.out.early = nil
+	s.out.ob = ob
+	s.out.mu.Unlock()
+	for _, m := range early {
+		if _, err := ob.Post(m); err != nil {
+			s.notice(fmt.Sprintf("Not sent to %s: %v.", m.To, err))
+		}
+	}
+}
+
+// sent receives the hub's verdict on a message the agent sent.
+func (s *Session) sent(env bus.Envelope, err error) {
+	switch {
+	case err == nil:
+		s.jobs.post(func(ctx context.Context) {
+			s.fire(ctx, EventInfo{Event: MessageSent, ID: env.ID, From: env.From, To: env.To, Body: env.Body, Thread: env.Thread})
+		})
+	case errors.Is(err, bus.ErrUnknownAgent):
+		s.log.Info("sent to an unknown agent", "to", env.To, "id", env.ID)
+		s.notice(fmt.Sprintf("No agent named %s has joined workspace %s yet; your message (id %s) waits in case it does. %s",
+			env.To, s.cfg.Workspace, env.ID, trimSentinel(err)))
+	case errors.Is(err, bus.ErrNoRecipients):
+		s.notice("Not sent: no other agent is in the workspace.")
+	case errors.Is(err, bus.ErrBodyTooLarge):
+		s.notice(fmt.Sprintf("Not sent: the message is larger than %d bytes.", bus.MaxBody))
+	default:
+		s.notice(fmt.Sprintf("Not sent to %s: %v", env.To, err))
+	}
+}
+
+func trimSentinel(err error) string {
+	msg := err.Error()
+	if i := strings.Index(msg, ";"); i >= 0 {
+		return strings.TrimSpace(msg[i+1:])
+	}
+	return ""
+}

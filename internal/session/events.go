@@ -1,0 +1,150 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"strings"
+	"sync"
+)
+
+// jobs runs the session's slow reactions (Idle and Output handlers) one at
+// a time, in the order they were posted, on one goroutine of the session's
+// group, so that none outlives the session and a state change never waits
+// for a handler.
+type jobs struct {
+	mu    sync.Mutex
+	queue []func(context.Context)
+	wake  chan struct{}
+}
+
+func newJobs() *jobs { return &jobs{wake: make(chan struct{}, 1)} }
+
+func (j *jobs) post(f func(context.Context)) {
+	j.mu.Lock()
+	j.queue = append(j.queue, f)
+	j.mu.Unlock()
+	select {
+	case j.wake <- struct{}{}:
+	default:
+	}
+}
+
+// run runs the posted jobs until ctx ends.
+func (j *jobs) run(ctx context.Context) {
+	for {
+		j.mu.Lock()
+		var f func(context.Context)
+		if len(j.queue) > 0 {
+			f = j.queue[0]
+			j.queue = j.queue[1:]
+		}
+		j.mu.Unlock()
+		if f != nil {
+			f(ctx)
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-j.wake:
+		}
+	}
+}
+
+// idleJob fires Output for the screen's new lines (when commands come from
+// the screen) and then Idle.
+func (s *Session) idleJob(ctx context.Context) {
+	if s.hasHandlers(Output) && !s.exactActive() {
+		s.outputLines(ctx, s.newScreenLines(s.scr.Text()))
+	}
+	s.fire(ctx, EventInfo{Event: Idle})
+}
+
+func (s *Session) hasHandlers(ev Event) bool {
+	return s.cfg.Events != nil && len(s.cfg.Events(ev)) > 0
+}
+
+// exactActive reports whether commands come from the agent's exact text.
+func (s *Session) exactActive() bool { return s.src != nil && s.src.Active() }
+
+// fire runs the handlers of an event in order, types what they return, and
+// returns their merged verdict (for MessageReceived): a block or a stop
+// ends the chain, the last rewrite wins. A handler that fails or panics is
+// logged and told to the agent in one line; the session goes on.
+func (s *Session) fire(ctx context.Context, e EventInfo) Result {
+	if s.cfg.Events == nil {
+		return Result{}
+	}
+	e.Agent, e.SessionID, e.Workspace = s.name(), s.sid, s.cfg.Workspace
+	var out Result
+	for _, h := range s.cfg.Events(e.Event) {
+		res, err := s.callEvent(ctx, h, e)
+		if err != nil {
+			s.log.Warn("event handler", "event", e.Event, "err", err)
+			continue
+		}
+		if res.Inject != "" {
+			s.notice(res.Inject)
+		}
+		if res.Message != nil {
+			out.Message = res.Message
+			e.Body = *res.Message
+		}
+		out.Hold = out.Hold || res.Hold
+		if res.Block {
+			out.Block, out.Reason = true, res.Reason
+			return out
+		}
+		if res.Stop {
+			out.Stop = true
+			return out
+		}
+	}
+	return out
+}
+
+// callEvent runs one event handler, turning a panic into an error.
+func (s *Session) callEvent(ctx context.Context, h EventFunc, e EventInfo) (res Result, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.log.Error("event handler panicked", "event", e.Event, "panic", p, "stack", string(debug.Stack()))
+			s.notice(fmt.Sprintf("A %s handler failed (it panicked: %v); relay goes on.", e.Event, p))
+			res, err = Result{}, fmt.Errorf("panic: %v", p)
+		}
+	}()
+	return h(ctx, e)
+}
+
+// outputLines fires Output for each non-blank line, when someone listens.
+func (s *Session) outputLines(ctx context.Context, lines []string) {
+	if !s.hasHandlers(Output) {
+		return
+	}
+	for _, l := range lines {
+		if strings.TrimSpace(l) != "" {
+			s.fire(ctx, EventInfo{Event: Output, Line: l})
+		}
+	}
+}
+
+// newScreenLines returns the lines of the screen text now that were not on
+// it at the last call (counted, so a line written again is new again), for
+// Output on the screen path. Only the jobs goroutine calls it.
+func (s *Session) newScreenLines(now string) []string {
+	before := map[string]int{}
+	for _, l := range strings.Split(s.lastScreen, "\n") {
+		before[strings.TrimRight(l, " ")]++
+	}
+	s.lastScreen = now
+	var out []string
+	for _, l := range strings.Split(now, "\n") {
+		l = strings.TrimRight(l, " ")
+		if before[l] > 0 {
+			before[l]--
+			continue
+		}
+		out = append(out, l)
+	}
+	return out
+}

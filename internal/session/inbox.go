@@ -1,0 +1,148 @@
+package session
+
+import (
+	"context"
+	"time"
+
+	"github.com/relayhq/relay/bus"
+	"github.com/relayhq/relay/delivery"
+)
+
+// Timings of the inbox.
+const (
+	// reconnectEvery is how often a session that started without its hub
+	// tries again.
+	reconnectEvery = 2 * time.Second
+	// holdRetry is when a message held by a MessageReceived hook comes
+	// back for another look.
+	holdRetry = 30 * time.Second
+	// failRetry is when a message that could not be typed comes back.
+	failRetry = 5 * time.Second
+	// leaseEvery is how often a message waiting to be typed tells the hub
+	// it is still in progress (well inside ackWait).
+	leaseEvery = 3 * time.Second
+)
+
+// shellLineBody caps a body typed into a plain shell: the whole line (the
+// header and the note on the cut included) must stay under the terminal's
+// 4095-byte limit on a line it reads, or the kernel cuts it without a word.
+const shellLineBody = 3600
+
+// serveInbox connects (again and again, if the hub was away at start),
+// then hands each incoming message to the delivery queue. A message is
+// acknowledged to the hub only once it was typed in.
+func (s *Session) serveInbox(ctx context.Context) {
+	if s.alone() {
+		return
+	}
+	for s.client.Load() == nil {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(reconnectEvery):
+		}
+		cctx, cancel := context.WithTimeout(ctx, connectWait)
+		if err := s.connect(cctx); err != nil {
+			s.log.Debug("hub still unreachable", "err", err)
+		}
+		cancel()
+	}
+	c := s.client.Load()
+	if err := c.Inbox(ctx, s.receive); err != nil && ctx.Err() == nil {
+		s.log.Error("inbox stopped", "err", err)
+	}
+}
+
+// receive queues one incoming message for typing.
+func (s *Session) receive(ctx context.Context, d *bus.Delivery) {
+	env := d.Envelope
+	s.heard(env.From, env.ID, env.Hops, time.Now())
+	verdict := s.fire(ctx, EventInfo{Event: MessageReceived, ID: env.ID, From: env.From, To: env.To, Body: env.Body, Thread: env.Thread})
+	switch {
+	case verdict.Block:
+		reason := verdict.Reason
+		if reason == "" {
+			reason = "refused by a MessageReceived hook"
+		}
+		s.log.Info("message refused", "id", env.ID, "from", env.From, "reason", reason)
+		_ = d.Fail(context.WithoutCancel(ctx), reason)
+		return
+	case verdict.Hold:
+		s.log.Info("message held by a hook", "id", env.ID, "from", env.From)
+		_ = d.Nak(holdRetry)
+		return
+	case verdict.Message != nil:
+		env.Body = *verdict.Message
+	}
+
+	done := make(chan struct{})
+	s.grp.Go(func() { keepAlive(ctx, d, done) })
+	finish := func() {
+		select {
+		case <-done:
+		default:
+			close(done)
+		}
+	}
+	body := env.Body
+	if s.prof.EscapeMentions {
+		body = delivery.EscapeMentions(body)
+	}
+	max := s.cfg.MaxBodyBytes
+	if !s.prof.Model && (max <= 0 || max > shellLineBody) {
+		max = shellLineBody // one line into a terminal that reads lines
+	}
+	text := s.label(delivery.Message(env.From, env.ID, body, max))
+	s.queue.Add(delivery.Item{ID: env.ID, Text: text, Done: func(st delivery.Status, reason string) {
+		bg := context.WithoutCancel(ctx)
+		switch st {
+		case delivery.StatusDelivered:
+			finish()
+			_ = d.Receipt(bg, bus.StatusDelivered, reason)
+			_ = d.Ack()
+		case delivery.StatusConfirmed:
+			_ = d.Receipt(bg, bus.StatusConfirmed, reason)
+		case delivery.StatusFailed:
+			finish()
+			_ = d.Receipt(bg, bus.StatusFailed, reason)
+			if !s.journal.Seen(env.ID) {
+				_ = d.Nak(failRetry) // comes back for another try
+			}
+		}
+	}})
+}
+
+// keepAlive tells the hub that a message waiting for the agent is still
+// being worked on, so that it is not delivered again meanwhile.
+func keepAlive(ctx context.Context, d *bus.Delivery, done <-chan struct{}) {
+	t := time.NewTicker(leaseEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-done:
+			return
+		case <-t.C:
+			_ = d.InProgress()
+		}
+	}
+}
+
+// notice types a short note from relay into the agent.
+func (s *Session) notice(text string) {
+	if s.prof.EscapeMentions {
+		text = delivery.EscapeMentions(text)
+	}
+	s.queue.Add(delivery.Item{Text: s.label(delivery.Notice(text, 0))})
+}
+
+// label adapts text for the agent: model agents read it as it is; a plain
+// shell gets one line made a comment, so that nothing a peer writes can run
+// as a shell command.
+func (s *Session) label(text string) string {
+	if s.prof.Model {
+		return text
+	}
+	return "# " + delivery.OneLine(text)
+}

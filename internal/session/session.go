@@ -1,0 +1,364 @@
+// Package session is the runtime of one wrapped agent. Each stage has a
+// file of its own; this one wires them:
+//
+//	child output ─► wrapper (the human's screen first) ─► tap ─► screen model (scanner)
+//	   scanner ─► commands seen on screen ─┐
+//	   exact source (agents.Source: hooks, session files) ─► exact texts ─┴► cmdQueue ─► handlers
+//	   handlers ─► bus outbox (relay, broadcast) │ memory service │ user handlers ─► notices
+//	bus inbox ─► receive (MessageReceived) ─► delivery queue ─► typing ─► wrapper.Input ─► child stdin
+//	scanner state │ exact turns │ human's line ─► owner (state.go) ─► delivery queue, presence, Idle jobs
+//
+// One goroutine, the owner, holds the session's state (ready, busy, draft,
+// waiting, the human's line, last senders, name, hub URL); the other stages
+// send it functions. Every goroutine is started through the session's group
+// (the wrapper's Go), so a panic anywhere restores the human's terminal and
+// none outlives the session.
+package session
+
+import (
+	"cmp"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/relayhq/relay/agents"
+	"github.com/relayhq/relay/bus"
+	"github.com/relayhq/relay/delivery"
+	"github.com/relayhq/relay/patterns"
+	"github.com/relayhq/relay/scanner"
+	"github.com/relayhq/relay/wrapper"
+)
+
+// ErrNameTaken is returned by Run when a live agent of the workspace
+// already has the name that was asked for.
+var ErrNameTaken = bus.ErrNameTaken
+
+// screenModel is the scanner as the session uses it.
+type screenModel interface {
+	Text() string
+	Title() string
+	State() scanner.State
+	BracketedPaste() bool
+	MarkInjected(text string)
+}
+
+// typist is the single writer of the child's stdin.
+type typist interface {
+	Inject(fn func(write func([]byte) error) error) error
+	LastHuman() time.Time
+}
+
+// group starts the session's goroutines.
+type group interface{ Go(func()) }
+
+// Session is one wrapped agent at run time.
+type Session struct {
+	cfg  Config
+	prof agents.Profile
+	sid  string
+	log  *slog.Logger
+
+	// The owner of the session's state (state.go) and the stages it feeds.
+	ops       chan func(*state)
+	ownerDone chan struct{}
+	presence  *presenceStage
+	jobs      *jobs
+	cmds      *cmdQueue
+	out       outgoing
+	client    atomic.Pointer[bus.Client]
+
+	// Set before the stages start, read-only after.
+	scr     screenModel
+	in      typist
+	grp     group
+	pid     func() int
+	src     agents.Source // nil: the screen gives the commands
+	queue   *delivery.Queue
+	journal *delivery.Journal
+	damper  *delivery.Damper
+	reg     *patterns.Registry
+	command []string
+
+	lastScreen string // the screen at the last Idle; the jobs goroutine's
+}
+
+// newSession returns a session whose owner runs until ctx ends.
+func newSession(ctx context.Context, cfg Config) *Session {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Session{
+		cfg: cfg, prof: cfg.Profile, sid: newID(), log: cfg.Logger,
+		ops: make(chan func(*state), 256), ownerDone: make(chan struct{}),
+		presence: newPresenceStage(), jobs: newJobs(), cmds: newCmdQueue(),
+		damper: delivery.NewDamper(cfg.Damping),
+	}
+	// Starting: its first idle moment is an Idle event.
+	go s.own(ctx, &state{name: cfg.Name, busy: true, lastFrom: map[string]received{}})
+	return s
+}
+
+// Run runs the agent until it exits and returns its exit code (128+n when
+// signal n killed it).
+func Run(ctx context.Context, cfg Config) (int, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	s := newSession(ctx, cfg)
+
+	// Join the team first (briefly), so that a name clash is said before
+	// the agent starts and the primer can name the peers.
+	var err error
+	if !s.alone() {
+		cctx, ccancel := context.WithTimeout(ctx, connectWait)
+		err = s.connect(cctx)
+		ccancel()
+	}
+	switch {
+	case errors.Is(err, bus.ErrNameTaken):
+		return 0, fmt.Errorf("%w: the name %q is taken by a live agent in workspace %q: choose another with --name", ErrNameTaken, cfg.Name, cfg.Workspace)
+	case errors.Is(err, bus.ErrUntrustedHub), errors.Is(err, bus.ErrUnauthorized):
+		// Trying again would not help: say so before the agent starts
+		// rather than run it cut off from its team.
+		return 0, err
+	case err != nil:
+		s.log.Warn("hub not reachable; the agent starts alone and relay keeps trying", "err", err)
+	}
+	name := s.name()
+	if err := s.openJournal(name); err != nil {
+		return 0, err
+	}
+	defer s.closeAll()
+
+	env := cfg.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	env = append(env,
+		"RELAY_NAME="+name,
+		"RELAY_SESSION_ID="+s.sid,
+		"RELAY_WORKSPACE="+cfg.Workspace,
+		"RELAY_HOME="+cfg.Home,
+	)
+	var url string
+	s.read(func(st *state) { url = st.url })
+	if url != "" {
+		env = append(env, "RELAY_HUB="+url)
+	}
+
+	args := cfg.Args
+	primer := ""
+	if s.prof.Model && !cfg.NoPrimer {
+		text := s.primer(ctx, name)
+		args = s.prof.Args(args, text)
+		if s.prof.TypePrimer {
+			primer = text
+		}
+	}
+	started := time.Now()
+	if s.prof.Exact != nil {
+		setup, err := s.prof.Exact(agents.Launch{
+			Command: cfg.Command, Args: cfg.Args, Env: env, Dir: s.workDir(), Home: cfg.Home,
+			RelayBinary: s.relayBinary(), Steer: cfg.Delivery == delivery.ModeSteer,
+			Started: started, Log: s.log,
+		})
+		if err != nil {
+			s.log.Warn("reading the agent's screen only", "why", err)
+		} else {
+			args = append(setup.Args, args...)
+			env = append(env, setup.Env...)
+			s.src = setup.Source
+		}
+	}
+
+	tap := wrapper.NewTap(0)
+	s.reg = s.registry()
+	scan := scanner.New(scanner.Options{Namespaces: s.reg.Namespaces(), Cues: s.prof.Cues})
+	s.command = append([]string{cfg.Command}, args...)
+	ws, err := wrapper.Start(wrapper.Options{
+		Command:  s.command,
+		Dir:      cfg.Dir,
+		Env:      env,
+		Stdin:    cfg.Stdin,
+		Stdout:   cfg.Stdout,
+		Tap:      tap,
+		OnResize: func(c, rows int) { scan.Resize(c, rows) },
+		Logger:   s.log,
+	})
+	if err != nil {
+		return 0, err
+	}
+	s.scr, s.in, s.grp, s.pid = scan, ws.Input(), ws, ws.Pid
+	s.start(ctx, primer)
+	ws.Go(func() {
+		if err := scan.Run(ctx, tap); err != nil && ctx.Err() == nil {
+			s.log.Warn("scanner stopped", "err", err)
+		}
+	})
+	ws.Go(func() { s.publishScreen(ctx, scan, ws.Size) })
+	scan.Subscribe(func(ev scanner.Event) { s.onScan(ev, scan) })
+	code := ws.Wait()
+	tap.Close()
+	s.fire(context.WithoutCancel(ctx), EventInfo{Event: SessionEnd, ExitCode: code})
+	return code, nil
+}
+
+// start makes the delivery queue and starts the stages around the running
+// child: commands → handlers; inbox → delivery queue → the child's stdin;
+// the state owner's presence and jobs; the exact source.
+func (s *Session) start(ctx context.Context, primer string) {
+	s.queue = delivery.NewQueue(delivery.Options{
+		Mode:       s.cfg.Delivery,
+		HumanQuiet: s.cfg.HumanQuiet,
+		Recheck:    2 * cmp.Or(s.prof.Cues.QuietTime, scanner.DefaultQuietTime),
+		LastHuman:  s.in.LastHuman,
+		Type:       s.typeText,
+		Confirm:    s.confirmer(),
+		Journal:    s.journal,
+	})
+	s.do(func(st *state) {
+		st.started, st.primer = true, primer
+		st.presenceSent = false
+		s.push(st)
+	})
+	s.grp.Go(func() { _ = s.queue.Run(ctx) })
+	s.grp.Go(func() { s.handleCommands(ctx) })
+	s.grp.Go(func() { s.jobs.run(ctx) })
+	s.grp.Go(func() { s.runPresence(ctx) })
+	s.grp.Go(func() { s.serveInbox(ctx) })
+	if s.src != nil {
+		s.grp.Go(func() {
+			if err := s.src.Run(ctx, sink{s, ctx}); err != nil && ctx.Err() == nil {
+				s.log.Warn("exact source stopped", "err", err)
+			}
+		})
+	}
+	s.jobs.post(func(ctx context.Context) {
+		s.fire(ctx, EventInfo{Event: SessionStart, Profile: s.prof.Name, Command: s.command})
+	})
+}
+
+// onScan receives the scanner's events; it must not block for long.
+func (s *Session) onScan(ev scanner.Event, scan *scanner.Scanner) {
+	switch ev.Kind {
+	case scanner.EventCommand:
+		s.screenCommand(ev.Command)
+	case scanner.EventState:
+		s.onScreenState(ev.State, scan.Title())
+	case scanner.EventSkipped:
+		s.log.Warn("scanner fell behind and skipped output", "bytes", ev.Skipped, "total", scan.Skipped())
+		if c := s.client.Load(); c != nil {
+			c.SetSkipped(scan.Skipped())
+		}
+	}
+}
+
+// sink is the session as an exact source sees it.
+type sink struct {
+	s   *Session
+	ctx context.Context
+}
+
+func (k sink) Texts(texts []string)      { k.s.exactTexts(k.ctx, texts) }
+func (k sink) Prompted(prompts []string) { k.s.prompted(prompts) }
+func (k sink) Commands(cmds []patterns.Command) {
+	for _, c := range cmds {
+		k.s.putCommand(c)
+	}
+}
+func (k sink) Turn(t agents.Turn) { k.s.onTurn(t) }
+func (k sink) ToolCall(ctx context.Context, tool string, input []byte) {
+	k.s.fire(ctx, EventInfo{Event: ToolCall, Tool: tool, ToolInput: input})
+}
+func (k sink) Idle() bool  { return k.s.idle() }
+func (k sink) Pid() int    { return k.s.pid() }
+func (k sink) Go(f func()) { k.s.grp.Go(f) }
+
+// HandOver takes what waits in the delivery queue, joined, for a hook's
+// answer; done puts it back on failure or marks it delivered.
+func (k sink) HandOver() (string, func(error), bool) {
+	q := k.s.queue
+	items := q.Take()
+	if len(items) == 0 {
+		return "", nil, false
+	}
+	texts := make([]string, len(items))
+	for i, it := range items {
+		texts[i] = it.Text
+	}
+	return strings.Join(texts, "\n\n"), func(err error) {
+		if err != nil {
+			q.Requeue(items)
+			return
+		}
+		q.Handed(items)
+	}, true
+}
+
+// relayBinary is the relay program that a CLI's hooks run: the configured
+// executable when it is relay, else relay on PATH; "" when there is none.
+func (s *Session) relayBinary() string {
+	if exe := s.cfg.Executable; exe != "" && strings.HasPrefix(filepath.Base(exe), "relay") {
+		return exe
+	}
+	if p, err := exec.LookPath("relay"); err == nil {
+		return p
+	}
+	return ""
+}
+
+// workDir is the child's working folder, symbolic links resolved (as the
+// CLIs record it).
+func (s *Session) workDir() string {
+	dir := s.dir()
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
+	return dir
+}
+
+// screenEvery is how often the agent's screen is published for the
+// dashboard, when it changed.
+const screenEvery = 500 * time.Millisecond
+
+// publishScreen shows the agent's current screen, as text, to whoever
+// watches it (the dashboard), at most twice a second and only on change.
+func (s *Session) publishScreen(ctx context.Context, scr screenModel, size func() (int, int)) {
+	t := time.NewTicker(screenEvery)
+	defer t.Stop()
+	var last string
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		c := s.client.Load()
+		if c == nil {
+			continue
+		}
+		text := scr.Text()
+		if text == last {
+			continue
+		}
+		last = text
+		cols, rows := size()
+		if err := c.PublishScreen(bus.Screen{Cols: cols, Rows: rows, Text: text, At: time.Now()}); err != nil {
+			s.log.Debug("publish screen", "err", err)
+		}
+	}
+}
+
+func newID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

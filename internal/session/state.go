@@ -1,0 +1,258 @@
+package session
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/relayhq/relay/agents"
+	"github.com/relayhq/relay/bus"
+	"github.com/relayhq/relay/delivery"
+	"github.com/relayhq/relay/scanner"
+)
+
+// state is what the session knows of its agent and itself. Only the owner
+// goroutine (own) touches it: every other stage sends it a function (do,
+// read), so state changes are seen in the order they happened, by the
+// delivery queue, the hub and the Idle event alike.
+type state struct {
+	started bool   // the stages run: push may reach them
+	name    string // the agent's name, once the hub accepted it
+	url     string // the hub's URL, once known
+
+	screen  scanner.State // from the screen model
+	titleOK bool          // the window title says the CLI reads input
+	turn    agents.Turn   // from the exact source, when it reports turns
+	ready   bool          // the agent was idle once
+	busy    bool          // the last state pushed, for Idle events
+	human   bool          // the human's line is unfinished
+
+	lastFrom map[string]received // the last message from each peer
+	primer   string              // typed at the first idle moment; "" once typed
+	prompts  []string            // the last prompts that reached the model
+
+	presence     bus.State // the last state told to the hub
+	presenceSent bool
+}
+
+// received notes a message from a peer, for the hop count of the answer.
+type received struct {
+	id   string
+	hops int
+	at   time.Time
+}
+
+// maxPrompts is how many prompts are remembered for confirming typing.
+const maxPrompts = 16
+
+// own runs the owner until ctx ends. It must be the only goroutine that
+// touches st.
+func (s *Session) own(ctx context.Context, st *state) {
+	for {
+		select {
+		case <-ctx.Done():
+			close(s.ownerDone)
+			return
+		case f := <-s.ops:
+			f(st)
+		}
+	}
+}
+
+// do has the owner run f, after everything sent before; it does not wait.
+// After the session ended f is dropped.
+func (s *Session) do(f func(*state)) {
+	select {
+	case s.ops <- f:
+	case <-s.ownerDone:
+	}
+}
+
+// read has the owner run f and waits for it; false when the session ended
+// first (f did not run).
+func (s *Session) read(f func(*state)) bool {
+	done := make(chan struct{})
+	select {
+	case s.ops <- func(st *state) { f(st); close(done) }:
+	case <-s.ownerDone:
+		return false
+	}
+	select {
+	case <-done:
+		return true
+	case <-s.ownerDone:
+		return false
+	}
+}
+
+// name returns the agent's name.
+func (s *Session) name() string {
+	name := s.cfg.Name
+	s.read(func(st *state) { name = st.name })
+	return name
+}
+
+// deliveryState is what the delivery queue must know: busy and waiting
+// from the exact source when it reports turns, else from the screen; a
+// draft always from the screen, and from the human's keys.
+func (st *state) deliveryState() delivery.State {
+	d := delivery.State{Ready: st.ready, Busy: st.screen.Busy, Draft: st.screen.Draft || st.human, Waiting: st.screen.Waiting}
+	if st.turn.Exact {
+		d.Busy, d.Waiting = st.turn.Busy, st.turn.Waiting
+	}
+	return d
+}
+
+// push tells the stages what the agent does now, from the owner: the
+// delivery queue at once; an Idle event and the exact source when a turn
+// ended; the hub (through the presence stage, latest first) when its state
+// changed. It runs on the owner goroutine.
+func (s *Session) push(st *state) {
+	d := st.deliveryState()
+	becameIdle := st.busy && !d.Busy
+	st.busy = d.Busy
+	if d.Ready && !d.Busy && st.primer != "" {
+		// Typed like a message, before anything else waiting.
+		s.queue.Requeue([]delivery.Item{{Text: "[relay] " + st.primer}})
+		st.primer = ""
+	}
+	s.queue.SetState(d)
+	if becameIdle {
+		if s.src != nil {
+			s.src.Idle()
+		}
+		s.jobs.post(s.idleJob)
+	}
+	bst := bus.StateIdle
+	switch {
+	case d.Waiting:
+		bst = bus.StateWaiting
+	case d.Busy:
+		bst = bus.StateBusy
+	}
+	if !st.presenceSent || bst != st.presence {
+		st.presence, st.presenceSent = bst, true
+		s.presence.set(bst)
+	}
+}
+
+// onScreenState records the screen model's state.
+func (s *Session) onScreenState(ss scanner.State, title string) {
+	titleOK := s.prof.ReadyTitle == "" || strings.Contains(title, s.prof.ReadyTitle)
+	s.do(func(st *state) {
+		st.screen = ss
+		if !ss.Busy && titleOK {
+			st.ready = true
+		}
+		s.push(st)
+	})
+}
+
+// onTurn records the state the exact source reports.
+func (s *Session) onTurn(t agents.Turn) {
+	s.do(func(st *state) {
+		if t.Exact {
+			st.ready = true
+		}
+		st.turn = t
+		s.push(st)
+	})
+}
+
+// onHumanLine records whether the human's line is unfinished.
+func (s *Session) onHumanLine(unfinished bool) {
+	s.do(func(st *state) {
+		st.human = unfinished
+		s.push(st)
+	})
+}
+
+// idle reports whether the agent was idle at the last state change.
+func (s *Session) idle() bool {
+	idle := false
+	s.read(func(st *state) { idle = !st.busy })
+	return idle
+}
+
+// prompted records prompts that reached the model, for confirm.
+func (s *Session) prompted(prompts []string) {
+	s.do(func(st *state) {
+		st.prompts = append(st.prompts, prompts...)
+		if len(st.prompts) > maxPrompts {
+			st.prompts = st.prompts[len(st.prompts)-maxPrompts:]
+		}
+	})
+}
+
+// promptHas reports whether a prompt that reached the model holds line.
+func (s *Session) promptHas(line string) bool {
+	found := false
+	s.read(func(st *state) {
+		for _, p := range st.prompts {
+			if strings.Contains(p, line) {
+				found = true
+				return
+			}
+		}
+	})
+	return found
+}
+
+// heard notes a message from a peer, for the hop count of the answer.
+func (s *Session) heard(from, id string, hops int, at time.Time) {
+	s.do(func(st *state) {
+		st.lastFrom[strings.ToLower(from)] = received{id: id, hops: hops, at: at}
+	})
+}
+
+// presenceStage tells the hub the agent's state, in order, the latest
+// first: a state superseded before it was sent is never sent after it.
+type presenceStage struct {
+	wake  chan struct{}
+	mu    sync.Mutex
+	state bus.State
+	dirty bool
+}
+
+func newPresenceStage() *presenceStage {
+	return &presenceStage{wake: make(chan struct{}, 1)}
+}
+
+func (p *presenceStage) set(st bus.State) {
+	p.mu.Lock()
+	p.state, p.dirty = st, true
+	p.mu.Unlock()
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (p *presenceStage) take() (bus.State, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	st, ok := p.state, p.dirty
+	p.dirty = false
+	return st, ok
+}
+
+// runPresence sends each new state to the hub until ctx ends.
+func (s *Session) runPresence(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.presence.wake:
+		}
+		st, ok := s.presence.take()
+		if !ok {
+			continue
+		}
+		if c := s.client.Load(); c != nil {
+			if err := c.SetState(ctx, st); err != nil && ctx.Err() == nil {
+				s.log.Debug("presence", "state", st, "err", err)
+			}
+		}
+	}
+}

@@ -1,0 +1,101 @@
+package session
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/relayhq/relay/agents"
+	"github.com/relayhq/relay/delivery"
+)
+
+// Config is everything one session needs. The relay package fills it from
+// its Options; zero values are filled there, not here.
+type Config struct {
+	// Name is the agent's name; AutoName makes a taken one unique
+	// (claude-2) instead of refusing it.
+	Name     string
+	AutoName bool
+	// Workspace, Home (RELAY_HOME) and the hub: URL (empty: the one recorded
+	// in Home, started if none runs; NoHub: alone), credentials, the CA.
+	Workspace, Home       string
+	Hub                   string
+	Token, Creds, TLSCA   string
+	Executable            string // the relay binary that starts a hub and runs hooks
+	Delivery              delivery.Mode
+	HumanQuiet, IdleQuiet time.Duration
+	MaxBodyBytes          int
+	Damping               delivery.DamperOptions
+	NoPrimer              bool
+	MemoryAtStart         int
+	Stdin                 *os.File
+	Stdout                io.Writer
+	Env                   []string // nil: this process's
+	Dir                   string   // the child's folder; empty: the current one
+	Logger                *slog.Logger
+	Profile               agents.Profile
+	Command               string
+	Args                  []string
+	Patterns              []Pattern
+	Events                func(Event) []EventFunc // the handlers of an event, in order
+}
+
+// NoHub is the Config.Hub value that runs the agent alone.
+const NoHub = "none"
+
+// Match is one command the agent wrote, as a handler sees it.
+type Match struct {
+	Namespace, Target, Body     string
+	Agent, SessionID, Workspace string
+}
+
+// Result is what a handler made of a command or an event (see the relay
+// package's Result).
+type Result struct {
+	Inject  string
+	Stop    bool
+	Block   bool
+	Reason  string
+	Hold    bool
+	Message *string
+}
+
+// Pattern is a handler for the commands of one namespace.
+type Pattern struct {
+	Namespace string
+	Handle    func(ctx context.Context, m Match) (Result, error)
+}
+
+// Event names a point in an agent's life (see the relay package's Event).
+type Event string
+
+// The events a session fires.
+const (
+	SessionStart    Event = "SessionStart"
+	SessionEnd      Event = "SessionEnd"
+	Idle            Event = "Idle"
+	MessageReceived Event = "MessageReceived"
+	MessageSent     Event = "MessageSent"
+	ToolCall        Event = "ToolCall"
+	Output          Event = "Output"
+)
+
+// EventInfo describes an event for its handlers (see the relay package's
+// EventInfo).
+type EventInfo struct {
+	Event                      Event
+	Agent, SessionID           string
+	Workspace                  string
+	Profile                    string
+	Command                    []string
+	ID, From, To, Body, Thread string
+	ExitCode                   int
+	Tool                       string
+	ToolInput                  []byte
+	Line                       string
+}
+
+// EventFunc handles an event.
+type EventFunc func(ctx context.Context, e EventInfo) (Result, error)

@@ -1,0 +1,156 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+)
+
+// Bracketed paste markers: a TUI that enabled the mode takes what is
+// between them as one paste, line breaks included, and never as keys.
+const (
+	pasteStart = "\x1b[200~"
+	pasteEnd   = "\x1b[201~"
+)
+
+// typeText types text into the agent through the wrapper's single writer:
+// the text (as a bracketed paste when the agent enabled it), a pause for the
+// agent to take it, then Enter in a separate write.
+func (s *Session) typeText(ctx context.Context, text string) error {
+	paste := s.prof.Paste && s.scr.BracketedPaste()
+	if !paste {
+		text = oneLine(text)
+	}
+	s.scr.MarkInjected(text)
+	return s.in.Inject(func(write func([]byte) error) error {
+		var err error
+		if paste {
+			err = write([]byte(pasteStart + text + pasteEnd))
+		} else {
+			err = write([]byte(text))
+		}
+		if err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(s.prof.Settle):
+		}
+		if err := s.waitShown(ctx); err != nil {
+			return err
+		}
+		return write([]byte("\r"))
+	})
+}
+
+// pasteShowWait bounds how long typeText waits for the input box to show
+// what it typed before it presses Enter all the same.
+const pasteShowWait = 3 * time.Second
+
+// waitShown waits until the agent's input box shows a draft (the text just
+// typed: delivery types only into an empty box), for profiles whose input
+// box the scanner can read. An Enter that arrives before a slow TUI drew
+// the paste is ignored or taken for a newline (Codex starting under load
+// left relay's primer in its box that way, and every message after it
+// waited behind that "draft"), and confirm could then take the empty box
+// it sees for text that was sent.
+func (s *Session) waitShown(ctx context.Context) error {
+	if s.prof.Cues.Prompt == "" {
+		return nil
+	}
+	deadline := time.Now().Add(pasteShowWait)
+	for !s.scr.State().Draft {
+		if time.Now().After(deadline) {
+			s.log.Warn("typed text not shown in the input box; pressing Enter all the same", "after", pasteShowWait)
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	return nil
+}
+
+func oneLine(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c == '\n' {
+			b[i] = ' '
+		}
+	}
+	return string(b)
+}
+
+// errNotTaken is the reason a typed message was not confirmed.
+var errNotTaken = errors.New("the agent did not take the message (it is not in a prompt, or the input box still holds it)")
+
+// confirmer returns how to confirm a delivery for the agent's profile: nil
+// when it has no input box to watch, so that "delivered" is all relay says.
+func (s *Session) confirmer() func(context.Context, string) error {
+	if !s.prof.Model || s.prof.Cues.Prompt == "" {
+		return nil
+	}
+	return s.confirm
+}
+
+// turnsExact reports whether the exact source reports the agent's turns
+// (and its prompts): Claude Code's hooks.
+func (s *Session) turnsExact() bool {
+	exact := false
+	s.read(func(st *state) { exact = st.turn.Exact })
+	return exact
+}
+
+// confirmEnters is how many times confirm presses Enter again while the
+// typed text stays in the input box: a TUI still starting (Codex under
+// load) or slow to read a paste ignores an Enter or takes it for a newline.
+const confirmEnters = 3
+
+// confirm checks that the agent took what was typed: with Claude Code's
+// hooks, its first line (the sender and message id) is in a prompt that
+// reached the model; else its input box holds no draft any more. If not,
+// Enter is pressed again (up to confirmEnters times, 3 s apart), unless
+// the human has typed since: that Enter would send their text with ours.
+func (s *Session) confirm(ctx context.Context, text string) error {
+	first, _, _ := strings.Cut(text, "\n")
+	taken := func() bool {
+		if s.exactActive() && s.promptHas(first) {
+			return true // the exact text shows the prompt
+		}
+		if s.turnsExact() {
+			return false // the hooks report prompts: the screen does not count
+		}
+		return !s.scr.State().Draft
+	}
+	typed := time.Now()
+	for try := 0; ; try++ {
+		deadline := time.Now().Add(3 * time.Second)
+		for time.Now().Before(deadline) {
+			if taken() {
+				if try > 0 {
+					s.log.Info("typed text taken after another Enter", "enters", try+1)
+				}
+				return nil
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+		if try == confirmEnters {
+			break
+		}
+		if s.in.LastHuman().After(typed) {
+			s.log.Warn("typed text not taken, and the human is typing: no more Enter", "text", first)
+			return errNotTaken
+		}
+		_ = s.in.Inject(func(write func([]byte) error) error { return write([]byte("\r")) })
+	}
+	s.log.Warn("typed text not taken", "text", first, "enters", confirmEnters+1)
+	return errNotTaken
+}
