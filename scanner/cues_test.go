@@ -46,4 +46,3 @@ func CuesFor(profile string) (Cues, bool) {
 	}
 	return Cues{}, false
 }
-
