@@ -28,6 +28,13 @@ const (
 	ModeSteer Mode = "steer"
 )
 
+// DefaultMode is the mode when none is configured.
+const DefaultMode = ModeWait
+
+// DefaultHumanQuiet is how long the human must not have typed before
+// anything is typed in, unless configured.
+const DefaultHumanQuiet = 2 * time.Second
+
 // ParseMode reads a mode's name as configuration spells it.
 func ParseMode(s string) (Mode, error) {
 	switch strings.ToLower(s) {
@@ -103,10 +110,10 @@ type Options struct {
 
 func (o *Options) fill() {
 	if o.Mode == "" {
-		o.Mode = ModeWait
+		o.Mode = DefaultMode
 	}
 	if o.HumanQuiet == 0 {
-		o.HumanQuiet = 2 * time.Second
+		o.HumanQuiet = DefaultHumanQuiet
 	}
 	if o.Recheck == 0 {
 		o.Recheck = 3 * time.Second
