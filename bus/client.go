@@ -51,7 +51,8 @@ type Options struct {
 	// taken to be a crashed agent's and may be claimed again.
 	Heartbeat time.Duration
 	// AckWait is how long an unacknowledged delivery waits before it is
-	// delivered again; zero means 30 s. Delivery.InProgress extends it.
+	// delivered again; zero means DefaultAckWait. Delivery.InProgress
+	// extends it.
 	AckWait time.Duration
 	// ReconnectBuffer bounds what is buffered while the connection is down;
 	// zero means 8 MiB. Beyond it Send fails with nats.ErrReconnectBufExceeded.
@@ -65,6 +66,14 @@ type Options struct {
 	// discards them.
 	Logger *slog.Logger
 }
+
+// DefaultAckWait is how long the hub waits for an agent's inbox to settle
+// a delivery (acknowledge, reject or report it in progress) before it
+// delivers the message again: 10 s, what relay wrap uses. A wrapper reports
+// a message still waiting to be typed as in progress every 3 s; one that
+// cannot (stopped, suspended, cut off) gets it again, and its delivery
+// queue drops the copy by id.
+const DefaultAckWait = 10 * time.Second
 
 func (o *Options) fill() error {
 	if o.URL == "" {
@@ -94,7 +103,7 @@ func (o *Options) fill() error {
 		o.Heartbeat = 2 * time.Second
 	}
 	if o.AckWait == 0 {
-		o.AckWait = 30 * time.Second
+		o.AckWait = DefaultAckWait
 	}
 	if o.ReconnectBuffer == 0 {
 		o.ReconnectBuffer = 8 << 20

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/relayhq/relay/delivery"
 )
 
 // builtinNamespaces are handled by relay itself and cannot be configured.
@@ -148,14 +150,16 @@ func checkHubURL(v string) string {
 	return ""
 }
 
-func parseMode(v string) (DeliveryMode, bool) {
+// parseMode reads a mode as a file spells it (exactly: wait, queue,
+// followUp, steer).
+func parseMode(v string) (delivery.Mode, bool) {
 	switch v {
 	case "wait":
-		return DeliverWait, true
+		return delivery.ModeWait, true
 	case "queue", "followUp":
-		return DeliverQueue, true
+		return delivery.ModeQueue, true
 	case "steer":
-		return DeliverSteer, true
+		return delivery.ModeSteer, true
 	}
 	return "", false
 }

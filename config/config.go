@@ -14,6 +14,8 @@ import (
 	"fmt"
 	"regexp"
 	"time"
+
+	"github.com/relayhq/relay/delivery"
 )
 
 // Config is the merged configuration. Load returns a fresh one; it is not
@@ -30,7 +32,7 @@ type Config struct {
 	// Delivery says when incoming messages are typed into the agent.
 	Delivery Delivery
 	// Damping limits message loops between agents.
-	Damping Damping
+	Damping delivery.DamperOptions
 	// Memory configures the shared memory store's use at session start.
 	Memory Memory
 	// Patterns are the user namespaces, in the order they were first
@@ -59,38 +61,38 @@ type Hub struct {
 	TLSCA string
 }
 
-// DeliveryMode says when messages are typed into a busy agent.
-type DeliveryMode string
+// DeliveryMode is the delivery package's Mode: when messages are typed into
+// a busy agent.
+type DeliveryMode = delivery.Mode
 
-// The delivery modes.
+// The delivery modes, as package delivery names them.
 const (
 	// DeliverWait types each message at the next idle moment.
-	DeliverWait DeliveryMode = "wait"
+	DeliverWait = delivery.ModeWait
 	// DeliverQueue coalesces pending messages into one injection at the
 	// next idle moment ("followUp" is accepted as a synonym).
-	DeliverQueue DeliveryMode = "queue"
+	DeliverQueue = delivery.ModeQueue
 	// DeliverSteer may type a message while the agent works.
-	DeliverSteer DeliveryMode = "steer"
+	DeliverSteer = delivery.ModeSteer
 )
 
 // Delivery configures how incoming messages reach the agent.
 type Delivery struct {
-	Mode         DeliveryMode
-	IdleQuiet    time.Duration // how long the screen must be still to count as idle
-	HumanQuiet   time.Duration // how long after the human's last key before typing
-	MaxBodyBytes int           // longer message bodies are refused with a notice
+	Mode       delivery.Mode
+	IdleQuiet  time.Duration // how long the screen must be still to count as idle
+	HumanQuiet time.Duration // how long after the human's last key before typing
+	// MaxBodyBytes caps what is typed in for one message (header and note
+	// included); a longer body is cut with a note naming `relay log --id`,
+	// never refused. Into a plain shell, never more than
+	// delivery.MaxShellLine.
+	MaxBodyBytes int
 }
 
-// Damping configures loop damping: at most PairMax messages from one agent
-// to another per PairWindow, at most AgentMax from one agent per
-// AgentWindow, and at most MaxHops replies in one thread.
-type Damping struct {
-	PairWindow  time.Duration
-	PairMax     int
-	AgentWindow time.Duration
-	AgentMax    int
-	MaxHops     int
-}
+// Damping configures loop damping: it is the delivery package's
+// DamperOptions (at most PairMax attempts from one agent to another per
+// PairWindow, at most AgentMax from one agent per AgentWindow, at most
+// MaxHops messages in a chain each answering the one before).
+type Damping = delivery.DamperOptions
 
 // Memory configures the memory store's part in a session.
 type Memory struct {
@@ -200,39 +202,37 @@ func ParseEvent(name string) (Event, bool) {
 	return "", false
 }
 
-// Defaults for values not set anywhere.
+// Defaults for values not set anywhere. Those of delivery and damping are
+// package delivery's own, repeated here under their configuration names.
 const (
-	DefaultWorkspace    = "default"
-	DefaultTimeout      = 60 * time.Second // hooks and handlers
+	DefaultWorkspace = "default"
+	DefaultTimeout   = 60 * time.Second // hooks and handlers
+	// DefaultIdleQuiet is what `relay config show` reports when
+	// delivery.idle_quiet_ms is not set; relay wrap then leaves the choice
+	// to the agent's profile (whose default is also 500 ms).
 	DefaultIdleQuiet    = 500 * time.Millisecond
-	DefaultHumanQuiet   = 2 * time.Second
-	DefaultMaxBodyBytes = 16 << 10
-	DefaultPairWindow   = time.Minute
-	DefaultPairMax      = 10
-	DefaultAgentWindow  = time.Minute
-	DefaultAgentMax     = 30
-	DefaultMaxHops      = 8
+	DefaultHumanQuiet   = delivery.DefaultHumanQuiet
+	DefaultMaxBodyBytes = delivery.DefaultMaxBody
+	DefaultPairWindow   = delivery.DefaultPairWindow
+	DefaultPairMax      = delivery.DefaultPairMax
+	DefaultAgentWindow  = delivery.DefaultAgentWindow
+	DefaultAgentMax     = delivery.DefaultAgentMax
+	DefaultMaxHops      = delivery.DefaultMaxHops
 	MaxTimeout          = 24 * time.Hour // longer timeouts are refused as mistakes
 )
 
 // Default returns the configuration used when nothing is set: a fresh value
-// on every call.
+// on every call, built from the packages' own defaults.
 func Default() *Config {
 	c := &Config{
 		Workspace: DefaultWorkspace,
 		Delivery: Delivery{
-			Mode:         DeliverWait,
+			Mode:         delivery.DefaultMode,
 			IdleQuiet:    DefaultIdleQuiet,
-			HumanQuiet:   DefaultHumanQuiet,
-			MaxBodyBytes: DefaultMaxBodyBytes,
+			HumanQuiet:   delivery.DefaultHumanQuiet,
+			MaxBodyBytes: delivery.DefaultMaxBody,
 		},
-		Damping: Damping{
-			PairWindow:  DefaultPairWindow,
-			PairMax:     DefaultPairMax,
-			AgentWindow: DefaultAgentWindow,
-			AgentMax:    DefaultAgentMax,
-			MaxHops:     DefaultMaxHops,
-		},
+		Damping: delivery.DefaultDamperOptions(),
 		Hooks:   map[Event][]HookGroup{},
 		sources: map[string]Source{},
 	}

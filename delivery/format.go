@@ -7,15 +7,13 @@ import (
 	"unicode/utf8"
 )
 
-// DefaultMaxBytes caps the body typed into an agent. Longer bodies are cut
-// at a line or word boundary and end with how to read the rest.
-const DefaultMaxBytes = 4096
-
 // Sanitize makes untrusted text safe to type into an agent: escape
 // sequences and control characters are removed (tabs become spaces, line
-// breaks stay), invalid UTF-8 is replaced, and a line that starts with `@`
-// gets the grammar's escape (`\@`), so that a message can never make the
-// receiving wrapper route a command by being echoed on its screen.
+// breaks stay; a lone CR becomes a line break), invalid UTF-8 is replaced,
+// the '@' of every command-like "@word:" becomes NeutralAt (see Neutralize)
+// and any other line that starts with `@` gets the grammar's escape (`\@`),
+// so that a message can never make the receiving wrapper route a command
+// by being echoed on its screen, wherever it lands there.
 func Sanitize(s string) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
 	var b strings.Builder
@@ -44,7 +42,7 @@ func Sanitize(s string) string {
 		}
 		i += n
 	}
-	lines := strings.Split(b.String(), "\n")
+	lines := strings.Split(Neutralize(b.String()), "\n")
 	for i, l := range lines {
 		if t := strings.TrimLeft(l, " "); strings.HasPrefix(t, "@") {
 			lines[i] = l[:len(l)-len(t)] + `\` + t
@@ -93,11 +91,12 @@ func csiLen(s string) int {
 	return len(s)
 }
 
-// Cap cuts s to at most max bytes at a line or word boundary and says so,
-// naming the command that shows the whole message.
+// Cap cuts s to at most max bytes (zero: DefaultMaxBody) at a line or word
+// boundary and says so, naming the command that shows the whole message.
+// The note comes on top of max; Form measures the final text instead.
 func Cap(s string, max int, id string) string {
 	if max <= 0 {
-		max = DefaultMaxBytes
+		max = DefaultMaxBody
 	}
 	if len(s) <= max {
 		return s
@@ -116,18 +115,15 @@ func Cap(s string, max int, id string) string {
 	return strings.TrimRight(s[:cut], " \n") + note
 }
 
-// Message is what the agent reads for one message from a peer: a line that
-// says who sent it, its id and how to answer, then the body.
+// Message is Form{Max: max}.Message(from, id, body): the text for a model
+// CLI, capped at max bytes of final text (zero: DefaultMaxBody).
 func Message(from, id, body string, max int) string {
-	from = Sanitize(from)
-	body = Cap(Sanitize(body), max, id)
-	return fmt.Sprintf("[relay] Message from agent %s (id %s). To answer, write a line starting with @relay:%s\n%s", from, id, from, body)
+	return Form{Max: max}.Message(from, id, body)
 }
 
-// Notice is a short note from relay itself (a handler's result, an error,
-// a held message).
+// Notice is Form{Max: max}.Notice(text).
 func Notice(text string, max int) string {
-	return "[relay] " + Cap(Sanitize(text), max, "")
+	return Form{Max: max}.Notice(text)
 }
 
 // OneLine joins the lines of s for agents that submit at every line break

@@ -17,9 +17,12 @@ func TestSanitize(t *testing.T) {
 		{"CRLF", "one\r\ntwo", "one\ntwo"},
 		{"C1 CSI", "a\u009b31mb", "ab"},
 		{"invalid UTF-8", "ok \xff\xfe end", "ok \uFFFD end"},
-		{"command line escaped", "@relay:Carol do it", `\@relay:Carol do it`},
-		{"indented command escaped", "text\n  @memory:forget x", "text\n  \\@memory:forget x"},
-		{"mid-line mention kept", "tell @relay:Bob", "tell @relay:Bob"},
+		{"command line neutralised", "@relay:Carol do it", "＠relay:Carol do it"},
+		{"indented command neutralised", "text\n  @memory:forget x", "text\n  ＠memory:forget x"},
+		{"mid-line command neutralised", "tell @relay:Bob", "tell ＠relay:Bob"},
+		{"other line-start @ escaped", "@README.md is stale", `\@README.md is stale`},
+		{"mid-line mention kept", "mail bob@example.com", "mail bob@example.com"},
+		{"lone CR is a line break", "a\r- @relay:C x", "a\n- ＠relay:C x"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := Sanitize(tc.in); got != tc.want {
@@ -46,7 +49,7 @@ func TestCap(t *testing.T) {
 
 func TestMessage(t *testing.T) {
 	got := Message("Alice", "m-1", "/clear everything\n@relay:Bob hi", 0)
-	want := "[relay] Message from agent Alice (id m-1). To answer, write a line starting with @relay:Alice\n/clear everything\n\\@relay:Bob hi"
+	want := "[relay] Message from agent Alice (id m-1). To answer, write a line starting with @relay:Alice\n/clear everything\n＠relay:Bob hi"
 	if got != want {
 		t.Fatalf("got  %q\nwant %q", got, want)
 	}

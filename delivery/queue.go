@@ -28,6 +28,13 @@ const (
 	ModeSteer Mode = "steer"
 )
 
+// DefaultMode is the mode when none is configured.
+const DefaultMode = ModeWait
+
+// DefaultHumanQuiet is how long the human must not have typed before
+// anything is typed in, unless configured.
+const DefaultHumanQuiet = 2 * time.Second
+
 // ParseMode reads a mode's name as configuration spells it.
 func ParseMode(s string) (Mode, error) {
 	switch strings.ToLower(s) {
@@ -103,10 +110,10 @@ type Options struct {
 
 func (o *Options) fill() {
 	if o.Mode == "" {
-		o.Mode = ModeWait
+		o.Mode = DefaultMode
 	}
 	if o.HumanQuiet == 0 {
-		o.HumanQuiet = 2 * time.Second
+		o.HumanQuiet = DefaultHumanQuiet
 	}
 	if o.Recheck == 0 {
 		o.Recheck = 3 * time.Second
@@ -130,6 +137,7 @@ type Queue struct {
 
 	mu       sync.Mutex
 	items    []Item
+	ids      ids // which ids wait, are being typed, or were typed
 	state    State
 	settling bool      // typed; waiting for the agent to show a new idle moment
 	typedAt  time.Time // when the last injection was typed
@@ -138,19 +146,43 @@ type Queue struct {
 // NewQueue returns a queue; call Run to start delivering.
 func NewQueue(o Options) *Queue {
 	o.fill()
-	return &Queue{o: o, wake: make(chan struct{}, 1)}
+	return &Queue{o: o, wake: make(chan struct{}, 1), ids: newIDs(o.Journal)}
 }
 
-// Add queues an item. An item whose id the journal already holds was typed
-// before a crash: it is reported delivered again and not typed twice.
+// Add queues an item. Items are told apart by ID (an empty ID is never a
+// repeat), so that a message the hub delivers again (after its ack wait ran
+// out during a stall, a partition or a suspend) is typed once:
+//   - an ID already typed (in this process or, through the journal, before
+//     a restart) is reported delivered at once with reason AlreadyDelivered
+//     and not typed;
+//   - an ID that waits in the queue, or is being typed or handed over right
+//     now, is merged into that item: the new Done receives the same
+//     statuses as the first item's from then on (delivered, confirmed or
+//     failed), so that the copy delivered again is acknowledged too.
 func (q *Queue) Add(it Item) {
-	if q.o.Journal != nil && it.ID != "" && q.o.Journal.Seen(it.ID) {
+	q.mu.Lock()
+	switch q.ids.state(it.ID) {
+	case idTyped:
+		q.mu.Unlock()
 		if it.Done != nil {
-			it.Done(StatusDelivered, "already typed before a restart")
+			it.Done(StatusDelivered, AlreadyDelivered)
 		}
 		return
+	case idInFlight:
+		q.ids.follow(it.ID, it.Done)
+		q.mu.Unlock()
+		return
+	case idWaiting:
+		for i := range q.items {
+			if q.items[i].ID == it.ID {
+				q.items[i].Done = both(q.items[i].Done, it.Done)
+				break
+			}
+		}
+		q.mu.Unlock()
+		return
 	}
-	q.mu.Lock()
+	q.ids.wait(it.ID)
 	q.items = append(q.items, it)
 	q.mu.Unlock()
 	q.poke()
@@ -237,6 +269,9 @@ func (q *Queue) next() ([]Item, time.Duration) {
 	}
 	batch := q.items[:n:n]
 	q.items = q.items[n:]
+	for _, it := range batch {
+		q.ids.fly(it.ID)
+	}
 	return batch, 0
 }
 
@@ -257,25 +292,20 @@ func (q *Queue) deliver(ctx context.Context, batch []Item) {
 	q.settling, q.typedAt = true, q.o.Clock.Now()
 	q.mu.Unlock()
 	if err != nil {
-		report(batch, StatusFailed, fmt.Sprintf("typing failed: %v", err))
+		// Not typed: copies that came meanwhile share the failure (the
+		// caller has the hub bring the message back).
+		report(q.land(batch, false), StatusFailed, fmt.Sprintf("typing failed: %v", err))
 		return
 	}
-	if q.o.Journal != nil {
-		ids := make([]string, 0, len(batch))
-		for _, it := range batch {
-			if it.ID != "" {
-				ids = append(ids, it.ID)
-			}
-		}
-		if jerr := q.o.Journal.Mark(ids...); jerr != nil {
-			// Typed all the same; a crash now could type it twice.
-			report(batch, StatusDelivered, "journal: "+jerr.Error())
-		} else {
-			report(batch, StatusDelivered, "")
-		}
-	} else {
-		report(batch, StatusDelivered, "")
+	// Journal first, then forget the ids as in flight: an Add in between
+	// finds the id typed, never neither.
+	reason := ""
+	if jerr := q.mark(batch); jerr != nil {
+		// Typed all the same; a crash now could type it twice.
+		reason = "journal: " + jerr.Error()
 	}
+	all := q.land(batch, true)
+	report(all, StatusDelivered, reason)
 	if q.o.Confirm == nil {
 		return
 	}
@@ -283,10 +313,38 @@ func (q *Queue) deliver(ctx context.Context, batch []Item) {
 		if errors.Is(cerr, context.Canceled) {
 			return
 		}
-		report(batch, StatusFailed, "not confirmed: "+cerr.Error())
+		report(all, StatusFailed, "not confirmed: "+cerr.Error())
 		return
 	}
-	report(batch, StatusConfirmed, "")
+	report(all, StatusConfirmed, "")
+}
+
+// mark records the ids of batch as typed in the journal, if there is one.
+func (q *Queue) mark(batch []Item) error {
+	if q.o.Journal == nil {
+		return nil
+	}
+	ids := make([]string, 0, len(batch))
+	for _, it := range batch {
+		if it.ID != "" {
+			ids = append(ids, it.ID)
+		}
+	}
+	return q.o.Journal.Mark(ids...)
+}
+
+// land ends the flight of batch (typed or not) and returns it with the
+// copies merged into it meanwhile, each as an item of its own.
+func (q *Queue) land(batch []Item, typed bool) []Item {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	all := batch
+	for _, it := range batch {
+		for _, done := range q.ids.land(it.ID, typed) {
+			all = append(all, Item{ID: it.ID, Text: it.Text, Done: done})
+		}
+	}
+	return all
 }
 
 func report(batch []Item, st Status, reason string) {
@@ -301,37 +359,64 @@ func report(batch []Item, st Status, reason string) {
 // over another way (Claude Code's Stop hook). The caller reports their fate
 // through each item's Done, and gives back with Requeue what it could not
 // hand over.
+//
+// Until Requeue or Handed, the items count as being typed: a copy of one
+// that arrives meanwhile is merged into it (see Add).
 func (q *Queue) Take() []Item {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	items := q.items
 	q.items = nil
+	for _, it := range items {
+		q.ids.fly(it.ID)
+	}
 	return items
 }
 
-// Requeue puts items back at the front of the queue, in order.
+// Requeue puts items back at the front of the queue, in order. Copies
+// merged into them since Take follow them back; an item whose ID was typed
+// meanwhile is reported delivered (AlreadyDelivered) instead.
 func (q *Queue) Requeue(items []Item) {
 	if len(items) == 0 {
 		return
 	}
 	q.mu.Lock()
-	q.items = append(append([]Item(nil), items...), q.items...)
+	back := make([]Item, 0, len(items))
+	var typed []Item
+	for _, it := range items {
+		for _, done := range q.ids.land(it.ID, false) {
+			it.Done = both(it.Done, done)
+		}
+		switch q.ids.state(it.ID) {
+		case idTyped:
+			typed = append(typed, it)
+			continue
+		case idWaiting:
+			// Queued again meanwhile under the same id: one copy is enough.
+			for i := range q.items {
+				if q.items[i].ID == it.ID {
+					q.items[i].Done = both(it.Done, q.items[i].Done)
+				}
+			}
+			continue
+		}
+		q.ids.wait(it.ID)
+		back = append(back, it)
+	}
+	q.items = append(back, q.items...)
 	q.mu.Unlock()
+	report(typed, StatusDelivered, AlreadyDelivered)
 	q.poke()
 }
 
 // Handed records items handed over another way as typed (in the journal)
 // and reports them delivered and confirmed: the agent's own hook took them.
 func (q *Queue) Handed(items []Item) {
-	if q.o.Journal != nil {
-		ids := make([]string, 0, len(items))
-		for _, it := range items {
-			if it.ID != "" {
-				ids = append(ids, it.ID)
-			}
-		}
-		_ = q.o.Journal.Mark(ids...)
+	reason := ""
+	if err := q.mark(items); err != nil {
+		reason = "journal: " + err.Error()
 	}
-	report(items, StatusDelivered, "")
-	report(items, StatusConfirmed, "")
+	all := q.land(items, true)
+	report(all, StatusDelivered, reason)
+	report(all, StatusConfirmed, "")
 }

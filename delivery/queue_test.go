@@ -18,9 +18,18 @@ type typist struct {
 	mu    sync.Mutex
 	typed []string
 	fail  int // fail this many calls first
+	// during, if set, runs once while the first text is being typed.
+	during func()
 }
 
 func (ty *typist) Type(ctx context.Context, text string) error {
+	ty.mu.Lock()
+	during := ty.during
+	ty.during = nil
+	ty.mu.Unlock()
+	if during != nil {
+		during()
+	}
 	ty.mu.Lock()
 	defer ty.mu.Unlock()
 	if ty.fail > 0 {
