@@ -64,7 +64,9 @@ type Options struct {
 	// idle; zero means its profile's choice.
 	IdleQuiet time.Duration
 	// MaxBodyBytes caps a message body typed into the agent; longer ones
-	// are cut with a note on how to read the rest. Zero means 4 KiB.
+	// are cut with a note on how to read the rest, measured on the text as
+	// typed. Zero means delivery.DefaultMaxBody (16 KiB); a plain shell
+	// never gets more than its terminal takes on one line.
 	MaxBodyBytes int
 	// Damping bounds how fast this agent may message others.
 	Damping delivery.DamperOptions

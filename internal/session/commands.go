@@ -115,15 +115,20 @@ func (s *Session) handleRelay(ctx context.Context, c patterns.Command) (patterns
 	if known && time.Since(last.at) < hopMemory {
 		hops = last.hops + 1
 	}
-	if ok, why := s.damper.Allow(time.Now(), name, to, hops); !ok {
-		s.log.Warn("message held", "to", to, "why", why)
+	if v := s.damper.Check(time.Now(), name, to, hops); !v.OK {
+		s.log.Warn("message held", "to", to, "why", v.Why, "quiet", v.Quiet)
+		if v.Quiet {
+			// Held again within the window: counted, not reported again,
+			// so that a notice is never the cause of another notice.
+			return patterns.Result{}, nil
+		}
 		if cl := s.client.Load(); cl != nil {
 			// Shown in relay log with the status held, in no inbox.
-			if _, err := cl.Hold(ctx, bus.Message{To: to, Body: c.Body, Hops: hops}, why); err != nil {
+			if _, err := cl.Hold(ctx, bus.Message{To: to, Body: c.Body, Hops: hops}, v.Why); err != nil {
 				s.log.Warn("record held message", "err", err)
 			}
 		}
-		return patterns.Result{Inject: fmt.Sprintf("Not sent to %s (%s). Wait, or ask the human.", to, why)}, nil
+		return patterns.Result{Inject: fmt.Sprintf("Not sent to %s (%s). Wait, or ask the human.", to, v.Why)}, nil
 	}
 	msg := bus.Message{To: to, Body: c.Body, Hops: hops}
 	if known && hops > 0 {

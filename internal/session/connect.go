@@ -22,10 +22,6 @@ const (
 	// connectWait bounds how long a session waits for the hub before it
 	// starts the agent anyway (and keeps trying in the background).
 	connectWait = 5 * time.Second
-	// ackWait is how long the hub waits for a message's acknowledgement
-	// before it delivers it again; a message waiting to be typed keeps its
-	// lease meanwhile (see keepAlive).
-	ackWait = 10 * time.Second
 	// maxOutbox bounds the messages kept while the hub is unreachable.
 	maxOutbox = 1000
 )
@@ -57,7 +53,7 @@ func (s *Session) connect(ctx context.Context) error {
 		c, err := bus.Connect(ctx, bus.Options{
 			URL: url, Token: token, Creds: s.cfg.Creds, TLSCA: s.cfg.TLSCA, TLSPin: pin,
 			Workspace: s.cfg.Workspace, Name: name,
-			AckWait: ackWait, Discover: discover, Logger: s.log,
+			AckWait: bus.DefaultAckWait, Discover: discover, Logger: s.log,
 		})
 		if err != nil {
 			return err

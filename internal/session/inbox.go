@@ -23,11 +23,6 @@ const (
 	leaseEvery = 3 * time.Second
 )
 
-// shellLineBody caps a body typed into a plain shell: the whole line (the
-// header and the note on the cut included) must stay under the terminal's
-// 4095-byte limit on a line it reads, or the kernel cuts it without a word.
-const shellLineBody = 3600
-
 // serveInbox connects (again and again, if the hub was away at start),
 // then hands each incoming message to the delivery queue. A message is
 // acknowledged to the hub only once it was typed in.
@@ -84,15 +79,7 @@ func (s *Session) receive(ctx context.Context, d *bus.Delivery) {
 			close(done)
 		}
 	}
-	body := env.Body
-	if s.prof.EscapeMentions {
-		body = delivery.EscapeMentions(body)
-	}
-	max := s.cfg.MaxBodyBytes
-	if !s.prof.Model && (max <= 0 || max > shellLineBody) {
-		max = shellLineBody // one line into a terminal that reads lines
-	}
-	text := s.label(delivery.Message(env.From, env.ID, body, max))
+	text := s.form().Message(env.From, env.ID, env.Body)
 	s.queue.Add(delivery.Item{ID: env.ID, Text: text, Done: func(st delivery.Status, reason string) {
 		bg := context.WithoutCancel(ctx)
 		switch st {
@@ -131,18 +118,13 @@ func keepAlive(ctx context.Context, d *bus.Delivery, done <-chan struct{}) {
 
 // notice types a short note from relay into the agent.
 func (s *Session) notice(text string) {
-	if s.prof.EscapeMentions {
-		text = delivery.EscapeMentions(text)
-	}
-	s.queue.Add(delivery.Item{Text: s.label(delivery.Notice(text, 0))})
+	s.queue.Add(delivery.Item{Text: s.form().Notice(text)})
 }
 
-// label adapts text for the agent: model agents read it as it is; a plain
-// shell gets one line made a comment, so that nothing a peer writes can run
-// as a shell command.
-func (s *Session) label(text string) string {
-	if s.prof.Model {
-		return text
-	}
-	return "# " + delivery.OneLine(text)
+// form is how text is typed into this agent: labelled for a model, or one
+// comment line for a plain shell (so that nothing a peer writes can run as
+// a shell command), capped on what is typed, neutralised so that it can
+// never be read back as the agent's own command.
+func (s *Session) form() delivery.Form {
+	return delivery.Form{Shell: !s.prof.Model, Mentions: s.prof.EscapeMentions, Max: s.cfg.MaxBodyBytes}
 }
