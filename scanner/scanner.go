@@ -349,11 +349,12 @@ func (s *Scanner) colsChanged(old int) bool {
 	return c != old
 }
 
-// maxInjected bounds the injected texts remembered.
-const maxInjected = 32
+// maxInjected bounds the injected texts remembered (typed, and echoed).
+const maxInjected = 64
 
 // MarkInjected tells the scanner what the wrapper typed into the child:
 // rows showing that text (the input box, the echoed prompt) never fire.
+// BeginInjection does this too, and marks the rows by position.
 func (s *Scanner) MarkInjected(text string) {
 	t := collapse(text)
 	if t == "" {
@@ -361,6 +362,11 @@ func (s *Scanner) MarkInjected(text string) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.rememberInjected(t)
+}
+
+// rememberInjected adds a collapsed text to those that never fire.
+func (s *Scanner) rememberInjected(t string) {
 	s.injected = append(s.injected, t)
 	if len(s.injected) > maxInjected {
 		s.injected = append(s.injected[:0], s.injected[len(s.injected)-maxInjected:]...)
@@ -569,6 +575,7 @@ func (s *Scanner) clearAcross(p []byte) (scrollback, found bool) {
 
 // onScrollOff keeps a row that left the screen.
 func (s *Scanner) onScrollOff(l screen.Line) {
+	s.learnEcho(l.Text, l.Mark)
 	s.hist = append(s.hist, histLine{text: l.Text, wrapped: l.Wrapped, code: s.isCode(l), abs: s.scrolled, stale: s.staleText[l.Text], mark: l.Mark})
 	s.scrolled++
 	s.pending++

@@ -81,6 +81,7 @@ func (s *Scanner) refreshRows() bool {
 		r.version = l.Version
 		r.mark = l.Mark // not a change of text: the row need not settle again
 		if l.Text != r.text || l.Wrapped != r.wrapped || r.changed.IsZero() {
+			s.learnEcho(l.Text, l.Mark)
 			r.text, r.wrapped, r.stale = l.Text, l.Wrapped, s.staleText[l.Text]
 			r.code = s.isCode(l)
 			r.faint = faintAfterFirst(l)
@@ -239,14 +240,12 @@ func isRule(t string) bool {
 }
 
 // isInjected reports whether text (less its glyphs) is part of something
-// the wrapper typed.
+// the wrapper typed, or of a row the child drew while it was typed.
 func (s *Scanner) isInjected(text string) bool {
 	if len(s.injected) == 0 {
 		return false
 	}
-	t := collapse(strings.TrimLeftFunc(text, func(r rune) bool {
-		return unicode.IsSpace(r) || strings.ContainsRune("●⏺•-*>›»│┃✦❯", r)
-	}))
+	t := injectedCore(text)
 	if len(t) < 6 {
 		return false
 	}
@@ -256,6 +255,40 @@ func (s *Scanner) isInjected(text string) bool {
 		}
 	}
 	return false
+}
+
+// injectedCore returns a row's text as it is matched against typed text:
+// without the glyphs before it, a box's right edge, the ellipsis of a row
+// cut short, and with white space folded.
+func injectedCore(text string) string {
+	t := collapse(strings.TrimLeftFunc(text, func(r rune) bool {
+		return unicode.IsSpace(r) || strings.ContainsRune("●⏺•-*>›»│┃✦❯", r)
+	}))
+	t = strings.TrimRightFunc(t, func(r rune) bool { return unicode.IsSpace(r) || r == '│' || r == '┃' })
+	return strings.TrimRightFunc(strings.TrimSuffix(t, "…"), unicode.IsSpace)
+}
+
+// learnEcho remembers the text of a row the child drew while relay typed
+// (markTyped) that starts with a mention the typed text holds too: the
+// agent's rendering of the typed text (markdown drawn, lines wrapped in a
+// box), so that when it draws it again later (a redraw of its history) the
+// copy is known by its text too. Rows starting with other mentions (the
+// agent's own earlier lines, redrawn meanwhile) are not learnt.
+func (s *Scanner) learnEcho(text string, mark screen.Mark) {
+	if mark&markTyped == 0 || strings.IndexByte(text, '@') < 0 {
+		return
+	}
+	t := injectedCore(text)
+	mention, _, _ := strings.Cut(t, " ")
+	if len(t) < 6 || !strings.HasPrefix(mention, "@") || !strings.Contains(mention, ":") {
+		return
+	}
+	for _, in := range s.injected {
+		if strings.Contains(in, mention) {
+			s.rememberInjected(t)
+			return
+		}
+	}
 }
 
 // isCode reports whether most of l's visible characters are drawn in a code
