@@ -154,11 +154,11 @@ type Scanner struct {
 	// epoch changes whenever content may move without scrolling: a clear,
 	// a resize, a reset, a switch of screens.
 	epoch     uint64
-	wasAlt    bool
 	oscState  string // the CLI's own state report: "working", "idle", "done", …
 	quietOnce bool   // the screen has been idle by quiet, its input box drawn
 	worked    bool   // since then the CLI has said it is working
 	injected  []string
+	inj       injection
 
 	state      State
 	stateKnown bool
@@ -180,6 +180,7 @@ type rowState struct {
 	// stale marks a row a resize may have cut or left wrapped at the old
 	// width, until the program draws something else there.
 	stale   bool
+	mark    screen.Mark // see marks.go: the row never fires
 	version uint64
 	changed time.Time
 }
@@ -190,6 +191,7 @@ type histLine struct {
 	wrapped bool
 	code    bool
 	stale   bool // cut by a resize (see rowState)
+	mark    screen.Mark
 	abs     int64
 }
 
@@ -211,7 +213,7 @@ func New(opts Options) *Scanner {
 		tick: tick,
 		subs: map[int]func(Event){},
 	}
-	s.scr = screen.NewWithOptions(screen.Options{Cols: opts.Cols, Rows: opts.Rows, OnScrollOff: s.onScrollOff, OnOSC: s.onOSC})
+	s.scr = screen.NewWithOptions(screen.Options{Cols: opts.Cols, Rows: opts.Rows, OnScrollOff: s.onScrollOff, OnOSC: s.onOSC, OnAltScreen: s.onAltScreen})
 	s.cols, s.nrows = s.scr.Size()
 	s.rows = make([]rowState, s.nrows)
 	t := now()
@@ -243,6 +245,7 @@ func (s *Scanner) Write(p []byte) (int, error) {
 	// not at the next tick, so that a command goes out at once.
 	lineDone := s.cues.LineBreaksEnd && bytes.IndexByte(p, '\n') >= 0
 	s.lastWrite = s.now()
+	s.endInjection(s.lastWrite)
 	for len(p) > 0 {
 		piece := p[:min(len(p), feedPiece)]
 		p = p[len(piece):]
@@ -263,6 +266,7 @@ func (s *Scanner) Write(p []byte) (int, error) {
 // periodically; tests call it after moving their clock.
 func (s *Scanner) Tick() {
 	s.mu.Lock()
+	s.endInjection(s.now())
 	s.evaluate(false)
 	s.unlockAndEmit()
 }
@@ -277,7 +281,9 @@ func (s *Scanner) Flush() {
 
 // Skip records that n bytes of output were dropped before the next Write:
 // the screen model is reset (what follows may be drawn against a screen it
-// never saw) and the count grows.
+// never saw) and the count grows. What follows most likely goes on with a
+// line cut by the gap: up to the next line the program starts, it is not
+// read as a line start (see markCut).
 func (s *Scanner) Skip(n int64) {
 	if n <= 0 {
 		return
@@ -286,6 +292,7 @@ func (s *Scanner) Skip(n int64) {
 	s.skipped.Add(n)
 	s.evaluate(false) // read what scrolled off before the gap
 	s.scr.Reset()
+	s.scr.MarkLine(markCut)
 	s.epoch++
 	s.resetRows()
 	s.events = append(s.events, Event{Kind: EventSkipped, Time: s.now(), Skipped: n})
@@ -303,6 +310,12 @@ func (s *Scanner) Resize(cols, rows int) {
 	oldCols, oldRows := s.cols, s.nrows
 	s.lastWrite = s.now()
 	s.scr.Resize(cols, rows)
+	if x, _ := s.scr.Cursor(); x > 0 && s.colsChanged(oldCols) {
+		// The line being written was cut or is split where the old width
+		// split it: the rest the program writes does not read on from
+		// what the row shows.
+		s.scr.MarkLine(markCut)
+	}
 	s.epoch++
 	s.cols, s.nrows = s.scr.Size()
 	s.rows = make([]rowState, s.nrows)
@@ -324,17 +337,24 @@ func (s *Scanner) Resize(cols, rows int) {
 		}
 		s.rows[y] = rowState{
 			text: l.Text, wrapped: l.Wrapped, code: s.isCode(l), faint: faintAfterFirst(l),
-			version: l.Version, changed: now, stale: stale,
+			version: l.Version, changed: now, stale: stale, mark: l.Mark,
 		}
 	}
 	s.lastVersion = s.scr.Version()
 }
 
-// maxInjected bounds the injected texts remembered.
-const maxInjected = 32
+// colsChanged reports whether the screen is no longer old columns wide.
+func (s *Scanner) colsChanged(old int) bool {
+	c, _ := s.scr.Size()
+	return c != old
+}
+
+// maxInjected bounds the injected texts remembered (typed, and echoed).
+const maxInjected = 64
 
 // MarkInjected tells the scanner what the wrapper typed into the child:
 // rows showing that text (the input box, the echoed prompt) never fire.
+// BeginInjection does this too, and marks the rows by position.
 func (s *Scanner) MarkInjected(text string) {
 	t := collapse(text)
 	if t == "" {
@@ -342,6 +362,11 @@ func (s *Scanner) MarkInjected(text string) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.rememberInjected(t)
+}
+
+// rememberInjected adds a collapsed text to those that never fire.
+func (s *Scanner) rememberInjected(t string) {
 	s.injected = append(s.injected, t)
 	if len(s.injected) > maxInjected {
 		s.injected = append(s.injected[:0], s.injected[len(s.injected)-maxInjected:]...)
@@ -497,10 +522,6 @@ func (s *Scanner) feed(p []byte) {
 		p = p[i+4:]
 	}
 	s.scr.Write(p)
-	if alt := s.scr.AltScreen(); alt != s.wasAlt {
-		s.wasAlt = alt
-		s.epoch++
-	}
 }
 
 // cleared handles ESC[2J or ESC[3J, just before the screen sees it: the
@@ -554,12 +575,17 @@ func (s *Scanner) clearAcross(p []byte) (scrollback, found bool) {
 
 // onScrollOff keeps a row that left the screen.
 func (s *Scanner) onScrollOff(l screen.Line) {
-	s.hist = append(s.hist, histLine{text: l.Text, wrapped: l.Wrapped, code: s.isCode(l), abs: s.scrolled, stale: s.staleText[l.Text]})
+	s.learnEcho(l.Text, l.Mark)
+	s.hist = append(s.hist, histLine{text: l.Text, wrapped: l.Wrapped, code: s.isCode(l), abs: s.scrolled, stale: s.staleText[l.Text], mark: l.Mark})
 	s.scrolled++
 	s.pending++
 	if len(s.hist) > maxHistory {
 		drop := len(s.hist) - maxHistory/2
+		cut := s.hist[drop-1].wrapped
 		s.hist = append(s.hist[:0], s.hist[drop:]...)
+		if cut {
+			s.hist[0].mark |= markCut // the start of its line is gone
+		}
 	}
 }
 

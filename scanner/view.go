@@ -29,6 +29,7 @@ type phys struct {
 	row     int       // screen row; -1 for a scrolled-off line
 	changed time.Time // last text change; zero for scrolled-off lines
 	stale   bool      // cut or mis-wrapped by a resize (see rowState)
+	mark    screen.Mark
 }
 
 // logical is one logical line: rows joined across soft wraps.
@@ -78,7 +79,9 @@ func (s *Scanner) refreshRows() bool {
 			continue
 		}
 		r.version = l.Version
+		r.mark = l.Mark // not a change of text: the row need not settle again
 		if l.Text != r.text || l.Wrapped != r.wrapped || r.changed.IsZero() {
+			s.learnEcho(l.Text, l.Mark)
 			r.text, r.wrapped, r.stale = l.Text, l.Wrapped, s.staleText[l.Text]
 			r.code = s.isCode(l)
 			r.faint = faintAfterFirst(l)
@@ -99,13 +102,24 @@ func (s *Scanner) buildView() *view {
 	if len(s.hist) > 0 {
 		from := s.viewFrom - ctxRows
 		i := int(min(max(from-s.hist[0].abs, 0), int64(len(s.hist))))
-		for _, h := range s.hist[i:] {
-			v.phys = append(v.phys, phys{text: h.text, wrapped: h.wrapped, code: h.code, abs: h.abs, row: -1, stale: h.stale})
+		// Start at the start of a logical line: a row soft-wrapped from
+		// the row before it read alone would put the middle of a line at
+		// a line start (a mention wrapped to column 0 would fire).
+		back := maxLogical/max(s.cols, 1) + 1
+		for ; i > 0 && s.hist[i-1].wrapped && back > 0; back-- {
+			i--
+		}
+		for k, h := range s.hist[i:] {
+			p := phys{text: h.text, wrapped: h.wrapped, code: h.code, abs: h.abs, row: -1, stale: h.stale, mark: h.mark}
+			if k == 0 && i > 0 && s.hist[i-1].wrapped {
+				p.mark |= markCut // its start is beyond the cap
+			}
+			v.phys = append(v.phys, p)
 		}
 	}
 	input := s.inputRow()
 	for y, r := range s.rows {
-		p := phys{text: r.text, wrapped: r.wrapped, code: r.code, abs: s.scrolled + int64(y), row: y, changed: r.changed, stale: r.stale}
+		p := phys{text: r.text, wrapped: r.wrapped, code: r.code, abs: s.scrolled + int64(y), row: y, changed: r.changed, stale: r.stale, mark: r.mark}
 		if input >= 0 && y >= input {
 			p.text, p.wrapped = "", false
 		}
@@ -116,6 +130,7 @@ func (s *Scanner) buildView() *view {
 		j := i
 		text := v.phys[i].text
 		code := v.phys[i].code
+		mark := v.phys[i].mark
 		if v.phys[j].wrapped && j+1 < len(v.phys) {
 			var sb strings.Builder
 			sb.WriteString(text)
@@ -127,6 +142,7 @@ func (s *Scanner) buildView() *view {
 					sb.WriteString(v.phys[j+1].text)
 				}
 				code = code && v.phys[j+1].code
+				mark |= v.phys[j+1].mark
 				j++
 			}
 			text = sb.String()
@@ -142,7 +158,9 @@ func (s *Scanner) buildView() *view {
 		}
 		ln := patterns.Line{Text: text, Code: code}
 		hasAt := strings.IndexByte(text, '@') >= 0
-		if hasAt && s.isInjected(text) {
+		if mark != 0 || hasAt && s.isInjected(text) {
+			// Typed in by relay, or the rest of a line cut by a reset
+			// (marks.go): never a command, and the end of any body.
 			ln.Injected = true
 		}
 		blank := strings.TrimSpace(text) == ""
@@ -222,14 +240,12 @@ func isRule(t string) bool {
 }
 
 // isInjected reports whether text (less its glyphs) is part of something
-// the wrapper typed.
+// the wrapper typed, or of a row the child drew while it was typed.
 func (s *Scanner) isInjected(text string) bool {
 	if len(s.injected) == 0 {
 		return false
 	}
-	t := collapse(strings.TrimLeftFunc(text, func(r rune) bool {
-		return unicode.IsSpace(r) || strings.ContainsRune("●⏺•-*>›»│┃✦❯", r)
-	}))
+	t := injectedCore(text)
 	if len(t) < 6 {
 		return false
 	}
@@ -239,6 +255,40 @@ func (s *Scanner) isInjected(text string) bool {
 		}
 	}
 	return false
+}
+
+// injectedCore returns a row's text as it is matched against typed text:
+// without the glyphs before it, a box's right edge, the ellipsis of a row
+// cut short, and with white space folded.
+func injectedCore(text string) string {
+	t := collapse(strings.TrimLeftFunc(text, func(r rune) bool {
+		return unicode.IsSpace(r) || strings.ContainsRune("●⏺•-*>›»│┃✦❯", r)
+	}))
+	t = strings.TrimRightFunc(t, func(r rune) bool { return unicode.IsSpace(r) || r == '│' || r == '┃' })
+	return strings.TrimRightFunc(strings.TrimSuffix(t, "…"), unicode.IsSpace)
+}
+
+// learnEcho remembers the text of a row the child drew while relay typed
+// (markTyped) that starts with a mention the typed text holds too: the
+// agent's rendering of the typed text (markdown drawn, lines wrapped in a
+// box), so that when it draws it again later (a redraw of its history) the
+// copy is known by its text too. Rows starting with other mentions (the
+// agent's own earlier lines, redrawn meanwhile) are not learnt.
+func (s *Scanner) learnEcho(text string, mark screen.Mark) {
+	if mark&markTyped == 0 || strings.IndexByte(text, '@') < 0 {
+		return
+	}
+	t := injectedCore(text)
+	mention, _, _ := strings.Cut(t, " ")
+	if len(t) < 6 || !strings.HasPrefix(mention, "@") || !strings.Contains(mention, ":") {
+		return
+	}
+	for _, in := range s.injected {
+		if strings.Contains(in, mention) {
+			s.rememberInjected(t)
+			return
+		}
+	}
 }
 
 // isCode reports whether most of l's visible characters are drawn in a code

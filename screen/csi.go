@@ -315,16 +315,23 @@ func (s *Screen) setAlt(on, saveCursor bool) {
 		s.cur = s.alt
 		s.clearRows(0, s.rows-1)
 		s.touchAll()
+		if s.opts.OnAltScreen != nil {
+			s.opts.OnAltScreen(true)
+		}
 		return
 	}
 	if saveCursor && s.altSaved.set {
 		s.cx, s.cy = s.altSaved.cx, s.altSaved.cy
 		s.pen = s.altSaved.pen
 	}
-	if s.cur == s.alt {
+	switched := s.cur == s.alt
+	if switched {
 		s.cur = s.main
 		s.touchAll()
 	}
 	s.cx = min(s.cx, s.cols-1)
 	s.cy = min(s.cy, s.rows-1)
+	if switched && s.opts.OnAltScreen != nil {
+		s.opts.OnAltScreen(false)
+	}
 }

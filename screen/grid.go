@@ -36,6 +36,7 @@ type row struct {
 	cells   []cell
 	used    int // cells from here on are all zero (blank, default colours)
 	wrapped bool
+	mark    Mark // the caller's notes (see Mark)
 	version uint64
 	line    Line // the Line last built from this row, valid if line.Version == version
 }
@@ -52,6 +53,7 @@ func blankRow(r *row, b cell) {
 		r.used = len(r.cells)
 	}
 	r.wrapped = false
+	r.mark = 0
 }
 
 // grow records that cells before n may be non-zero.
@@ -111,6 +113,10 @@ func (s *Screen) clearCells(y, x0, x1 int) {
 			r.wrapped = false
 			changed = true
 		}
+		if r.mark != 0 {
+			changed = true
+		}
+		s.unmark(r)
 		if y > 0 {
 			s.unwrap(y - 1)
 		}
@@ -209,6 +215,7 @@ func (s *Screen) deleteChars(n int) {
 	if n == s.cols {
 		// A clear of the whole row, as in clearCells.
 		r.wrapped = false
+		s.unmark(r)
 		if s.cy > 0 {
 			s.unwrap(s.cy - 1)
 		}

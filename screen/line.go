@@ -16,8 +16,11 @@ type Line struct {
 	// next (a soft wrap).
 	Wrapped bool
 	// Version changes whenever a cell of this row changes (and when rows
-	// move, by scrolling or by inserting and deleting lines).
+	// move, by scrolling or by inserting and deleting lines, or its Mark
+	// changes).
 	Version uint64
+	// Mark holds the caller's notes on the row (see [Mark]).
+	Mark Mark
 }
 
 // Span is a run of Text, from byte Start to byte End, in one style.
@@ -75,7 +78,7 @@ func (s *Screen) lineOf(r *row) Line {
 	if r.line.Version == r.version && r.version != 0 {
 		return r.line
 	}
-	l := Line{Wrapped: r.wrapped, Version: r.version}
+	l := Line{Wrapped: r.wrapped, Version: r.version, Mark: r.mark}
 	n := usedCells(r)
 	if n == 0 {
 		r.line = l

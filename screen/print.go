@@ -16,6 +16,9 @@ func (s *Screen) printASCII(p []byte) {
 		if s.cx >= s.cols {
 			s.wrap()
 		}
+		if s.marking {
+			s.markPrinted(s.cy)
+		}
 		r := s.cur.rows[s.cy]
 		x := s.cx
 		n := min(len(p), s.cols-x)
@@ -59,12 +62,16 @@ func (s *Screen) printASCII(p []byte) {
 // wrap moves from the pending-wrap position to the start of the next row,
 // marking the row as soft-wrapped.
 func (s *Screen) wrap() {
-	if r := s.cur.rows[s.cy]; !r.wrapped {
+	r := s.cur.rows[s.cy]
+	if !r.wrapped {
 		r.wrapped = true
 		s.touch(s.cy)
 	}
 	s.linefeed()
 	s.cx = 0
+	if s.cutRow != nil {
+		s.wrapMarked(r)
+	}
 }
 
 // putCell writes a narrow character with the pen at column x of the cursor
@@ -112,6 +119,9 @@ func (s *Screen) printRune(ch rune) {
 			return
 		}
 		s.cx = cols - w
+	}
+	if s.marking {
+		s.markPrinted(s.cy)
 	}
 	if w == 1 {
 		s.putCell(s.cx, ch)

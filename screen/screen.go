@@ -48,6 +48,10 @@ type Options struct {
 	// its number (-1 when it has none) and the payload after the first ';'.
 	// Codex reports its state this way (OSC 7501).
 	OnOSC func(num int, payload string)
+	// OnAltScreen is called when the program switches to the alternate
+	// screen (true) or back (false), once the cursor is where the switch
+	// leaves it. It may call the Screen's mark methods (MarkLine).
+	OnAltScreen func(alt bool)
 }
 
 // withDefaults returns o with its zero fields filled in.
@@ -100,8 +104,15 @@ type Screen struct {
 	saved    savedCursor // DECSC / CSI s
 	altSaved savedCursor // ?1049
 
-	title      string
-	version    uint64
+	title   string
+	version uint64
+
+	// Marks (see Mark): printMark goes on every row printed on; cutMark
+	// on cutRow, the row MarkLine follows, and the rows it wraps onto.
+	marking    bool // printMark != 0 || cutRow != nil: the print path checks
+	printMark  Mark
+	cutMark    Mark
+	cutRow     *row
 	clusters   []string // combining sequences, referenced from cells
 	scratch    []byte   // reused to build lines
 	spans      []Span   // reused to build lines
@@ -162,6 +173,8 @@ func (s *Screen) reset() {
 	s.main = newBuffer(s.cols, s.rows)
 	s.alt = nil
 	s.cur = s.main
+	s.cutRow = nil
+	s.marking = s.printMark != 0
 	s.cx, s.cy = 0, 0
 	s.rupper, s.rlower = 0, s.rows-1
 	s.pen = cell{}
