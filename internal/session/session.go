@@ -48,7 +48,10 @@ type screenModel interface {
 	Title() string
 	State() scanner.State
 	BracketedPaste() bool
-	MarkInjected(text string)
+	// BeginInjection and EndInjection bracket relay's typing: what the
+	// child prints meanwhile is the typed text, never a command.
+	BeginInjection(text string)
+	EndInjection()
 }
 
 // typist is the single writer of the child's stdin.

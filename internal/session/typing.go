@@ -22,7 +22,10 @@ func (s *Session) typeText(ctx context.Context, text string) error {
 	if !paste {
 		text = oneLine(text)
 	}
-	s.scr.MarkInjected(text)
+	// What the child prints from now until relay's Enter is echoed is the
+	// typed text, never the agent's own command.
+	s.scr.BeginInjection(text)
+	defer s.scr.EndInjection()
 	return s.in.Inject(func(write func([]byte) error) error {
 		var err error
 		if paste {
@@ -149,7 +152,9 @@ func (s *Session) confirm(ctx context.Context, text string) error {
 			s.log.Warn("typed text not taken, and the human is typing: no more Enter", "text", first)
 			return errNotTaken
 		}
+		s.scr.BeginInjection("")
 		_ = s.in.Inject(func(write func([]byte) error) error { return write([]byte("\r")) })
+		s.scr.EndInjection()
 	}
 	s.log.Warn("typed text not taken", "text", first, "enters", confirmEnters+1)
 	return errNotTaken
