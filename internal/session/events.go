@@ -109,7 +109,7 @@ func (s *Session) callEvent(ctx context.Context, h EventFunc, e EventInfo) (res 
 	defer func() {
 		if p := recover(); p != nil {
 			s.log.Error("event handler panicked", "event", e.Event, "panic", p, "stack", string(debug.Stack()))
-			s.notice(fmt.Sprintf("A %s handler failed (it panicked: %v); relay goes on.", e.Event, p))
+			s.notice(fmt.Sprintf("The %s hook failed (it panicked: %v); relay goes on.", e.Event, p))
 			res, err = Result{}, fmt.Errorf("panic: %v", p)
 		}
 	}()

@@ -1,0 +1,206 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/relayhq/relay/agents/shell"
+	"github.com/relayhq/relay/bus"
+	"github.com/relayhq/relay/delivery"
+	"github.com/relayhq/relay/scanner"
+)
+
+// fakeScreen is the screen model of a program that shows nothing.
+type fakeScreen struct {
+	mu       sync.Mutex
+	text     string
+	injected []string
+	open     int // injections begun and not ended
+}
+
+func (f *fakeScreen) Text() string          { f.mu.Lock(); defer f.mu.Unlock(); return f.text }
+func (f *fakeScreen) Title() string         { return "" }
+func (f *fakeScreen) State() scanner.State  { return scanner.State{} }
+func (f *fakeScreen) BracketedPaste() bool  { return false }
+func (f *fakeScreen) MarkInjected(t string) { f.BeginInjection(t); f.EndInjection() }
+func (f *fakeScreen) BeginInjection(t string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.injected = append(f.injected, t)
+	f.open++
+}
+func (f *fakeScreen) EndInjection() { f.mu.Lock(); f.open--; f.mu.Unlock() }
+
+// fakeTypist records what is typed into the child.
+type fakeTypist struct {
+	mu    sync.Mutex
+	typed strings.Builder
+}
+
+func (f *fakeTypist) Inject(fn func(write func([]byte) error) error) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return fn(func(p []byte) error { f.typed.Write(p); return nil })
+}
+func (f *fakeTypist) LastHuman() time.Time { return time.Time{} }
+func (f *fakeTypist) String() string      { f.mu.Lock(); defer f.mu.Unlock(); return f.typed.String() }
+
+// testGroup runs a session's goroutines and fails the test on a panic that
+// reaches it (the wrapper would restore the terminal and crash).
+type testGroup struct {
+	t  testing.TB
+	wg sync.WaitGroup
+}
+
+func (g *testGroup) Go(f func()) {
+	g.wg.Add(1)
+	go func() {
+		defer g.wg.Done()
+		defer func() {
+			if p := recover(); p != nil {
+				g.t.Errorf("a session goroutine panicked: %v", p)
+			}
+		}()
+		f()
+	}()
+}
+
+// rig is a session running against fakes (screen, typist) and, where the
+// test gives one, a real hub.
+type rig struct {
+	s   *Session
+	scr *fakeScreen
+	ty  *fakeTypist
+}
+
+// startRig starts a session with cfg's hub (NoHub when empty) as a plain
+// shell would run, and ends it with the test.
+func startRig(t *testing.T, cfg Config) *rig {
+	t.Helper()
+	if cfg.Hub == "" {
+		cfg.Hub = NoHub
+	}
+	if cfg.Name == "" {
+		cfg.Name = "Alice"
+	}
+	if cfg.Workspace == "" {
+		cfg.Workspace = "default"
+	}
+	cfg.Home = t.TempDir()
+	cfg.Profile = shell.Profile()
+	cfg.HumanQuiet = time.Millisecond
+	if cfg.Damping == (delivery.DamperOptions{}) {
+		cfg.Damping = delivery.DamperOptions{PairWindow: time.Minute, PairMax: 10000, AgentWindow: time.Minute, AgentMax: 10000, MaxHops: 8}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	g := &testGroup{t: t}
+	t.Cleanup(func() {
+		cancel()
+		g.wg.Wait()
+	})
+	s := newSession(ctx, cfg)
+	if !s.alone() {
+		cctx, ccancel := context.WithTimeout(ctx, connectWait)
+		if err := s.connect(cctx); err != nil {
+			t.Logf("hub not reached at start: %v", err)
+		}
+		ccancel()
+	}
+	if err := s.openJournal(s.name()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.closeAll)
+	r := &rig{s: s, scr: &fakeScreen{}, ty: &fakeTypist{}}
+	s.scr, s.in, s.grp, s.pid = r.scr, r.ty, g, func() int { return 0 }
+	s.reg = s.registry()
+	s.start(ctx, "")
+	return r
+}
+
+// idle shows the agent idle (or busy) as its screen would.
+func (r *rig) screenBusy(busy bool) { r.s.onScreenState(scanner.State{Busy: busy}, "") }
+
+// waitTyped waits until the child was typed text holding want.
+func (r *rig) waitTyped(t *testing.T, want string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(r.ty.String(), want) {
+		if time.Now().After(deadline) {
+			t.Fatalf("never typed %q; typed:\n%s", want, r.ty.String())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// peer is another agent on the hub, reading its inbox.
+type peer struct {
+	c   *bus.Client
+	mu  sync.Mutex
+	got []string
+}
+
+func newPeer(t *testing.T, url, token, name string) *peer {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	c, err := bus.Connect(ctx, bus.Options{URL: url, Token: token, Workspace: "default", Name: name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if err := c.Register(ctx); err != nil {
+		t.Fatal(err)
+	}
+	p := &peer{c: c}
+	go func() {
+		_ = c.Inbox(ctx, func(_ context.Context, d *bus.Delivery) {
+			p.mu.Lock()
+			p.got = append(p.got, d.Envelope.Body)
+			p.mu.Unlock()
+			_ = d.Ack()
+		})
+	}()
+	return p
+}
+
+func (p *peer) bodies() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.got...)
+}
+
+// waitFor polls check until it returns nil or 15 s pass.
+func waitFor(t *testing.T, what string, check func() error) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		err := check()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %v", what, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// stateOf returns the agent's state as the hub lists it.
+func stateOf(c *bus.Client, name string) (bus.State, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	list, err := c.Agents(ctx)
+	if err != nil {
+		return "", err
+	}
+	for _, p := range list {
+		if p.Name == name {
+			return p.State, nil
+		}
+	}
+	return "", fmt.Errorf("%s not listed", name)
+}
