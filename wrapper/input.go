@@ -81,7 +81,7 @@ type stdinReader struct {
 
 func newStdinReader(f *os.File) (*stdinReader, error) {
 	var p [2]int
-	if err := unix.Pipe2(p[:], unix.O_CLOEXEC|unix.O_NONBLOCK); err != nil {
+	if err := wakePipe(p[:]); err != nil {
 		return nil, err
 	}
 	return &stdinReader{f: f, wake: p}, nil

@@ -185,7 +185,7 @@ func (s *Session) sendEOF() {
 	}
 	var tio *unix.Termios
 	_ = rc.Control(func(fd uintptr) {
-		tio, err = unix.IoctlGetTermios(int(fd), unix.TCGETS)
+		tio, err = unix.IoctlGetTermios(int(fd), ioctlGetTermios)
 	})
 	if err != nil || tio.Lflag&unix.ICANON == 0 {
 		s.log.Info("stdin ended; child not in canonical mode, no EOF sent")
@@ -250,7 +250,7 @@ func (s *Session) suspendChar() (byte, bool) {
 	var susp byte
 	var ok bool
 	_ = rc.Control(func(fd uintptr) {
-		tio, err := unix.IoctlGetTermios(int(fd), unix.TCGETS)
+		tio, err := unix.IoctlGetTermios(int(fd), ioctlGetTermios)
 		if err != nil || tio.Lflag&unix.ISIG == 0 || tio.Cc[unix.VSUSP] == 0 {
 			return
 		}
