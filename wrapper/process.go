@@ -184,15 +184,20 @@ func (s *Session) sendEOF() {
 		return
 	}
 	var tio *unix.Termios
-	_ = rc.Control(func(fd uintptr) {
+	cerr := rc.Control(func(fd uintptr) {
 		tio, err = unix.IoctlGetTermios(int(fd), ioctlGetTermios)
 	})
+	if cerr != nil {
+		// The terminal was closed meanwhile (the child exited as the
+		// stdin ended): nobody is left to read the EOF.
+		return
+	}
 	if err != nil || tio.Lflag&unix.ICANON == 0 {
 		s.log.Info("stdin ended; child not in canonical mode, no EOF sent")
 		return
 	}
 	eof := tio.Cc[unix.VEOF]
-	_ = s.input.Inject(func(write func([]byte) error) error {
+	_ = s.input.injectAlways(func(write func([]byte) error) error {
 		if s.input.lastByte != '\n' && s.input.lastByte != 0 {
 			if err := write([]byte{eof}); err != nil {
 				return err
