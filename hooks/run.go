@@ -316,13 +316,7 @@ func start(argv []string, dir string, env []string, stdin []byte) (*proc, error)
 	go func() {
 		// Wait for the exit without reaping, so the group id stays the
 		// leader's until finish has killed what is left in it.
-		var info unix.Siginfo
-		for {
-			err := unix.Waitid(unix.P_PID, p.pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
-			if err != unix.EINTR {
-				break
-			}
-		}
+		waitExitNoReap(p.pid)
 		close(p.exited)
 	}()
 	return p, nil

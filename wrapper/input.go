@@ -15,14 +15,29 @@ import (
 // and every injection go through it, so they can never interleave: an
 // injection holds it for its whole sequence (paste, settle, Enter) while the
 // human's keys wait, delayed but never lost or merged.
+//
+// It also follows the human's line (see lineTracker): while the human has
+// typed something since their last Enter, Ctrl-C or Ctrl-U, HumanLine is
+// true and Inject refuses, so relay never presses Enter on a line it did
+// not write alone.
 type Input struct {
 	mu        sync.Mutex
 	w         io.Writer
 	lastHuman atomic.Int64 // unix nanoseconds of the last human keystroke
 	lastByte  byte         // the last byte written, for the EOF rule
+	line      lineTracker  // the human's line, under mu
+	draft     atomic.Bool  // line.unfinished, readable without mu
+	notify    *lineNotifier
 }
 
-func newInput(w io.Writer) *Input { return &Input{w: w} }
+// ErrHumanLine is returned by Inject, without running its function, while
+// the human has an unfinished line in the child: anything relay typed
+// would join the human's text, and its Enter would submit it.
+var ErrHumanLine = errors.New("the human has an unfinished line")
+
+func newInput(w io.Writer, onLine func(bool), spawn func(func())) *Input {
+	return &Input{w: w, notify: newLineNotifier(onLine, spawn)}
+}
 
 func (in *Input) write(p []byte) error {
 	for len(p) > 0 {
@@ -38,12 +53,20 @@ func (in *Input) write(p []byte) error {
 	return nil
 }
 
-// human writes the human's keystrokes and notes when they came.
+// human writes the human's keystrokes and notes when they came and what
+// they did to the human's line.
 func (in *Input) human(p []byte) error {
 	in.lastHuman.Store(time.Now().UnixNano())
 	in.mu.Lock()
-	defer in.mu.Unlock()
-	return in.write(p)
+	changed := in.line.feed(p)
+	unfinished := in.line.unfinished
+	in.draft.Store(unfinished)
+	err := in.write(p)
+	in.mu.Unlock()
+	if changed {
+		in.notify.post(unfinished)
+	}
+	return err
 }
 
 // answer writes a reply to one of the child's terminal queries.
@@ -55,12 +78,32 @@ func (in *Input) answer(p []byte) error {
 
 // Inject runs fn with exclusive use of the child's stdin: every call of
 // write goes to the child, and the human's keys wait until fn returns. Keep
-// fn short (a paste, a settle time, an Enter).
+// fn short (a paste, a settle time, an Enter). While the human has an
+// unfinished line (HumanLine), it returns ErrHumanLine and does not run fn;
+// the check is made under the writer's lock, so no key of the human's can
+// slip in between it and fn.
 func (in *Input) Inject(fn func(write func([]byte) error) error) error {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.line.unfinished {
+		return ErrHumanLine
+	}
+	return fn(in.write)
+}
+
+// injectAlways is Inject without the human-line check, for what the
+// human's own input calls for (the EOF at the end of a piped stdin).
+func (in *Input) injectAlways(fn func(write func([]byte) error) error) error {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	return fn(in.write)
 }
+
+// HumanLine reports whether the human has an unfinished line: keys typed
+// since their last Enter, Ctrl-C or Ctrl-U that may have put text in the
+// child's input line. It errs on the side of true (see lineTracker for the
+// rules). While it is true, Inject refuses.
+func (in *Input) HumanLine() bool { return in.draft.Load() }
 
 // LastHuman returns when the human last typed (the zero Time if never).
 func (in *Input) LastHuman() time.Time {
@@ -81,7 +124,7 @@ type stdinReader struct {
 
 func newStdinReader(f *os.File) (*stdinReader, error) {
 	var p [2]int
-	if err := unix.Pipe2(p[:], unix.O_CLOEXEC|unix.O_NONBLOCK); err != nil {
+	if err := wakePipe(p[:]); err != nil {
 		return nil, err
 	}
 	return &stdinReader{f: f, wake: p}, nil

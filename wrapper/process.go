@@ -184,15 +184,20 @@ func (s *Session) sendEOF() {
 		return
 	}
 	var tio *unix.Termios
-	_ = rc.Control(func(fd uintptr) {
-		tio, err = unix.IoctlGetTermios(int(fd), unix.TCGETS)
+	cerr := rc.Control(func(fd uintptr) {
+		tio, err = unix.IoctlGetTermios(int(fd), ioctlGetTermios)
 	})
+	if cerr != nil {
+		// The terminal was closed meanwhile (the child exited as the
+		// stdin ended): nobody is left to read the EOF.
+		return
+	}
 	if err != nil || tio.Lflag&unix.ICANON == 0 {
 		s.log.Info("stdin ended; child not in canonical mode, no EOF sent")
 		return
 	}
 	eof := tio.Cc[unix.VEOF]
-	_ = s.input.Inject(func(write func([]byte) error) error {
+	_ = s.input.injectAlways(func(write func([]byte) error) error {
 		if s.input.lastByte != '\n' && s.input.lastByte != 0 {
 			if err := write([]byte{eof}); err != nil {
 				return err
@@ -250,7 +255,7 @@ func (s *Session) suspendChar() (byte, bool) {
 	var susp byte
 	var ok bool
 	_ = rc.Control(func(fd uintptr) {
-		tio, err := unix.IoctlGetTermios(int(fd), unix.TCGETS)
+		tio, err := unix.IoctlGetTermios(int(fd), ioctlGetTermios)
 		if err != nil || tio.Lflag&unix.ISIG == 0 || tio.Cc[unix.VSUSP] == 0 {
 			return
 		}

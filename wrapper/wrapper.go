@@ -49,6 +49,14 @@ type Options struct {
 	Cols, Rows int
 	// OnResize is called with the child's new size after each change.
 	OnResize func(cols, rows int)
+	// OnHumanLine is called when Input.HumanLine changes: true when the
+	// human starts a line, false when they submit or clear it. It runs on
+	// a goroutine of its own (through Go), never holding up the human's
+	// keys; calls come one at a time, in order, each with a value other than
+	// the one before, and the last call gives the current state (flips in
+	// quick succession may be merged while a call runs). None comes after
+	// Wait returns.
+	OnHumanLine func(unfinished bool)
 	// Cursor gives the child's cursor position (0-based), to answer the
 	// child's cursor queries when no human terminal does; nil means 0,0.
 	Cursor func() (col, row int)
@@ -130,7 +138,7 @@ func Start(opts Options) (*Session, error) {
 		return nil, fmt.Errorf("start %s: %w", opts.Command[0], err)
 	}
 	s.cmd, s.ptmx = cmd, ptmx
-	s.input = newInput(ptmx)
+	s.input = newInput(ptmx, opts.OnHumanLine, s.goSafe)
 	s.log.Info("child started", "pid", cmd.Process.Pid, "cmd", opts.Command, "cols", s.cols, "rows", s.rows)
 
 	if _, err := s.human.enterRaw(); err != nil {
@@ -203,6 +211,7 @@ func (s *Session) Wait() int {
 	s.stdin.stop()
 	s.ptmx.Close()
 	<-s.inDone
+	s.input.notify.wait()
 	s.stdin.close()
 	s.log.Info("child exited", "status", s.status)
 	return s.status

@@ -1,95 +1,14 @@
 // Package procfs reads what Linux's /proc tells about a process tree: the
 // files its processes hold open. relay uses it to find which session file
-// an agent CLI writes, when the CLI does not say.
+// an agent CLI writes, when the CLI does not say. On other systems (macOS)
+// OpenFiles returns ErrUnsupported and callers find the file another way.
 package procfs
 
 import (
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 )
 
-// ErrUnsupported means this system has no /proc to read.
-var ErrUnsupported = errors.New("no /proc on this system")
-
-// OpenFiles returns the paths of the regular files that the process pid and
-// its descendants hold open (sockets, pipes and devices left out), from
-// /proc/PID/fd. Processes that end meanwhile, or whose descriptors may not
-// be read, are skipped.
-func OpenFiles(pid int) ([]string, error) {
-	return openFiles("/proc", pid)
-}
-
-func openFiles(proc string, pid int) ([]string, error) {
-	if _, err := os.Stat(filepath.Join(proc, "self")); err != nil {
-		return nil, ErrUnsupported
-	}
-	pids, err := descendants(proc, pid)
-	if err != nil {
-		return nil, err
-	}
-	var files []string
-	for _, p := range pids {
-		dir := filepath.Join(proc, strconv.Itoa(p), "fd")
-		ents, err := os.ReadDir(dir)
-		if err != nil {
-			continue
-		}
-		for _, e := range ents {
-			target, err := os.Readlink(filepath.Join(dir, e.Name()))
-			if err != nil || !strings.HasPrefix(target, "/") {
-				continue // socket:[…], pipe:[…], anon_inode:…
-			}
-			if strings.HasPrefix(target, "/dev/") {
-				continue
-			}
-			files = append(files, target)
-		}
-	}
-	return files, nil
-}
-
-// descendants returns pid and every process below it.
-func descendants(proc string, pid int) ([]int, error) {
-	ents, err := os.ReadDir(proc)
-	if err != nil {
-		return nil, fmt.Errorf("list processes: %w", err)
-	}
-	children := map[int][]int{}
-	for _, e := range ents {
-		p, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if pp, ok := parent(proc, p); ok {
-			children[pp] = append(children[pp], p)
-		}
-	}
-	out := []int{pid}
-	for i := 0; i < len(out); i++ {
-		out = append(out, children[out[i]]...)
-	}
-	return out, nil
-}
-
-// parent reads the parent pid from /proc/PID/stat ("pid (comm) state ppid
-// …"; comm may hold spaces and parentheses, so read after the last ')').
-func parent(proc string, pid int) (int, bool) {
-	b, err := os.ReadFile(filepath.Join(proc, strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return 0, false
-	}
-	i := strings.LastIndexByte(string(b), ')')
-	if i < 0 {
-		return 0, false
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 2 {
-		return 0, false
-	}
-	pp, err := strconv.Atoi(f[1])
-	return pp, err == nil
-}
+// ErrUnsupported means this system has no /proc to read. It wraps
+// errors.ErrUnsupported, so callers may test for either.
+var ErrUnsupported = fmt.Errorf("no /proc on this system: %w", errors.ErrUnsupported)

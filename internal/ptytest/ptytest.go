@@ -58,7 +58,7 @@ func Start(t testing.TB, opts Options, argv ...string) *Term {
 	if err := pty.Setsize(ptmx, &pty.Winsize{Cols: uint16(opts.Cols), Rows: uint16(opts.Rows)}); err != nil {
 		t.Fatalf("size pty: %v", err)
 	}
-	initial, err := unix.IoctlGetTermios(int(tty.Fd()), unix.TCGETS)
+	initial, err := unix.IoctlGetTermios(int(tty.Fd()), ioctlGetTermios)
 	if err != nil {
 		t.Fatalf("read terminal mode: %v", err)
 	}
@@ -225,7 +225,7 @@ type Mode struct{ unix.Termios }
 // Mode returns the terminal's current mode.
 func (tm *Term) Mode() Mode {
 	tm.t.Helper()
-	tio, err := unix.IoctlGetTermios(int(tm.tty.Fd()), unix.TCGETS)
+	tio, err := unix.IoctlGetTermios(int(tm.tty.Fd()), ioctlGetTermios)
 	if err != nil {
 		tm.t.Fatalf("read terminal mode: %v", err)
 	}

@@ -1,0 +1,10 @@
+//go:build !linux
+
+package procfs
+
+// OpenFiles is not available without /proc: it returns ErrUnsupported
+// (which wraps errors.ErrUnsupported), and callers fall back to another way
+// of finding the file (Codex's rollout: by folder and start time).
+func OpenFiles(pid int) ([]string, error) {
+	return nil, ErrUnsupported
+}

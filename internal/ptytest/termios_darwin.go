@@ -1,0 +1,6 @@
+package ptytest
+
+import "golang.org/x/sys/unix"
+
+// ioctlGetTermios reads a terminal's mode (BSD: TIOCGETA).
+const ioctlGetTermios = unix.TIOCGETA

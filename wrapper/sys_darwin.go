@@ -1,0 +1,35 @@
+package wrapper
+
+import (
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// ioctlGetTermios is the ioctl that reads a terminal's mode (BSD: TIOCGETA).
+const ioctlGetTermios = unix.TIOCGETA
+
+// wakePipe makes a pipe whose ends are close-on-exec and non-blocking.
+// macOS has no pipe2, so the flags are set after the pipe is made, under
+// the fork lock (as os.Pipe does) so that no child started meanwhile
+// inherits the ends.
+func wakePipe(p []int) error {
+	syscall.ForkLock.RLock()
+	err := unix.Pipe(p)
+	if err == nil {
+		unix.CloseOnExec(p[0])
+		unix.CloseOnExec(p[1])
+	}
+	syscall.ForkLock.RUnlock()
+	if err != nil {
+		return err
+	}
+	for _, fd := range p {
+		if err := unix.SetNonblock(fd, true); err != nil {
+			unix.Close(p[0])
+			unix.Close(p[1])
+			return err
+		}
+	}
+	return nil
+}
