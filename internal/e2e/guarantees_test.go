@@ -220,3 +220,50 @@ func TestHostileLinesNeverFire(t *testing.T) {
 		t.Errorf("a peer's text saved a memory:\n%s", mem)
 	}
 }
+
+// TestHumanDraftHoldsDelivery: a human's unfinished shell command holds a
+// peer's message (its receipt says held: draft) and relay never presses
+// Enter on it; once the human submits the line, their command runs (once,
+// theirs) and the message arrives after it.
+func TestHumanDraftHoldsDelivery(t *testing.T) {
+	tm := newTeam(t)
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "MARKER")
+	sh := tm.agent("SH", "bash", "--norc", "--noprofile", "-i")
+	tm.waitAgents("SH")
+	sh.Type("cd " + dir + "\r")
+	sh.WaitOutput("$ ", 10*time.Second)
+	sh.Type("touch MARKER && echo DRAFT-RAN ")
+	sh.WaitOutput("DRAFT-RAN ", 10*time.Second) // echoed by readline, not run
+	if out, err := tm.relay("send", "SH", "draft-message"); err != nil {
+		t.Fatalf("relay send: %v\n%s", err, out)
+	}
+	// Positive marker: the receipt says the message waits on the draft.
+	testutil.WaitFor(t, 30*time.Second, 100*time.Millisecond, func() error {
+		log, err := tm.relay("log")
+		if err != nil {
+			return err
+		}
+		if !strings.Contains(log, "draft: the human's line is unfinished") {
+			return fmt.Errorf("no held: draft receipt yet:\n%s", log)
+		}
+		return nil
+	})
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("the human's unfinished command ran")
+	}
+	if strings.Contains(string(sh.Output()), "draft-message") {
+		t.Fatal("the message was typed into the human's unfinished line")
+	}
+	sh.Type("\r")
+	sh.WaitOutput("draft-message", 30*time.Second)
+	out := string(sh.Output())
+	ran := strings.LastIndex(out, "DRAFT-RAN\r\n")
+	msg := strings.Index(out, "draft-message")
+	if ran < 0 || msg < ran {
+		t.Errorf("the message did not arrive after the human's command ran:\n%q", out)
+	}
+	if _, err := os.Stat(marker); err != nil {
+		t.Errorf("the human's own Enter did not run their command: %v", err)
+	}
+}

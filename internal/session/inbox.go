@@ -80,6 +80,11 @@ func (s *Session) receive(ctx context.Context, d *bus.Delivery) {
 		}
 	}
 	text := s.form().Message(env.From, env.ID, env.Body)
+	if s.humanLine() {
+		// Said now, so that the sender knows why it waits: it goes in
+		// once the human submits or clears the line.
+		_ = d.Receipt(context.WithoutCancel(ctx), bus.StatusHeld, "draft: the human's line is unfinished")
+	}
 	s.queue.Add(delivery.Item{ID: env.ID, Text: text, Done: func(st delivery.Status, reason string) {
 		bg := context.WithoutCancel(ctx)
 		switch st {

@@ -194,7 +194,9 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 		Stdout:   cfg.Stdout,
 		Tap:      tap,
 		OnResize: func(c, rows int) { scan.Resize(c, rows) },
-		Logger:   s.log,
+		// The human's unfinished line holds delivery on every profile.
+		OnHumanLine: s.onHumanLine,
+		Logger:      s.log,
 	})
 	if err != nil {
 		return 0, err

@@ -168,6 +168,13 @@ func (s *Session) onHumanLine(unfinished bool) {
 	})
 }
 
+// humanLine reports whether the human's line is unfinished.
+func (s *Session) humanLine() bool {
+	h := false
+	s.read(func(st *state) { h = st.human })
+	return h
+}
+
 // idle reports whether the agent was idle at the last state change.
 func (s *Session) idle() bool {
 	idle := false
