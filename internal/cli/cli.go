@@ -15,6 +15,8 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+
+	"github.com/relayhq/relay/internal/termsafe"
 )
 
 // Exit codes shared by every command.
@@ -177,10 +179,11 @@ func exitCode(stderr io.Writer, name string, err error) int {
 	case errors.As(err, &ee):
 		return ee.Code
 	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "relay %s: %s\nRun 'relay %s -h' for usage.\n", name, ue.Msg, name)
+		fmt.Fprintf(stderr, "relay %s: %s\nRun 'relay %s -h' for usage.\n", name, termsafe.Text(ue.Msg), name)
 		return ExitUsage
 	default:
-		fmt.Fprintf(stderr, "relay %s: %v\n", name, err)
+		// An error may quote a peer, the hub or a file: show it, never obey it.
+		fmt.Fprintf(stderr, "relay %s: %s\n", name, termsafe.Text(err.Error()))
 		return ExitFailure
 	}
 }

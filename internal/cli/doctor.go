@@ -19,6 +19,7 @@ import (
 	"github.com/relayhq/relay/bus"
 	"github.com/relayhq/relay/config"
 	"github.com/relayhq/relay/hub"
+	"github.com/relayhq/relay/internal/termsafe"
 	"github.com/relayhq/relay/memory"
 )
 
@@ -426,6 +427,7 @@ func printDoctor(w io.Writer, rep doctorReport) error {
 	} else {
 		b.WriteString("something is broken: see the fix lines above\n")
 	}
-	_, err := io.WriteString(w, b.String())
+	// Details quote files, the hub and agent CLIs' answers: shown, never obeyed.
+	_, err := io.WriteString(w, termsafe.Text(b.String()))
 	return err
 }

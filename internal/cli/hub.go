@@ -10,6 +10,7 @@ import (
 
 	"github.com/relayhq/relay/bus"
 	"github.com/relayhq/relay/hub"
+	"github.com/relayhq/relay/internal/termsafe"
 	"github.com/relayhq/relay/memory"
 )
 
@@ -110,7 +111,7 @@ func runUp(ctx context.Context, env *Env, args []string) error {
 
 func upDetached(ctx context.Context, env *Env, home string, o upOptions) error {
 	if ep, err := hub.Discover(home); err == nil {
-		fmt.Fprintf(env.Stdout, "relay hub already running on %s\n", ep.URL)
+		fmt.Fprintf(env.Stdout, "relay hub already running on %s\n", termsafe.Line(ep.URL))
 		return nil
 	}
 	var args []string
@@ -134,7 +135,7 @@ func upDetached(ctx context.Context, env *Env, home string, o upOptions) error {
 		ep.URL, filepath.Join(hub.Dir(home), "hub.log"))
 	if o.dashboard != "off" {
 		if durl := waitDashboard(ctx, home); durl != "" {
-			fmt.Fprintf(env.Stdout, "dashboard on %s (open it with: relay dashboard --open)\n", durl)
+			fmt.Fprintf(env.Stdout, "dashboard on %s (open it with: relay dashboard --open)\n", termsafe.Line(durl))
 		}
 	}
 	return nil
@@ -156,12 +157,12 @@ func runDown(ctx context.Context, env *Env, args []string) error {
 	defer cancel()
 	url, err := hub.Stop(sctx, home)
 	if errors.Is(err, hub.ErrNoHub) {
-		fmt.Fprintln(env.Stdout, err)
+		fmt.Fprintln(env.Stdout, termsafe.Text(err.Error()))
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(env.Stdout, "relay hub on %s stopped\n", url)
+	fmt.Fprintf(env.Stdout, "relay hub on %s stopped\n", termsafe.Line(url))
 	return nil
 }
