@@ -19,6 +19,7 @@ import (
 	"github.com/relayhq/relay/bus"
 	"github.com/relayhq/relay/config"
 	"github.com/relayhq/relay/hub"
+	"github.com/relayhq/relay/internal/statedir"
 	"github.com/relayhq/relay/internal/termsafe"
 	"github.com/relayhq/relay/memory"
 )
@@ -118,10 +119,15 @@ func diagnose(ctx context.Context, env *Env) doctorReport {
 // writable.
 func checkHome(env *Env) (string, doctorCheck) {
 	c := doctorCheck{Name: "state folder"}
-	home, err := env.Home()
+	home, err := statedir.Lookup(env.getenv)
 	if err != nil {
 		c.Detail, c.Fix = err.Error(), "set RELAY_HOME to a folder of yours"
 		return "", c
+	}
+	var unsafe *statedir.UnsafeError
+	if errors.As(statedir.CheckDir(home), &unsafe) {
+		c.Detail, c.Fix = unsafe.Path+" "+unsafe.Problem, unsafe.Fix
+		return home, c
 	}
 	fi, err := os.Stat(home)
 	switch {
