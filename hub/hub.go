@@ -67,7 +67,28 @@ type Options struct {
 	// ReadyTimeout bounds the wait for the server to accept connections;
 	// zero means 10 s.
 	ReadyTimeout time.Duration
+	// MaxStore caps the bytes of the JetStream file store (messages,
+	// receipts, presence); zero means DefaultMaxStore. A fixed size, not the
+	// free space at start: a store sized from a nearly full disk stayed too
+	// small after the disk was freed, and even after a restart. Below it,
+	// the hub also keeps a quarter of its disk's free space unused, watching
+	// it as it changes (see storeLimit).
+	MaxStore int64
+	// MaxMemory caps JetStream's memory storage; zero means DefaultMaxMemory.
+	MaxMemory int64
 }
+
+// DefaultMaxStore is the JetStream file store's size when Options.MaxStore
+// is zero (relay up --max-store): 1 GiB, about a million average messages.
+// A send past it, or onto a full disk, fails with "insufficient resources"
+// (bus.ErrHubFull) and works again once messages age out or space is freed,
+// without restarting the hub.
+const DefaultMaxStore int64 = 1 << 30
+
+// DefaultMaxMemory is JetStream's memory storage size when
+// Options.MaxMemory is zero. relay keeps everything on disk; this only
+// bounds what a client might create in memory.
+const DefaultMaxMemory int64 = 64 << 20
 
 // ErrHubRunning is returned by Start when a hub already runs on the same home.
 var ErrHubRunning = errors.New("a hub is already running")
@@ -84,7 +105,8 @@ type Hub struct {
 	home  string
 	lock  *os.File
 	port  int
-	pin   string // hex SHA-256 of the TLS certificate; "" without TLS
+	pin   string        // hex SHA-256 of the TLS certificate; "" without TLS
+	guard chan struct{} // closed to stop guardDisk
 
 	mu       sync.Mutex
 	st       state // as recorded in hub.json
@@ -103,6 +125,15 @@ func (o *Options) fill() error {
 	}
 	if o.ReadyTimeout == 0 {
 		o.ReadyTimeout = 10 * time.Second
+	}
+	if o.MaxStore == 0 {
+		o.MaxStore = DefaultMaxStore
+	}
+	if o.MaxMemory == 0 {
+		o.MaxMemory = DefaultMaxMemory
+	}
+	if o.MaxStore < 0 || o.MaxMemory < 0 {
+		return errors.New("start hub: the store sizes must be positive")
 	}
 	if (o.TLSCert == "") != (o.TLSKey == "") {
 		return errors.New("start hub: TLS needs both a certificate and a key file")
@@ -210,6 +241,8 @@ func start(opts Options, dir string, lock *os.File) (*Hub, error) {
 		Authorization:         token,
 		JetStream:             true,
 		StoreDir:              filepath.Join(dir, "jetstream"),
+		JetStreamMaxStore:     opts.MaxStore,
+		JetStreamMaxMemory:    opts.MaxMemory,
 		NoSigs:                true,
 		NoLog:                 opts.Logger == nil,
 		MaxPayload:            1 << 20,
@@ -261,6 +294,8 @@ func start(opts Options, dir string, lock *os.File) (*Hub, error) {
 		pin:   pin,
 	}
 	h.lastDash = last.DashboardPort
+	h.guard = make(chan struct{})
+	go guardDisk(srv, sopts.StoreDir, opts.MaxStore, h.guard)
 	h.st = state{URL: h.url, Port: addr.Port, PID: os.Getpid(), Started: time.Now().UTC(), DashboardPort: last.DashboardPort, TLSPin: pin,
 		TokenSHA256: tokenSum}
 	if err := writeState(opts.Home, h.st); err != nil {
@@ -290,6 +325,7 @@ func (h *Hub) Shutdown() {
 	if h.lock == nil {
 		return
 	}
+	close(h.guard)
 	h.srv.Shutdown()
 	h.srv.WaitForShutdown()
 	h.mu.Lock()
