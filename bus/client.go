@@ -219,7 +219,7 @@ func (c *Client) setup(ctx context.Context) error {
 		return fmt.Errorf("open stream %s: %w: relay needs JetStream on the NATS server (nats-server -js)", scfg.Name, err)
 	}
 	if err != nil {
-		return fmt.Errorf("open stream %s: %w", scfg.Name, err)
+		return fmt.Errorf("open stream %s: %w", scfg.Name, hubFull(err))
 	}
 	kcfg := jetstream.KeyValueConfig{
 		Bucket:      PresenceBucket(ws),
@@ -236,7 +236,7 @@ func (c *Client) setup(ctx context.Context) error {
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("open presence bucket %s: %w", kcfg.Bucket, err)
+		return fmt.Errorf("open presence bucket %s: %w", kcfg.Bucket, hubFull(err))
 	}
 	w, err := watchPresence(c.kv)
 	if err != nil {

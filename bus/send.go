@@ -151,7 +151,7 @@ func (c *Client) publish(ctx context.Context, subj string, data []byte, msgID st
 			return fmt.Errorf("publish %s: %w (last error: %v)", subj, ctx.Err(), err)
 		}
 		if !retryable(err) {
-			return fmt.Errorf("publish %s: %w", subj, err)
+			return fmt.Errorf("publish %s: %w", subj, hubFull(err))
 		}
 		c.log.Warn("publish not acknowledged; retrying", "subject", subj, "err", err)
 		select {

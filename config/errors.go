@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/relayhq/relay/internal/termsafe"
 )
 
 // ErrInvalid is wrapped by every error that Load returns for bad
@@ -26,11 +28,13 @@ type Error struct {
 }
 
 // Error formats the mistake as FILE:LINE:COL: KEY: MSG, leaving out what is
-// unknown.
+// unknown. The file's path and the key are shown through termsafe.Line: a
+// quoted key such as "\u001b[2J" in a committed file is printed as \x1b[2J,
+// never sent to the terminal that runs relay config check.
 func (e *Error) Error() string {
 	var b strings.Builder
 	if e.File != "" {
-		b.WriteString(e.File)
+		b.WriteString(termsafe.Line(e.File))
 		if e.Line > 0 {
 			fmt.Fprintf(&b, ":%d", e.Line)
 			if e.Col > 0 {
@@ -40,7 +44,7 @@ func (e *Error) Error() string {
 		b.WriteString(": ")
 	}
 	if e.Key != "" {
-		b.WriteString(e.Key)
+		b.WriteString(termsafe.Line(e.Key))
 		b.WriteString(": ")
 	}
 	b.WriteString(e.Msg)

@@ -45,6 +45,8 @@ func TestLoadErrors(t *testing.T) {
 		{"table expected", "[patterns]\ndeploy = 3", `DIR/.relay/config.toml:2:10: patterns.deploy: wrong type: want a table, have an integer`},
 		{"unknown key", "nmae = 'alice'", `DIR/.relay/config.toml:1:1: nmae: unknown key (did you mean "name"?)`},
 		{"unknown key far from any", "colour = 'red'", `DIR/.relay/config.toml:1:1: colour: unknown key`},
+		{"escapes in a quoted key are shown, not sent", "\"\\u001b[2J\" = 1\n[hub]\n\"\\u001b]0;pwn\\u0007\" = 2",
+			"DIR/.relay/config.toml:1:1: \\x1b[2J: unknown key\n" + `DIR/.relay/config.toml:3:1: hub.\x1b]0;pwn\x07: unknown key`},
 		{"unknown table", "[delivry]\nmode = 'wait'", `DIR/.relay/config.toml:1:2: delivry: unknown key (did you mean "delivery"?)`},
 		{"unknown keys, all of them", "[delivery]\nmdoe = 'wait'\n[damping]\nmax_hop = 3",
 			"DIR/.relay/config.toml:2:1: delivery.mdoe: unknown key (did you mean \"mode\"?)\n" +

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/relayhq/relay/internal/logfile"
+	"github.com/relayhq/relay/internal/statedir"
 )
 
 // ErrNoHub means no hub is running for a home: there is no record of one,
@@ -36,6 +37,10 @@ type state struct {
 	DashboardPort int    `json:"dashboard_port,omitempty"`
 	// TLSPin is the hex SHA-256 of the certificate a TLS hub serves.
 	TLSPin string `json:"tls_pin,omitempty"`
+	// TokenSHA256 is the hex SHA-256 of the token file relay wrote; a token
+	// file that does not match it was not written by relay and is refused.
+	// Empty in the records of older hubs, and when Options.Token was given.
+	TokenSHA256 string `json:"token_sha256,omitempty"`
 }
 
 // Endpoint is how a client on this machine reaches a hub it found through
@@ -52,9 +57,15 @@ type Endpoint struct {
 
 func statePath(home string) string { return filepath.Join(Dir(home), "hub.json") }
 
+// readState reads hub.json, refusing (statedir.ErrUnsafe) a hub folder or
+// record that another user owns or others can write: its pid is what
+// relay down signals.
 func readState(home string) (state, error) {
 	var st state
-	b, err := os.ReadFile(statePath(home))
+	if err := statedir.CheckDir(Dir(home)); err != nil {
+		return st, err
+	}
+	b, err := statedir.ReadSecret(statePath(home))
 	if err != nil {
 		return st, err
 	}
@@ -145,7 +156,7 @@ func Discover(home string) (Endpoint, error) {
 		return Endpoint{}, fmt.Errorf("%w in %s", ErrNoHub, home)
 	}
 	if err != nil {
-		return Endpoint{}, err
+		return Endpoint{}, fmt.Errorf("find hub: %w", err)
 	}
 	if st.PID == 0 {
 		return Endpoint{}, fmt.Errorf("%w in %s: the hub at %s was stopped", ErrNoHub, home, st.URL)
@@ -156,11 +167,11 @@ func Discover(home string) (Endpoint, error) {
 	if err := probe(st.URL); err != nil {
 		return Endpoint{}, fmt.Errorf("%w in %s: the hub at %s (pid %d) does not answer: %v", ErrNoHub, home, st.URL, st.PID, err)
 	}
-	b, err := os.ReadFile(filepath.Join(Dir(home), "token"))
+	token, err := readToken(Dir(home), st)
 	if err != nil {
 		return Endpoint{}, fmt.Errorf("read hub token: %w", err)
 	}
-	return Endpoint{URL: st.URL, Token: strings.TrimSpace(string(b)), TLSPin: st.TLSPin}, nil
+	return Endpoint{URL: st.URL, Token: token, TLSPin: st.TLSPin}, nil
 }
 
 // ErrNoDashboard means the hub runs without a dashboard (relay up
@@ -246,7 +257,7 @@ func StartDetached(ctx context.Context, o DetachOptions) (Endpoint, error) {
 		o.Timeout = 15 * time.Second
 	}
 	dir := Dir(o.Home)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := CheckHome(o.Home); err != nil { // say it here, not in the child's log
 		return Endpoint{}, fmt.Errorf("start detached hub: %w", err)
 	}
 	logPath := filepath.Join(dir, "hub.log")
@@ -306,11 +317,30 @@ func StartDetached(ctx context.Context, o DetachOptions) (Endpoint, error) {
 	}
 }
 
+// CheckHome creates home and its hub folder (0700) if missing and checks
+// what Start would check before trusting them: both folders belong to the
+// user and no one else can write them; hub.json and the token file, when
+// there, are the user's, private, and the token is the one relay recorded.
+// A refusal wraps statedir.ErrUnsafe and names its fix.
+func CheckHome(home string) error {
+	if err := ensureDirs(home); err != nil {
+		return err
+	}
+	st, err := readState(home)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	if _, err := readToken(Dir(home), st); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
 // EnsureRunning returns the hub running for home, or starts a detached one
 // with exe (the relay binary) and returns that. A lock file makes two
 // callers at once (two wrappers in two terminals) start only one hub.
 func EnsureRunning(ctx context.Context, home, exe string) (Endpoint, error) {
-	if err := os.MkdirAll(Dir(home), 0o700); err != nil {
+	if err := ensureDirs(home); err != nil {
 		return Endpoint{}, fmt.Errorf("ensure hub: %w", err)
 	}
 	if ep, err := Discover(home); err == nil {
@@ -335,7 +365,7 @@ func Stop(ctx context.Context, home string) (url string, err error) {
 		return "", fmt.Errorf("%w in %s", ErrNoHub, home)
 	}
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("stop hub: %w", err)
 	}
 	if st.PID == os.Getpid() {
 		return "", fmt.Errorf("stop hub: the hub runs in this process (pid %d)", st.PID)

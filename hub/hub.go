@@ -9,13 +9,19 @@
 //
 // Files under RELAY_HOME/hub (all 0600, the folder 0700):
 //
-//	token       the hub's token, generated once and kept across restarts
+//	token       the hub's token, generated once and kept across restarts; hub.json
+//	            records its SHA-256, and a token file relay did not write is refused
 //	hub.json    URL, port and pid of the hub (pid 0 once it stopped), its dashboard's URL,
 //	            the SHA-256 of its TLS certificate
 //	hub.lock    held by the running hub; a second hub on the same home is refused
 //	start.lock  serialises EnsureRunning so two wrappers start one hub
 //	hub.log     output of a detached hub
 //	jetstream/  JetStream storage
+//
+// The hub trusts its folders and files only when they belong to the user
+// running it and no one else can write them (package statedir): a state
+// folder prepared by someone else, or a token planted in it, is refused
+// with an error (statedir.ErrUnsafe) that names the fix.
 package hub
 
 import (
@@ -36,6 +42,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+
+	"github.com/relayhq/relay/internal/statedir"
 )
 
 // Options configure Start. The zero value (with Home set) runs a hub on
@@ -59,7 +67,28 @@ type Options struct {
 	// ReadyTimeout bounds the wait for the server to accept connections;
 	// zero means 10 s.
 	ReadyTimeout time.Duration
+	// MaxStore caps the bytes of the JetStream file store (messages,
+	// receipts, presence); zero means DefaultMaxStore. A fixed size, not the
+	// free space at start: a store sized from a nearly full disk stayed too
+	// small after the disk was freed, and even after a restart. Below it,
+	// the hub also keeps a quarter of its disk's free space unused, watching
+	// it as it changes (see storeLimit).
+	MaxStore int64
+	// MaxMemory caps JetStream's memory storage; zero means DefaultMaxMemory.
+	MaxMemory int64
 }
+
+// DefaultMaxStore is the JetStream file store's size when Options.MaxStore
+// is zero (relay up --max-store): 1 GiB, about a million average messages.
+// A send past it, or onto a full disk, fails with "insufficient resources"
+// (bus.ErrHubFull) and works again once messages age out or space is freed,
+// without restarting the hub.
+const DefaultMaxStore int64 = 1 << 30
+
+// DefaultMaxMemory is JetStream's memory storage size when
+// Options.MaxMemory is zero. relay keeps everything on disk; this only
+// bounds what a client might create in memory.
+const DefaultMaxMemory int64 = 64 << 20
 
 // ErrHubRunning is returned by Start when a hub already runs on the same home.
 var ErrHubRunning = errors.New("a hub is already running")
@@ -76,7 +105,8 @@ type Hub struct {
 	home  string
 	lock  *os.File
 	port  int
-	pin   string // hex SHA-256 of the TLS certificate; "" without TLS
+	pin   string        // hex SHA-256 of the TLS certificate; "" without TLS
+	guard chan struct{} // closed to stop guardDisk
 
 	mu       sync.Mutex
 	st       state // as recorded in hub.json
@@ -95,6 +125,15 @@ func (o *Options) fill() error {
 	}
 	if o.ReadyTimeout == 0 {
 		o.ReadyTimeout = 10 * time.Second
+	}
+	if o.MaxStore == 0 {
+		o.MaxStore = DefaultMaxStore
+	}
+	if o.MaxMemory == 0 {
+		o.MaxMemory = DefaultMaxMemory
+	}
+	if o.MaxStore < 0 || o.MaxMemory < 0 {
+		return errors.New("start hub: the store sizes must be positive")
 	}
 	if (o.TLSCert == "") != (o.TLSKey == "") {
 		return errors.New("start hub: TLS needs both a certificate and a key file")
@@ -160,8 +199,8 @@ func Start(ctx context.Context, opts Options) (*Hub, error) {
 		return nil, err
 	}
 	dir := Dir(opts.Home)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("start hub: create %s: %w", dir, err)
+	if err := ensureDirs(opts.Home); err != nil {
+		return nil, fmt.Errorf("start hub: %w", err)
 	}
 	lock, err := tryLock(filepath.Join(dir, "hub.lock"))
 	if err != nil {
@@ -180,14 +219,17 @@ func Start(ctx context.Context, opts Options) (*Hub, error) {
 }
 
 func start(opts Options, dir string, lock *os.File) (*Hub, error) {
-	token := opts.Token
+	last, err := readState(opts.Home)
+	haveState := err == nil
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("start hub: %w", err)
+	}
+	token, tokenSum := opts.Token, ""
 	if token == "" {
-		var err error
-		if token, err = loadToken(dir); err != nil {
-			return nil, err
+		if token, tokenSum, err = loadToken(opts.Home, last, haveState); err != nil {
+			return nil, fmt.Errorf("start hub: %w", err)
 		}
 	}
-	last, _ := readState(opts.Home)
 	host, port, err := opts.listenAddr(last.Port)
 	if err != nil {
 		return nil, fmt.Errorf("start hub: %w", err)
@@ -199,6 +241,8 @@ func start(opts Options, dir string, lock *os.File) (*Hub, error) {
 		Authorization:         token,
 		JetStream:             true,
 		StoreDir:              filepath.Join(dir, "jetstream"),
+		JetStreamMaxStore:     opts.MaxStore,
+		JetStreamMaxMemory:    opts.MaxMemory,
 		NoSigs:                true,
 		NoLog:                 opts.Logger == nil,
 		MaxPayload:            1 << 20,
@@ -250,7 +294,10 @@ func start(opts Options, dir string, lock *os.File) (*Hub, error) {
 		pin:   pin,
 	}
 	h.lastDash = last.DashboardPort
-	h.st = state{URL: h.url, Port: addr.Port, PID: os.Getpid(), Started: time.Now().UTC(), DashboardPort: last.DashboardPort, TLSPin: pin}
+	h.guard = make(chan struct{})
+	go guardDisk(srv, sopts.StoreDir, opts.MaxStore, h.guard)
+	h.st = state{URL: h.url, Port: addr.Port, PID: os.Getpid(), Started: time.Now().UTC(), DashboardPort: last.DashboardPort, TLSPin: pin,
+		TokenSHA256: tokenSum}
 	if err := writeState(opts.Home, h.st); err != nil {
 		srv.Shutdown()
 		return nil, err
@@ -278,10 +325,11 @@ func (h *Hub) Shutdown() {
 	if h.lock == nil {
 		return
 	}
+	close(h.guard)
 	h.srv.Shutdown()
 	h.srv.WaitForShutdown()
 	h.mu.Lock()
-	_ = writeState(h.home, state{URL: h.url, Port: h.port, PID: 0, DashboardPort: h.st.DashboardPort})
+	_ = writeState(h.home, state{URL: h.url, Port: h.port, PID: 0, DashboardPort: h.st.DashboardPort, TokenSHA256: h.st.TokenSHA256})
 	h.mu.Unlock()
 	h.lock.Close()
 	h.lock = nil
@@ -316,26 +364,71 @@ func (h *Hub) SetDashboard(rawURL string) error {
 	return nil
 }
 
-// loadToken reads the stored token or creates one (32 random bytes, hex).
-func loadToken(dir string) (string, error) {
+// ensureDirs creates home and its hub folder 0700 and refuses either when
+// another user owns it or others can write it.
+func ensureDirs(home string) error {
+	if err := statedir.Ensure(home); err != nil {
+		return err
+	}
+	return statedir.Ensure(Dir(home))
+}
+
+func tokenSum(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
+}
+
+// readToken reads the token file of the hub folder dir, refusing one that
+// relay did not write: another user's, one others can read or write, one
+// without a hub.json beside it (st is zero), or one that does not match
+// the SHA-256 that hub.json records. "" with no error means an empty file.
+func readToken(dir string, st state) (string, error) {
 	path := filepath.Join(dir, "token")
-	b, err := os.ReadFile(path)
-	if err == nil {
-		if t := strings.TrimSpace(string(b)); t != "" {
-			return t, nil
-		}
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return "", fmt.Errorf("read hub token %s: %w", path, err)
+	b, err := statedir.ReadSecret(path)
+	if err != nil {
+		return "", err
+	}
+	t := strings.TrimSpace(string(b))
+	switch {
+	case st == (state{}):
+		return "", &statedir.UnsafeError{Path: path, Problem: "has no hub.json beside it: relay did not write it",
+			Fix: "rm " + path + " (relay up writes a new one)"}
+	case st.TokenSHA256 != "" && st.TokenSHA256 != tokenSum(t):
+		return "", &statedir.UnsafeError{Path: path, Problem: "does not match the token relay recorded in hub.json: relay did not write it",
+			Fix: "rm " + path + " (relay up writes a new one)"}
+	}
+	return t, nil
+}
+
+// loadToken reads the stored token, or creates one (32 random bytes, hex)
+// when there is none. It returns the token and its SHA-256 (hex). A new
+// token's SHA-256 goes into hub.json before the token file is written, so
+// that a token file is never without the record that vouches for it.
+func loadToken(home string, last state, haveState bool) (token, sum string, err error) {
+	dir := Dir(home)
+	if !haveState {
+		last = state{}
+	}
+	t, err := readToken(dir, last)
+	if err == nil && t != "" {
+		return t, tokenSum(t), nil
+	}
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return "", "", fmt.Errorf("read hub token: %w", err)
 	}
 	raw := make([]byte, 32)
 	if _, err := rand.Read(raw); err != nil {
-		return "", fmt.Errorf("generate hub token: %w", err)
+		return "", "", fmt.Errorf("generate hub token: %w", err)
 	}
-	t := hex.EncodeToString(raw)
-	if err := writeFileAtomic(path, []byte(t+"\n")); err != nil {
-		return "", fmt.Errorf("write hub token: %w", err)
+	t = hex.EncodeToString(raw)
+	last.TokenSHA256 = tokenSum(t)
+	if err := writeState(home, last); err != nil {
+		return "", "", err
 	}
-	return t, nil
+	if err := writeFileAtomic(filepath.Join(dir, "token"), []byte(t+"\n")); err != nil {
+		return "", "", fmt.Errorf("write hub token: %w", err)
+	}
+	return t, last.TokenSHA256, nil
 }
 
 // slogAdapter passes the NATS server's log lines to a slog.Logger.

@@ -75,6 +75,9 @@ func Open(path string, opts *Options) (*Store, error) {
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		return nil, fmt.Errorf("open memory store %s: is a directory", path)
 	}
+	if err := makePrivate(path); err != nil {
+		return nil, fmt.Errorf("open memory store %s: %w", path, err)
+	}
 	q := url.Values{}
 	q.Set("_busy_timeout", fmt.Sprint(o.BusyTimeout.Milliseconds()))
 	q.Set("_journal_mode", "WAL")
@@ -92,6 +95,29 @@ func Open(path string, opts *Options) (*Store, error) {
 		return nil, fmt.Errorf("open memory store %s: %w", path, err)
 	}
 	return s, nil
+}
+
+// makePrivate creates the store file 0600 when it is missing, so that
+// SQLite, which gives its -wal and -shm files the database file's mode,
+// creates those 0600 too; and it takes group and other permissions away
+// from the files an older relay created 0644. Memories are the team's
+// notes: no other user of the machine reads them.
+func makePrivate(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	f.Close()
+	for _, p := range []string{path, path + "-wal", path + "-shm", path + "-journal"} {
+		fi, err := os.Stat(p)
+		if err != nil || fi.Mode().Perm()&0o077 == 0 {
+			continue
+		}
+		if err := os.Chmod(p, fi.Mode().Perm()&0o700); err != nil {
+			return fmt.Errorf("make %s private: %w", p, err)
+		}
+	}
+	return nil
 }
 
 // Path returns the file the store was opened from.

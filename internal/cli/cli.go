@@ -11,10 +11,12 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"sort"
 	"strings"
 	"syscall"
+
+	"github.com/relayhq/relay/internal/statedir"
+	"github.com/relayhq/relay/internal/termsafe"
 )
 
 // Exit codes shared by every command.
@@ -66,33 +68,29 @@ func (e *Env) environ() []string {
 	return e.Environ
 }
 
-// Home returns the state folder: RELAY_HOME, else $XDG_STATE_HOME/relay,
-// else ~/.local/state/relay. It does not create it.
+// Home returns the state folder (statedir.Lookup: RELAY_HOME, else
+// $XDG_STATE_HOME/relay, else ~/.local/state/relay) without creating it. It
+// refuses (statedir.ErrUnsafe) a folder that another user owns or others can
+// write, saying how to fix it.
 func (e *Env) Home() (string, error) {
-	if h := e.getenv("RELAY_HOME"); h != "" {
-		return filepath.Abs(h)
+	dir, err := statedir.Lookup(e.getenv)
+	if err != nil {
+		return "", err
 	}
-	if x := e.getenv("XDG_STATE_HOME"); x != "" {
-		return filepath.Join(x, "relay"), nil
+	if err := statedir.CheckDir(dir); err != nil {
+		return "", err
 	}
-	home := e.getenv("HOME")
-	if home == "" {
-		var err error
-		if home, err = os.UserHomeDir(); err != nil {
-			return "", fmt.Errorf("find state folder: set RELAY_HOME: %w", err)
-		}
-	}
-	return filepath.Join(home, ".local", "state", "relay"), nil
+	return dir, nil
 }
 
 // EnsureHome returns Home after creating it with mode 0700.
 func (e *Env) EnsureHome() (string, error) {
-	dir, err := e.Home()
+	dir, err := statedir.Lookup(e.getenv)
 	if err != nil {
 		return "", err
 	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", fmt.Errorf("create state folder %s: %w", dir, err)
+	if err := statedir.Ensure(dir); err != nil {
+		return "", err
 	}
 	return dir, nil
 }
@@ -177,10 +175,11 @@ func exitCode(stderr io.Writer, name string, err error) int {
 	case errors.As(err, &ee):
 		return ee.Code
 	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "relay %s: %s\nRun 'relay %s -h' for usage.\n", name, ue.Msg, name)
+		fmt.Fprintf(stderr, "relay %s: %s\nRun 'relay %s -h' for usage.\n", name, termsafe.Text(ue.Msg), name)
 		return ExitUsage
 	default:
-		fmt.Fprintf(stderr, "relay %s: %v\n", name, err)
+		// An error may quote a peer, the hub or a file: show it, never obey it.
+		fmt.Fprintf(stderr, "relay %s: %s\n", name, termsafe.Text(err.Error()))
 		return ExitFailure
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/relayhq/relay/config"
+	"github.com/relayhq/relay/internal/termsafe"
 )
 
 // configOptions are the flags of `relay config check|show`.
@@ -77,7 +78,7 @@ func loadConfig(env *Env, o configOptions) (*config.Config, error) {
 	}
 	c, err := config.Load(config.Sources{ProjectDir: dir, Env: env.getenv, Flags: o.flags})
 	if errors.Is(err, config.ErrInvalid) {
-		fmt.Fprintln(env.Stderr, err)
+		fmt.Fprintln(env.Stderr, termsafe.Text(err.Error())) // a key or value may hold escapes
 		return nil, &ExitError{Code: ExitUsage}
 	}
 	return c, err
@@ -87,7 +88,7 @@ func printCheck(w io.Writer, c *config.Config) error {
 	var b strings.Builder
 	b.WriteString("ok\n")
 	writeFiles(&b, c, "")
-	_, err := io.WriteString(w, b.String())
+	_, err := io.WriteString(w, termsafe.Text(b.String()))
 	return err
 }
 
@@ -115,9 +116,9 @@ func printShow(w io.Writer, c *config.Config) error {
 		width = max(width, len(v.Key))
 	}
 	for _, v := range vals {
-		fmt.Fprintf(&b, "%-*s = %s  # %s\n", width, v.Key, v.Text(), v.Source)
+		fmt.Fprintf(&b, "%-*s = %s  # %s\n", width, termsafe.Line(v.Key), termsafe.Line(v.Text()), termsafe.Line(v.Source.String()))
 	}
-	_, err := io.WriteString(w, b.String())
+	_, err := io.WriteString(w, termsafe.Text(b.String()))
 	return err
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/relayhq/relay/dashboard"
 	"github.com/relayhq/relay/hub"
+	"github.com/relayhq/relay/internal/termsafe"
 )
 
 // checkDashboardFlag refuses a bad --dashboard before anything starts.
@@ -133,7 +134,7 @@ func runDashboard(ctx context.Context, env *Env, args []string) error {
 		b, _ := json.Marshal(map[string]string{"url": base, "open_url": open})
 		fmt.Fprintln(env.Stdout, string(b))
 	} else {
-		fmt.Fprintln(env.Stdout, open)
+		fmt.Fprintln(env.Stdout, termsafe.Line(open)) // read from hub.json
 	}
 	if !o.open {
 		return nil

@@ -17,6 +17,8 @@ import (
 	"github.com/relayhq/relay/bus"
 	"github.com/relayhq/relay/config"
 	"github.com/relayhq/relay/hub"
+	"github.com/relayhq/relay/internal/statedir"
+	"github.com/relayhq/relay/internal/termsafe"
 	"github.com/relayhq/relay/memory"
 )
 
@@ -119,10 +121,15 @@ func diagnose(ctx context.Context, env *Env) doctorReport {
 // writable.
 func checkHome(env *Env) (string, doctorCheck) {
 	c := doctorCheck{Name: "state folder"}
-	home, err := env.Home()
+	home, err := statedir.Lookup(env.getenv)
 	if err != nil {
 		c.Detail, c.Fix = err.Error(), "set RELAY_HOME to a folder of yours"
 		return "", c
+	}
+	var unsafe *statedir.UnsafeError
+	if errors.As(statedir.CheckDir(home), &unsafe) {
+		c.Detail, c.Fix = unsafe.Path+" "+unsafe.Problem, unsafe.Fix
+		return home, c
 	}
 	fi, err := os.Stat(home)
 	switch {
@@ -338,6 +345,7 @@ func printDoctor(w io.Writer, rep doctorReport) error {
 	} else {
 		b.WriteString("something is broken: see the fix lines above\n")
 	}
-	_, err := io.WriteString(w, b.String())
+	// Details quote files, the hub and agent CLIs' answers: shown, never obeyed.
+	_, err := io.WriteString(w, termsafe.Text(b.String()))
 	return err
 }

@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/relayhq/relay/bus"
 	"github.com/relayhq/relay/hub"
+	"github.com/relayhq/relay/internal/termsafe"
 	"github.com/relayhq/relay/memory"
 )
 
@@ -44,6 +47,7 @@ type upOptions struct {
 	tlsCert, tlsKey string
 	dashboard       string // host:port, "" for the default, "off"
 	dashboardRemote bool
+	maxStore        int64 // bytes; 0 means hub.DefaultMaxStore
 }
 
 func runUp(ctx context.Context, env *Env, args []string) error {
@@ -54,6 +58,11 @@ func runUp(ctx context.Context, env *Env, args []string) error {
 	fs.StringVar(&o.tlsCert, "tls-cert", "", "TLS certificate `file` (PEM); needed to listen beyond loopback")
 	fs.StringVar(&o.tlsKey, "tls-key", "", "TLS key `file` (PEM)")
 	fs.StringVar(&o.dashboard, "dashboard", "", "`host:port` of the web dashboard, or off (default: 127.0.0.1, the port of last time or a random one)")
+	fs.Func("max-store", "`size` of the hub's message store, in bytes or with K, M, G (default 1G); the hub also leaves a quarter of its disk's free space unused", func(v string) error {
+		n, err := parseSize(v)
+		o.maxStore = n
+		return err
+	})
 	fs.BoolVar(&o.dashboardRemote, "dashboard-remote", false, "let the dashboard listen beyond loopback over plain HTTP (behind a TLS proxy or an SSH tunnel)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -75,7 +84,7 @@ func runUp(ctx context.Context, env *Env, args []string) error {
 		return upDetached(ctx, env, home, o)
 	}
 	h, err := hub.Start(ctx, hub.Options{
-		Home: home, Listen: o.listen, TLSCert: o.tlsCert, TLSKey: o.tlsKey,
+		Home: home, Listen: o.listen, TLSCert: o.tlsCert, TLSKey: o.tlsKey, MaxStore: o.maxStore,
 		Logger: slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
 	if errors.Is(err, hub.ErrNotLoopback) {
@@ -110,7 +119,7 @@ func runUp(ctx context.Context, env *Env, args []string) error {
 
 func upDetached(ctx context.Context, env *Env, home string, o upOptions) error {
 	if ep, err := hub.Discover(home); err == nil {
-		fmt.Fprintf(env.Stdout, "relay hub already running on %s\n", ep.URL)
+		fmt.Fprintf(env.Stdout, "relay hub already running on %s\n", termsafe.Line(ep.URL))
 		return nil
 	}
 	var args []string
@@ -126,6 +135,9 @@ func upDetached(ctx context.Context, env *Env, home string, o upOptions) error {
 	if o.dashboardRemote {
 		args = append(args, "--dashboard-remote")
 	}
+	if o.maxStore != 0 {
+		args = append(args, "--max-store", strconv.FormatInt(o.maxStore, 10))
+	}
 	ep, err := hub.StartDetached(ctx, hub.DetachOptions{Home: home, Executable: env.Executable, Args: args, Env: env.environ()})
 	if err != nil {
 		return err
@@ -134,10 +146,33 @@ func upDetached(ctx context.Context, env *Env, home string, o upOptions) error {
 		ep.URL, filepath.Join(hub.Dir(home), "hub.log"))
 	if o.dashboard != "off" {
 		if durl := waitDashboard(ctx, home); durl != "" {
-			fmt.Fprintf(env.Stdout, "dashboard on %s (open it with: relay dashboard --open)\n", durl)
+			fmt.Fprintf(env.Stdout, "dashboard on %s (open it with: relay dashboard --open)\n", termsafe.Line(durl))
 		}
 	}
 	return nil
+}
+
+// parseSize reads a byte count: 1048576, 512K, 64M, 2G (powers of 1024).
+func parseSize(v string) (int64, error) {
+	mult := int64(1)
+	s := strings.TrimSuffix(strings.TrimSuffix(strings.ToUpper(v), "B"), "I")
+	if s != "" {
+		switch s[len(s)-1] {
+		case 'K':
+			mult, s = 1<<10, s[:len(s)-1]
+		case 'M':
+			mult, s = 1<<20, s[:len(s)-1]
+		case 'G':
+			mult, s = 1<<30, s[:len(s)-1]
+		case 'T':
+			mult, s = 1<<40, s[:len(s)-1]
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n <= 0 || n > (1<<62)/mult {
+		return 0, fmt.Errorf("%q: want a size such as 1073741824, 512M or 2G", v)
+	}
+	return n * mult, nil
 }
 
 func runDown(ctx context.Context, env *Env, args []string) error {
@@ -156,12 +191,12 @@ func runDown(ctx context.Context, env *Env, args []string) error {
 	defer cancel()
 	url, err := hub.Stop(sctx, home)
 	if errors.Is(err, hub.ErrNoHub) {
-		fmt.Fprintln(env.Stdout, err)
+		fmt.Fprintln(env.Stdout, termsafe.Text(err.Error()))
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(env.Stdout, "relay hub on %s stopped\n", url)
+	fmt.Fprintf(env.Stdout, "relay hub on %s stopped\n", termsafe.Line(url))
 	return nil
 }

@@ -318,3 +318,16 @@ func TestParseSince(t *testing.T) {
 		}
 	}
 }
+
+func TestParseSize(t *testing.T) {
+	for in, want := range map[string]int64{"1048576": 1 << 20, "512K": 512 << 10, "64M": 64 << 20, "2G": 2 << 30, "2GiB": 2 << 30, "1gb": 1 << 30} {
+		if got, err := parseSize(in); err != nil || got != want {
+			t.Errorf("parseSize(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "G", "-1", "0", "1.5G", "lots"} {
+		if _, err := parseSize(in); err == nil {
+			t.Errorf("parseSize(%q) gave no error", in)
+		}
+	}
+}

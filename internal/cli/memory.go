@@ -15,6 +15,7 @@ import (
 
 	"github.com/relayhq/relay/bus"
 	"github.com/relayhq/relay/hub"
+	"github.com/relayhq/relay/internal/termsafe"
 	"github.com/relayhq/relay/memory"
 )
 
@@ -125,7 +126,7 @@ func runMemoryVerb(ctx context.Context, env *Env, api memory.API, f *memoryFlags
 				Created bool          `json:"created"`
 			}{m, created})
 		}
-		fmt.Fprintln(out, memory.FormatSaved(m, created))
+		fmt.Fprintln(out, termsafe.Line(memory.FormatSaved(m, created)))
 	case "search":
 		rs, err := api.Search(ctx, memory.Query{Text: strings.Join(words, " "), Filter: filter})
 		if err != nil {
@@ -138,7 +139,7 @@ func runMemoryVerb(ctx context.Context, env *Env, api memory.API, f *memoryFlags
 			fmt.Fprintln(env.Stderr, "relay memory: nothing found")
 		}
 		for _, r := range rs {
-			fmt.Fprintln(out, memory.FormatLine(r.Memory, now))
+			fmt.Fprintln(out, termsafe.Line(memory.FormatLine(r.Memory, now)))
 		}
 	case "list":
 		ms, err := api.List(ctx, filter)
@@ -149,7 +150,7 @@ func runMemoryVerb(ctx context.Context, env *Env, api memory.API, f *memoryFlags
 			return memJSON(out, memNonNil(ms))
 		}
 		for _, m := range ms {
-			fmt.Fprintln(out, memory.FormatLine(m, now))
+			fmt.Fprintln(out, termsafe.Line(memory.FormatLine(m, now)))
 		}
 	case "get", "forget":
 		get := api.Get
@@ -164,9 +165,9 @@ func runMemoryVerb(ctx context.Context, env *Env, api memory.API, f *memoryFlags
 		case f.json:
 			return memJSON(out, m)
 		case verb == "get":
-			fmt.Fprintln(out, memory.FormatMemory(m, now))
+			fmt.Fprintln(out, termsafe.Text(memory.FormatMemory(m, now)))
 		default:
-			fmt.Fprintln(out, memory.FormatForgotten(m))
+			fmt.Fprintln(out, termsafe.Line(memory.FormatForgotten(m)))
 		}
 	case "export":
 		return api.Export(ctx, out)
@@ -187,7 +188,7 @@ func runMemoryVerb(ctx context.Context, env *Env, api memory.API, f *memoryFlags
 		if f.json {
 			return memJSON(out, map[string]int{"added": added, "skipped": skipped})
 		}
-		fmt.Fprintf(out, "imported %d %s from %s (%d already there)\n", added, memPlural(added, "memory", "memories"), name, skipped)
+		fmt.Fprintf(out, "imported %d %s from %s (%d already there)\n", added, memPlural(added, "memory", "memories"), termsafe.Line(name), skipped)
 	}
 	return nil
 }
@@ -234,7 +235,7 @@ func openMemory(ctx context.Context, env *Env, hf *hubFlags) (api memory.API, wo
 	if err != nil {
 		return nil, "", nil, err
 	}
-	fmt.Fprintf(env.Stderr, "relay: %s; using %s directly\n", why, path)
+	fmt.Fprintf(env.Stderr, "relay: %s; using %s directly\n", why, termsafe.Line(path))
 	return st, workspace, func() { st.Close() }, nil
 }
 

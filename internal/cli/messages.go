@@ -16,6 +16,7 @@ import (
 	"github.com/relayhq/relay/bus"
 	"github.com/relayhq/relay/config"
 	"github.com/relayhq/relay/hub"
+	"github.com/relayhq/relay/internal/termsafe"
 )
 
 // hubFlags are the flags shared by the commands that talk to the hub.
@@ -157,12 +158,12 @@ func runSend(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	if err != nil { // stored all the same: tell the human, succeed
-		fmt.Fprintf(env.Stderr, "relay send: note: %v\n", err)
+		fmt.Fprintf(env.Stderr, "relay send: note: %s\n", termsafe.Text(err.Error()))
 	}
 	if asJSON {
 		return json.NewEncoder(env.Stdout).Encode(e)
 	}
-	fmt.Fprintf(env.Stdout, "sent %s to %s in workspace %s\n", e.ID, target, c.Workspace())
+	fmt.Fprintf(env.Stdout, "sent %s to %s in workspace %s\n", termsafe.Line(e.ID), termsafe.Line(target), termsafe.Line(c.Workspace()))
 	return nil
 }
 
@@ -197,7 +198,7 @@ func runAgents(ctx context.Context, env *Env, args []string) error {
 		return nil
 	}
 	if len(agents) == 0 {
-		fmt.Fprintf(env.Stdout, "no agents in workspace %s\n", c.Workspace())
+		fmt.Fprintf(env.Stdout, "no agents in workspace %s\n", termsafe.Line(c.Workspace()))
 		return nil
 	}
 	now := time.Now()
@@ -208,7 +209,10 @@ func runAgents(ctx context.Context, env *Env, args []string) error {
 		if cli == "" {
 			cli = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s ago\t%s ago\t%d\t%s\n", a.Name, cli, a.State, age(now, a.Since), age(now, a.Seen), a.Pending, skippedBytes(a.Skipped))
+		// Any token holder can publish a presence record: its fields are
+		// shown, never obeyed, and a tab in one cannot shift the columns.
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s ago\t%s ago\t%d\t%s\n", termsafe.Line(a.Name), termsafe.Line(cli), termsafe.Line(string(a.State)),
+			age(now, a.Since), age(now, a.Seen), a.Pending, skippedBytes(a.Skipped))
 	}
 	return tw.Flush()
 }
@@ -278,7 +282,7 @@ func runLog(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	if n == 0 && !asJSON && !o.Follow {
-		fmt.Fprintf(env.Stderr, "no messages in workspace %s\n", c.Workspace())
+		fmt.Fprintf(env.Stderr, "no messages in workspace %s\n", termsafe.Line(c.Workspace()))
 	}
 	return nil
 }
@@ -305,6 +309,9 @@ func parseSince(v string, now time.Time) (time.Time, error) {
 
 // formatEntry is one line of `relay log`:
 // TIME ID FROM -> TO [RECIPIENT:STATUS ...] BODY
+// Every field came from a peer (body, receipt reasons) or the hub, so the
+// line goes through termsafe.Line: a new line in the body shows as \n, an
+// escape sequence as \x1b.
 func formatEntry(e bus.Entry) string {
 	names := make([]string, 0, len(e.Status))
 	for n := range e.Status {
@@ -323,11 +330,11 @@ func formatEntry(e bus.Entry) string {
 	if !e.Created.IsZero() {
 		when = e.Created.Local().Format("2006-01-02 15:04:05")
 	}
-	body := strings.ReplaceAll(e.Body, "\n", `\n`)
+	body := e.Body
 	if e.Invalid != "" {
 		body = "(rejected: " + e.Invalid + ")"
 	}
-	return fmt.Sprintf("%s  %s  %s -> %s  [%s]  %s", when, e.ID, orDash(e.From), orDash(e.To), strings.Join(st, " "), body)
+	return termsafe.Line(fmt.Sprintf("%s  %s  %s -> %s  [%s]  %s", when, e.ID, orDash(e.From), orDash(e.To), strings.Join(st, " "), body))
 }
 
 func orDash(s string) string {
