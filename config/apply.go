@@ -102,7 +102,7 @@ func (a *applier) apply() {
 				a.set("delivery.mode")
 			} else {
 				a.fail("delivery.mode", "%q is not a delivery mode%s", *dl.Mode,
-					hint(*dl.Mode, []string{"wait", "queue", "steer", "followUp"}, "wait, queue or steer"))
+					hint(*dl.Mode, []string{"batch", "wait", "queue", "steer", "followUp"}, "batch, wait, queue or steer"))
 			}
 		}
 		a.millis("delivery.idle_quiet_ms", dl.IdleQuietMS, &a.c.Delivery.IdleQuiet)
@@ -150,10 +150,12 @@ func checkHubURL(v string) string {
 	return ""
 }
 
-// parseMode reads a mode as a file spells it (exactly: wait, queue,
+// parseMode reads a mode as a file spells it (exactly: batch, wait, queue,
 // followUp, steer).
 func parseMode(v string) (delivery.Mode, bool) {
 	switch v {
+	case "batch":
+		return delivery.ModeBatch, true
 	case "wait":
 		return delivery.ModeWait, true
 	case "queue", "followUp":

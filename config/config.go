@@ -67,7 +67,10 @@ type DeliveryMode = delivery.Mode
 
 // The delivery modes, as package delivery names them.
 const (
-	// DeliverWait types each message at the next idle moment.
+	// DeliverBatch types everything pending at an idle moment as one
+	// injection, within a byte cap (the default).
+	DeliverBatch = delivery.ModeBatch
+	// DeliverWait types one message at each idle moment.
 	DeliverWait = delivery.ModeWait
 	// DeliverQueue coalesces pending messages into one injection at the
 	// next idle moment ("followUp" is accepted as a synonym).

@@ -18,7 +18,7 @@ func TestDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Workspace != "default" || c.Delivery.Mode != config.DeliverWait || c.Delivery.HumanQuiet != 2*time.Second ||
+	if c.Workspace != "default" || c.Delivery.Mode != config.DeliverBatch || c.Delivery.HumanQuiet != 2*time.Second ||
 		c.Damping.MaxHops != config.DefaultMaxHops || len(c.Files) != 0 {
 		t.Errorf("defaults: %+v", c)
 	}
@@ -304,5 +304,27 @@ func TestTLSCA(t *testing.T) {
 	_, err = config.Load(config.Sources{ProjectDir: filepath.Join(dir, "repo"), Env: func(k string) string { return env[k] }})
 	if want := "RELAY_TLS_CA: " + filepath.Join(dir, "elsewhere/missing.pem") + " does not exist"; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("a missing CA in RELAY_TLS_CA: %v, want %q", err, want)
+	}
+}
+
+// TestDeliveryModes: every mode name a file may spell, the new default
+// "batch" among them.
+func TestDeliveryModes(t *testing.T) {
+	t.Parallel()
+	for spelled, want := range map[string]config.DeliveryMode{
+		"batch": config.DeliverBatch, "wait": config.DeliverWait, "queue": config.DeliverQueue,
+		"followUp": config.DeliverQueue, "steer": config.DeliverSteer,
+	} {
+		t.Run(spelled, func(t *testing.T) {
+			t.Parallel()
+			dir := writeTree(t, map[string]string{"repo/.relay/config.toml": "[delivery]\nmode = '" + spelled + "'\n"})
+			c, err := config.Load(config.Sources{ProjectDir: filepath.Join(dir, "repo")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Delivery.Mode != want {
+				t.Errorf("mode %q read as %q, want %q", spelled, c.Delivery.Mode, want)
+			}
+		})
 	}
 }

@@ -131,14 +131,21 @@ func deliverNext(q *Queue) {
 // after the 20th, and the hub delivers every unacknowledged message again
 // each time its 10 s ack wait runs out. Each message is typed once, and
 // every copy is acknowledged. (Before the queue knew what waited in it, the
-// copies were typed a second time.)
+// copies were typed a second time.) In batch mode the cap holds three
+// messages an injection, so that the stall still finds most of them
+// waiting.
 func TestStallTypesEachMessageOnce(t *testing.T) {
 	const n, ackWait = 100, 10 * time.Second
-	for _, journal := range []bool{false, true} {
-		t.Run(fmt.Sprintf("journal=%v", journal), func(t *testing.T) {
+	for _, tc := range []struct {
+		mode    Mode
+		journal bool
+	}{{ModeWait, false}, {ModeWait, true}, {ModeBatch, false}, {ModeBatch, true}} {
+		journal := tc.journal
+		t.Run(fmt.Sprintf("%s/journal=%v", tc.mode, journal), func(t *testing.T) {
 			clock := newFakeClock()
 			ty := &typist{}
-			o := Options{Clock: clock, Type: ty.Type, Recheck: 500 * time.Millisecond}
+			// "message m000" is 12 bytes: 3 of them and 2 separators are 40.
+			o := Options{Mode: tc.mode, MaxInjection: 40, Clock: clock, Type: ty.Type, Recheck: 500 * time.Millisecond}
 			if journal {
 				j, err := OpenJournal(filepath.Join(t.TempDir(), "journal"))
 				if err != nil {
@@ -175,9 +182,16 @@ func TestStallTypesEachMessageOnce(t *testing.T) {
 					}
 				}
 			}
+			typedMessages := func() []string {
+				var all []string
+				for _, s := range ty.got() {
+					all = append(all, strings.Split(s, DefaultJoin)...)
+				}
+				return all
+			}
 			var stallFrom time.Time
 			for range 1500 { // 150 s
-				if len(ty.got()) == 20 && stallFrom.IsZero() {
+				if len(typedMessages()) >= 20 && stallFrom.IsZero() {
 					stallFrom = clock.Now()
 				}
 				if stallFrom.IsZero() || clock.Now().Sub(stallFrom) >= 15*time.Second {
@@ -187,7 +201,7 @@ func TestStallTypesEachMessageOnce(t *testing.T) {
 				hubTick()
 			}
 			typed := map[string]int{}
-			for _, s := range ty.got() {
+			for _, s := range typedMessages() {
 				typed[s]++
 			}
 			var twice []string

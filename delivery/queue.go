@@ -1,8 +1,9 @@
 // Package delivery decides when and how text is typed into an agent: it
 // waits until the agent is idle, holds no draft of the human's and the human
-// has stopped typing, then types pending messages (one at a time, or
-// coalesced) through the wrapper's single stdin writer, and reports each
-// message's fate: delivered, confirmed or failed.
+// has stopped typing, then types pending messages (everything pending as one
+// injection within a byte cap, or one at a time) through the wrapper's
+// single stdin writer, and reports each message's fate: delivered,
+// confirmed or failed.
 package delivery
 
 import (
@@ -18,18 +19,34 @@ import (
 type Mode string
 
 const (
-	// ModeWait types one message at each idle moment (the default).
+	// ModeBatch types everything pending at an idle moment as one
+	// injection: the items in order, joined by Options.Join, at most
+	// Options.MaxInjection bytes; what does not fit goes at the next idle
+	// moment (the default). An agent back from a long turn sees every
+	// message that came meanwhile at once, in one prompt.
+	ModeBatch Mode = "batch"
+	// ModeWait types one message at each idle moment.
 	ModeWait Mode = "wait"
-	// ModeQueue types everything pending as one injection at the next idle
-	// moment ("followUp" is an alias).
+	// ModeQueue types like ModeBatch ("followUp" is an alias). It is kept
+	// as a name of its own for configurations that spell it.
 	ModeQueue Mode = "queue"
 	// ModeSteer types at once, even while the agent works (it may
-	// interrupt); the human's draft and typing still hold it back.
+	// interrupt), batched like ModeBatch; the human's draft and typing
+	// still hold it back.
 	ModeSteer Mode = "steer"
 )
 
 // DefaultMode is the mode when none is configured.
-const DefaultMode = ModeWait
+const DefaultMode = ModeBatch
+
+// DefaultJoin separates the items of one injection when Options.Join is
+// empty: a blank line, for a model CLI's input box.
+const DefaultJoin = "\n\n"
+
+// DefaultMaxInjection caps the bytes of one joined injection when
+// Options.MaxInjection is zero: four full-size messages (DefaultMaxBody).
+// A caller typing into a plain shell passes its own cap.
+const DefaultMaxInjection = 4 * DefaultMaxBody
 
 // DefaultHumanQuiet is how long the human must not have typed before
 // anything is typed in, unless configured.
@@ -38,14 +55,18 @@ const DefaultHumanQuiet = 2 * time.Second
 // ParseMode reads a mode's name as configuration spells it.
 func ParseMode(s string) (Mode, error) {
 	switch strings.ToLower(s) {
-	case "", "wait":
+	case "":
+		return DefaultMode, nil
+	case "batch":
+		return ModeBatch, nil
+	case "wait":
 		return ModeWait, nil
 	case "queue", "followup":
 		return ModeQueue, nil
 	case "steer":
 		return ModeSteer, nil
 	}
-	return "", fmt.Errorf("unknown delivery mode %q (want wait, queue, followUp or steer)", s)
+	return "", fmt.Errorf("unknown delivery mode %q (want batch, wait, queue, followUp or steer)", s)
 }
 
 // Status is a message's delivery status, as its receipt reports it.
@@ -88,6 +109,16 @@ func (realClock) After(d time.Duration) <-chan time.Time { return time.After(d) 
 // Options configures a Queue; zero values mean defaults.
 type Options struct {
 	Mode Mode
+	// Join separates the items typed as one injection (every mode but
+	// ModeWait); DefaultJoin ("\n\n") when empty. A plain shell, where
+	// each message must be a line of its own, wants "\r".
+	Join string
+	// MaxInjection caps the bytes of one injection: the items' texts and
+	// the separators between them (the Enter the typist presses after it
+	// is not counted). Items that do not fit wait for the next idle moment,
+	// in order; a single item longer than the cap is typed alone, whole.
+	// DefaultMaxInjection when zero; a negative value means no cap.
+	MaxInjection int
 	// HumanQuiet is how long the human must not have typed; 2s by default.
 	HumanQuiet time.Duration
 	// Recheck bounds how long the queue waits, after typing, for the agent
@@ -111,6 +142,12 @@ type Options struct {
 func (o *Options) fill() {
 	if o.Mode == "" {
 		o.Mode = DefaultMode
+	}
+	if o.Join == "" {
+		o.Join = DefaultJoin
+	}
+	if o.MaxInjection == 0 {
+		o.MaxInjection = DefaultMaxInjection
 	}
 	if o.HumanQuiet == 0 {
 		o.HumanQuiet = DefaultHumanQuiet
@@ -160,32 +197,41 @@ func NewQueue(o Options) *Queue {
 //     statuses as the first item's from then on (delivered, confirmed or
 //     failed), so that the copy delivered again is acknowledged too.
 func (q *Queue) Add(it Item) {
+	q.AddAll([]Item{it})
+}
+
+// AddAll queues items in order, at once: a batch the inbox fetched in one
+// pull is typed as one injection (within the cap) even when the agent is
+// idle, instead of its first item alone while the rest are still being
+// added. Each item is told apart by ID as Add does.
+func (q *Queue) AddAll(items []Item) {
+	var typed []Item
+	added := false
 	q.mu.Lock()
-	switch q.ids.state(it.ID) {
-	case idTyped:
-		q.mu.Unlock()
-		if it.Done != nil {
-			it.Done(StatusDelivered, AlreadyDelivered)
-		}
-		return
-	case idInFlight:
-		q.ids.follow(it.ID, it.Done)
-		q.mu.Unlock()
-		return
-	case idWaiting:
-		for i := range q.items {
-			if q.items[i].ID == it.ID {
-				q.items[i].Done = both(q.items[i].Done, it.Done)
-				break
+	for _, it := range items {
+		switch q.ids.state(it.ID) {
+		case idTyped:
+			typed = append(typed, it)
+		case idInFlight:
+			q.ids.follow(it.ID, it.Done)
+		case idWaiting:
+			for i := range q.items {
+				if q.items[i].ID == it.ID {
+					q.items[i].Done = both(q.items[i].Done, it.Done)
+					break
+				}
 			}
+		default:
+			q.ids.wait(it.ID)
+			q.items = append(q.items, it)
+			added = true
 		}
-		q.mu.Unlock()
-		return
 	}
-	q.ids.wait(it.ID)
-	q.items = append(q.items, it)
 	q.mu.Unlock()
-	q.poke()
+	report(typed, StatusDelivered, AlreadyDelivered)
+	if added {
+		q.poke()
+	}
 }
 
 // SetState records the agent's state (from its screen or hooks).
@@ -265,7 +311,7 @@ func (q *Queue) next() ([]Item, time.Duration) {
 	}
 	n := 1
 	if q.o.Mode != ModeWait {
-		n = len(q.items)
+		n = fit(q.items, len(q.o.Join), q.o.MaxInjection)
 	}
 	batch := q.items[:n:n]
 	q.items = q.items[n:]
@@ -277,11 +323,7 @@ func (q *Queue) next() ([]Item, time.Duration) {
 
 // deliver types a batch as one injection and reports its fate.
 func (q *Queue) deliver(ctx context.Context, batch []Item) {
-	texts := make([]string, len(batch))
-	for i, it := range batch {
-		texts[i] = it.Text
-	}
-	text := strings.Join(texts, "\n\n")
+	text := join(batch, q.o.Join)
 	var err error
 	for try := 0; try <= q.o.Retries; try++ {
 		if err = q.o.Type(ctx, text); err == nil || ctx.Err() != nil {

@@ -89,7 +89,8 @@ func TestNextDecides(t *testing.T) {
 		want     []string
 		wantWait time.Duration
 	}{
-		{name: "idle agent takes one", state: idle, items: []string{"a", "b"}, want: []string{"a"}},
+		{name: "idle agent takes all (batch, the default)", state: idle, items: []string{"a", "b"}, want: []string{"a", "b"}},
+		{name: "wait mode takes one", mode: ModeWait, state: idle, items: []string{"a", "b"}, want: []string{"a"}},
 		{name: "not started yet", state: State{}, items: []string{"a"}},
 		{name: "busy agent waits", state: State{Ready: true, Busy: true}, items: []string{"a"}},
 		{name: "draft in the input box waits", state: State{Ready: true, Draft: true}, items: []string{"a"}},
@@ -126,7 +127,7 @@ func TestNextDecides(t *testing.T) {
 // until the agent has reacted (busy) and is idle again.
 func TestWaitModeOneMessagePerIdleMoment(t *testing.T) {
 	clock := newFakeClock()
-	q := NewQueue(Options{Clock: clock, Type: (&typist{}).Type})
+	q := NewQueue(Options{Mode: ModeWait, Clock: clock, Type: (&typist{}).Type})
 	q.Add(Item{Text: "one"})
 	q.Add(Item{Text: "two"})
 	q.SetState(idle)
@@ -148,7 +149,7 @@ func TestWaitModeOneMessagePerIdleMoment(t *testing.T) {
 // reading lines) still gets the next message after Recheck.
 func TestWaitModeRecheck(t *testing.T) {
 	clock := newFakeClock()
-	q := NewQueue(Options{Clock: clock, Recheck: time.Second, Type: (&typist{}).Type})
+	q := NewQueue(Options{Mode: ModeWait, Clock: clock, Recheck: time.Second, Type: (&typist{}).Type})
 	q.Add(Item{Text: "one"})
 	q.Add(Item{Text: "two"})
 	q.SetState(idle)
@@ -257,7 +258,7 @@ func TestJournalSurvivesRestart(t *testing.T) {
 }
 
 func TestParseMode(t *testing.T) {
-	for in, want := range map[string]Mode{"": ModeWait, "wait": ModeWait, "followUp": ModeQueue, "queue": ModeQueue, "steer": ModeSteer} {
+	for in, want := range map[string]Mode{"": ModeBatch, "batch": ModeBatch, "Batch": ModeBatch, "wait": ModeWait, "followUp": ModeQueue, "queue": ModeQueue, "steer": ModeSteer} {
 		if got, err := ParseMode(in); err != nil || got != want {
 			t.Errorf("ParseMode(%q) = %q, %v", in, got, err)
 		}
