@@ -182,7 +182,7 @@ func New(opts Options) (*Relay, error) {
 		opts.Workspace = "default"
 	}
 	if opts.Delivery == "" {
-		opts.Delivery = delivery.ModeWait
+		opts.Delivery = delivery.DefaultMode
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)

@@ -33,7 +33,7 @@ func parseWrap(env *Env, args []string) (*wrapOptions, error) {
 	fs.StringVar(&o.Workspace, "workspace", "", "the workspace to join (default: RELAY_WORKSPACE, config, or default)")
 	fs.StringVar(&o.Hub, "hub", "", "a NATS URL, or none to run the agent alone (default: RELAY_HUB, config, or the hub in RELAY_HOME, started if needed)")
 	fs.StringVar(&o.TLSCA, "tls-ca", "", "PEM `file` of the CA that signed a TLS hub's certificate (default: RELAY_TLS_CA, config)")
-	fs.StringVar(&o.Delivery, "delivery", "", "how messages are typed in: wait, queue (followUp) or steer (default: config, or wait)")
+	fs.StringVar(&o.Delivery, "delivery", "", "how messages are typed in: batch (all that waits, at each idle moment), wait (one per idle moment), queue (followUp) or steer (default: config, or batch)")
 	fs.BoolVar(&o.NoPrimer, "no-primer", false, "do not teach the agent the protocol at start")
 	if err := parseFlags(fs, args); err != nil {
 		return nil, err

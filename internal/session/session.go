@@ -220,7 +220,7 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 // child: commands → handlers; inbox → delivery queue → the child's stdin;
 // the state owner's presence and jobs; the exact source.
 func (s *Session) start(ctx context.Context, primer string) {
-	s.queue = delivery.NewQueue(delivery.Options{
+	qo := delivery.Options{
 		Mode:       s.cfg.Delivery,
 		HumanQuiet: s.cfg.HumanQuiet,
 		Recheck:    2 * cmp.Or(s.prof.Cues.QuietTime, scanner.DefaultQuietTime),
@@ -228,7 +228,13 @@ func (s *Session) start(ctx context.Context, primer string) {
 		Type:       s.typeText,
 		Confirm:    s.confirmer(),
 		Journal:    s.journal,
-	})
+	}
+	if !s.prof.Model {
+		// A plain shell reads lines: each message its own line, and one
+		// injection never longer than its terminal takes.
+		qo.Join, qo.MaxInjection = "\r", delivery.MaxShellLine
+	}
+	s.queue = delivery.NewQueue(qo)
 	s.do(func(st *state) {
 		st.started, st.primer = true, primer
 		st.presenceSent = false
