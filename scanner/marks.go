@@ -75,8 +75,15 @@ func (s *Scanner) EndInjection() {
 // endInjection stops marking typed-in rows once the echo time has passed
 // (or the injection has gone on too long).
 func (s *Scanner) endInjection(now time.Time) {
+	echo := injectEcho
+	if s.cues.LineBreaksEnd {
+		// A program that reads lines (a shell, a script) may answer the
+		// moment the line reaches it: its answer is its own. Its echo of
+		// the typed line is guarded by the text relay typed.
+		echo = 0
+	}
 	switch {
-	case s.inj.depth == 0 && !s.inj.end.IsZero() && now.Sub(s.inj.end) >= injectEcho,
+	case s.inj.depth == 0 && !s.inj.end.IsZero() && now.Sub(s.inj.end) >= echo,
 		s.inj.depth > 0 && now.Sub(s.inj.start) >= maxInjection:
 		s.inj = injection{}
 		s.scr.SetPrintMark(0)
