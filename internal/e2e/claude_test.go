@@ -27,12 +27,7 @@ func (tm *team) claude(name string, cols, rows int, script mockmodel.Script) *cl
 	tm.t.Helper()
 	model := mockmodel.NewAnthropic(mockmodel.Options{Script: script})
 	tm.t.Cleanup(model.Close)
-	var env []string
-	for _, kv := range tm.env {
-		if strings.HasPrefix(kv, "RELAY_") {
-			env = append(env, kv)
-		}
-	}
+	env := relayVars(tm.env)
 	cmd := agenttest.Claude(tm.t, agenttest.ClaudeOptions{Model: model.URL, Cols: cols, Rows: rows, Env: env}).
 		Under(relayBin, "wrap", "--name", name, "--")
 	term := agenttest.Start(tm.t, cmd)
