@@ -73,7 +73,7 @@ func newBenchTeamOf(tb testing.TB, cli string) *benchTeam {
 	h := hubtest.Start(tb)
 	serveMemoryTB(tb, h)
 	home := filepath.Join(tb.TempDir(), "home")
-	bt := &benchTeam{tb: tb, hub: h, receipts: map[string][]bus.Receipt{}, env: append(os.Environ(),
+	bt := &benchTeam{tb: tb, hub: h, receipts: map[string][]bus.Receipt{}, env: append(baseEnv(tb),
 		"RELAY_HOME="+home, "RELAY_HUB="+h.URL(), "RELAY_TOKEN="+h.Token(), "TERM=xterm-256color")}
 	ctx := context.Background()
 	c, err := bus.Connect(ctx, bus.Options{URL: h.URL(), Token: h.Token(), Name: "bench"})
@@ -129,12 +129,7 @@ func (bt *benchTeam) claude(name string, mode delivery.Mode, script mockmodel.Sc
 	bt.tb.Helper()
 	model := mockmodel.NewAnthropic(mockmodel.Options{Script: script})
 	bt.tb.Cleanup(model.Close)
-	var env []string
-	for _, kv := range bt.env {
-		if strings.HasPrefix(kv, "RELAY_") {
-			env = append(env, kv)
-		}
-	}
+	env := relayVars(bt.env)
 	wrap := []string{relayBin, "wrap"}
 	if mode != "" {
 		wrap = append(wrap, "--delivery", string(mode))

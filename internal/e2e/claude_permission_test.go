@@ -22,12 +22,7 @@ func (tm *team) claudeAsking(name, work string, script mockmodel.Script) *claude
 	tm.t.Helper()
 	model := mockmodel.NewAnthropic(mockmodel.Options{Script: script})
 	tm.t.Cleanup(model.Close)
-	var env []string
-	for _, kv := range tm.env {
-		if strings.HasPrefix(kv, "RELAY_") {
-			env = append(env, kv)
-		}
-	}
+	env := relayVars(tm.env)
 	cmd := agenttest.Claude(tm.t, agenttest.ClaudeOptions{Model: model.URL, WorkDir: work, Env: env,
 		ExtraArgs: []string{"--permission-mode", "default"}}).
 		Under(relayBin, "wrap", "--name", name, "--")

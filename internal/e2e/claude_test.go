@@ -16,9 +16,10 @@ import (
 // claudeAgent is a real Claude Code session wrapped by relay, answering from
 // a mock model.
 type claudeAgent struct {
-	name  string
-	model *mockmodel.Anthropic
-	term  *agenttest.Term
+	name   string
+	model  *mockmodel.Anthropic
+	term   *agenttest.Term
+	config string // Claude Code's CLAUDE_CONFIG_DIR (its transcripts are below)
 }
 
 // claude starts the real Claude Code as name under relay wrap, at cols x
@@ -27,12 +28,7 @@ func (tm *team) claude(name string, cols, rows int, script mockmodel.Script) *cl
 	tm.t.Helper()
 	model := mockmodel.NewAnthropic(mockmodel.Options{Script: script})
 	tm.t.Cleanup(model.Close)
-	var env []string
-	for _, kv := range tm.env {
-		if strings.HasPrefix(kv, "RELAY_") {
-			env = append(env, kv)
-		}
-	}
+	env := relayVars(tm.env)
 	cmd := agenttest.Claude(tm.t, agenttest.ClaudeOptions{Model: model.URL, Cols: cols, Rows: rows, Env: env}).
 		Under(relayBin, "wrap", "--name", name, "--")
 	term := agenttest.Start(tm.t, cmd)
@@ -40,7 +36,7 @@ func (tm *team) claude(name string, cols, rows int, script mockmodel.Script) *cl
 	if _, err := term.WaitReady(60*time.Second, agenttest.ClaudeReady); err != nil {
 		tm.t.Fatalf("%s: Claude Code did not get ready under relay wrap: %v", name, err)
 	}
-	return &claudeAgent{name: name, model: model, term: term}
+	return &claudeAgent{name: name, model: model, term: term, config: cmd.ConfigDir}
 }
 
 // waitTurn waits until the agent's model received a turn containing s.

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/relayhq/relay/bus"
 	"github.com/relayhq/relay/internal/agenttest"
 	"github.com/relayhq/relay/internal/mockmodel"
 	"github.com/relayhq/relay/internal/testutil"
@@ -104,7 +105,20 @@ func TestClaudeExactText(t *testing.T) {
 }
 
 // TestClaudeCommandBeforeToolCall: a command in an assistant message that
-// comes before a tool call, in the middle of a turn, is sent once.
+// comes before a tool call, in the middle of a turn, is sent once; and a
+// command in an assistant record that reaches the transcript after Claude
+// Code's Stop hook is sent too, once, by the wrapper's late read of the
+// transcript after Stop.
+//
+// Claude Code may write a turn's last records after its Stop hooks ran
+// (hookpath.go, lateTexts); whether it does depends on timing, so the test
+// plays it: as soon as the hub shows Alice idle (her wrapper's Stop handler
+// has read the transcript and reported the turn over), it appends an
+// assistant record to her transcript. Nothing but the late read looks at
+// the transcript after that (the turn is over), so the test fails when the
+// late read never runs; and since the late read is the last thing that
+// could fire the earlier commands again, its command reaching Bob is the
+// marker after which "still once" is checked.
 func TestClaudeCommandBeforeToolCall(t *testing.T) {
 	tm := newTeam(t)
 	alice := tm.claude("Alice", 100, 30, mockmodel.Queue(
@@ -113,24 +127,79 @@ func TestClaudeCommandBeforeToolCall(t *testing.T) {
 	))
 	bob := tm.claude("Bob", 100, 30, mockmodel.Fixed("OK."))
 	tm.waitAgents("Alice", "Bob")
+	watch := tm.busClient()
 	alice.term.Submit("migrate")
-	bob.waitTurn(t, "hold your deploys", 60*time.Second)
-	// The turn ended (Stop) and its late texts were read: still once.
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
+	if _, err := alice.model.WaitReplied(ctx, 1); err != nil { // the tool call: Alice is busy until her Stop
+		t.Fatal(err)
+	}
+	inTurn := time.Now()
 	if _, err := alice.model.WaitReplied(ctx, 2); err != nil { // the turn after the tool call
 		t.Fatal(err)
 	}
-	time.Sleep(2 * time.Second) // past the transcript's late read after Stop
-	n := 0
+	testutil.WaitFor(t, 30*time.Second, 10*time.Millisecond, func() error {
+		ps, err := watch.Agents(ctx)
+		for _, p := range ps {
+			if p.Name == "Alice" && p.State == bus.StateIdle && p.Since.After(inTurn) {
+				return nil
+			}
+		}
+		return fmt.Errorf("Alice not idle after her turn (%v): %+v", err, ps)
+	})
+	appendAssistantRecord(t, alice.config, "@relay:Bob the migration log is in /var/log/migrate.log, written late.")
+	lateCtx, lateCancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer lateCancel()
+	if _, err := bob.model.WaitForRequest(lateCtx, "written late"); err != nil { // only the late read can fire it
+		t.Fatalf("the wrapper's late read of the transcript after Stop never ran: the record appended after Alice's Stop was not sent (%v)\nlogs:\n%s", err, tm.wrapperLog())
+	}
+	bob.waitTurn(t, "hold your deploys", 30*time.Second)
+	counts := map[string]int{}
 	for _, e := range tm.logEntries() {
-		if strings.Contains(fmt.Sprint(e["body"]), "hold your deploys") {
-			n++
+		for _, s := range []string{"hold your deploys", "written late"} {
+			if strings.Contains(fmt.Sprint(e["body"]), s) {
+				counts[s]++
+			}
 		}
 	}
-	if n != 1 {
-		t.Errorf("the command before the tool call was sent %d times", n)
+	if counts["hold your deploys"] != 1 || counts["written late"] != 1 {
+		t.Errorf("sent: the command before the tool call %d times, the late one %d times; want once each",
+			counts["hold your deploys"], counts["written late"])
 	}
+}
+
+// appendAssistantRecord appends to the one transcript below Claude Code's
+// config folder an assistant record with text, as Claude Code writes one.
+func appendAssistantRecord(t *testing.T, config, text string) {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(config, "projects", "*", "*.jsonl"))
+	if len(files) != 1 {
+		t.Fatalf("want one transcript below %s, have %q", config, files)
+	}
+	rec, err := json.Marshal(map[string]any{"type": "assistant", "isSidechain": false, "uuid": "late-record",
+		"message": map[string]any{"role": "assistant", "content": []any{map[string]any{"type": "text", "text": text}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(files[0], os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.Write(append(rec, '\n')); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// busClient connects to the team's hub, closed with the test.
+func (tm *team) busClient() *bus.Client {
+	tm.t.Helper()
+	c, err := bus.Connect(context.Background(), bus.Options{URL: tm.hub.URL(), Token: tm.hub.Token(), Name: "test-watcher"})
+	if err != nil {
+		tm.t.Fatalf("connect to the hub: %v", err)
+	}
+	tm.t.Cleanup(func() { _ = c.Close() })
+	return c
 }
 
 // TestClaudeStopHandOver: a message for Bob that arrives while he works is

@@ -39,12 +39,7 @@ func BenchmarkCLIRoundTrip(b *testing.B) {
 	for _, kind := range screenCLIs {
 		b.Run(kind, func(b *testing.B) {
 			bt := newBenchTeamOf(b, kind)
-			var env []string
-			for _, kv := range bt.env {
-				if strings.HasPrefix(kv, "RELAY_") {
-					env = append(env, kv)
-				}
-			}
+			env := relayVars(bt.env)
 			// 20 messages from Alice to Bob within a minute are more than
 			// loop damping lets through by default (10).
 			xdg := b.TempDir()

@@ -17,15 +17,21 @@ type modelLog interface {
 	Count(s string) int
 }
 
-// relayEnv is the team's RELAY_* variables, for a CLI's own environment.
-func (tm *team) relayEnv() []string {
-	var env []string
-	for _, kv := range tm.env {
-		if strings.HasPrefix(kv, "RELAY_") {
-			env = append(env, kv)
+// relayEnv is the team's RELAY_* variables and GORACE, for a CLI's own
+// environment.
+func (tm *team) relayEnv() []string { return relayVars(tm.env) }
+
+// relayVars returns the RELAY_* variables of env and its GORACE (so that
+// relay under a CLI reports its races to the test), for a CLI's own
+// environment.
+func relayVars(env []string) []string {
+	var out []string
+	for _, kv := range env {
+		if strings.HasPrefix(kv, "RELAY_") || strings.HasPrefix(kv, "GORACE=") {
+			out = append(out, kv)
 		}
 	}
-	return env
+	return out
 }
 
 // TestThreeCLIs: Alice on Claude Code, Bob on Codex, Carol on Gemini CLI.

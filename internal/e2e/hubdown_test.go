@@ -3,7 +3,6 @@ package e2e
 import (
 	"bytes"
 	"net/url"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -20,7 +19,7 @@ func TestHubGoesAway(t *testing.T) {
 	h := hubtest.StartAt(t, hubHome, "127.0.0.1:0")
 	u, _ := url.Parse(h.URL())
 	addr := u.Host
-	env := append(os.Environ(), "RELAY_HOME="+filepath.Join(t.TempDir(), "home"), "RELAY_HUB="+h.URL(),
+	env := append(baseEnv(t), "RELAY_HOME="+filepath.Join(t.TempDir(), "home"), "RELAY_HUB="+h.URL(),
 		"RELAY_TOKEN="+h.Token(), "TERM=xterm-256color", "PS1=$ ")
 	tm := &team{t: t, hub: h, env: env}
 	alice := ptytest.Start(t, ptytest.Options{Env: env, Cols: 100, Rows: 30}, relayBin, "wrap", "--name", "Alice", "--", "bash", "--norc", "--noprofile")
@@ -49,7 +48,7 @@ func TestHubNotUpYet(t *testing.T) {
 	hubHome := filepath.Join(t.TempDir(), "hub")
 	h := hubtest.StartAt(t, hubHome, "127.0.0.1:0")
 	u, _ := url.Parse(h.URL())
-	env := append(os.Environ(), "RELAY_HOME="+filepath.Join(t.TempDir(), "home"), "RELAY_HUB="+h.URL(),
+	env := append(baseEnv(t), "RELAY_HOME="+filepath.Join(t.TempDir(), "home"), "RELAY_HUB="+h.URL(),
 		"RELAY_TOKEN="+h.Token(), "TERM=xterm-256color", "PS1=$ ")
 	h.Shutdown()
 

@@ -8,7 +8,8 @@ import (
 	"testing"
 )
 
-// relayBin is the relay binary built once for all the tests.
+// relayBin is the relay binary built once for all the tests, with the race
+// detector (see race_test.go).
 var relayBin string
 
 func TestMain(m *testing.M) {
@@ -24,7 +25,22 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "build relay:", err)
 		os.Exit(1)
 	}
+	// A relay process started with an environment that did not come from
+	// raceEnv still reports its races here (this process's own race
+	// detector read GORACE at start and is not affected).
+	races := filepath.Join(dir, "races")
+	if err := os.Mkdir(races, 0o700); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Setenv("GORACE", goraceFor(races)[len("GORACE="):])
 	code := m.Run()
+	if reports := raceReports(races); len(reports) > 0 {
+		for _, r := range reports {
+			fmt.Fprintf(os.Stderr, "FAIL: a relay process (race-built) reported a DATA RACE outside any test's check:\n%s\n", r)
+		}
+		code = 1
+	}
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
@@ -34,5 +50,5 @@ func TestMain(m *testing.M) {
 func env(t *testing.T, extra ...string) []string {
 	t.Helper()
 	home := filepath.Join(t.TempDir(), "home")
-	return append(os.Environ(), append([]string{"RELAY_HOME=" + home, "RELAY_HUB=none", "TERM=xterm-256color"}, extra...)...)
+	return append(baseEnv(t), append([]string{"RELAY_HOME=" + home, "RELAY_HUB=none", "TERM=xterm-256color"}, extra...)...)
 }

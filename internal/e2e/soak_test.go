@@ -36,7 +36,7 @@ func TestSoak(t *testing.T) {
 	home := t.TempDir()
 	h := hubtest.StartAt(t, home, "127.0.0.1:0")
 	dir := t.TempDir()
-	tm := &team{t: t, hub: h, env: append(os.Environ(),
+	tm := &team{t: t, hub: h, env: append(baseEnv(t),
 		"RELAY_HOME="+filepath.Join(dir, "home"), "RELAY_HUB="+h.URL(), "RELAY_TOKEN="+h.Token(),
 		"TERM=xterm-256color", "RELAY_BIN="+relayBin)}
 
@@ -370,7 +370,7 @@ func TestSoakScreenBurst(t *testing.T) {
 		t.Fatal(err)
 	}
 	home := filepath.Join(dir, "home")
-	tm := &team{t: t, hub: h, env: append(os.Environ(),
+	tm := &team{t: t, hub: h, env: append(baseEnv(t),
 		"RELAY_HOME="+home, "RELAY_HUB="+h.URL(), "RELAY_TOKEN="+h.Token(),
 		"TERM=xterm-256color", "XDG_CONFIG_HOME="+xdg)}
 	rec := filepath.Join(dir, "bob.rec")

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -31,7 +30,7 @@ func newTeam(t *testing.T) *team {
 	h := hubtest.Start(t)
 	serveMemory(t, h)
 	home := filepath.Join(t.TempDir(), "home")
-	return &team{t: t, hub: h, env: append(os.Environ(),
+	return &team{t: t, hub: h, env: append(baseEnv(t),
 		"RELAY_HOME="+home, "RELAY_HUB="+h.URL(), "RELAY_TOKEN="+h.Token(), "TERM=xterm-256color", "PS1=$ ")}
 }
 

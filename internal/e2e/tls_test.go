@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"net/url"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -30,8 +29,8 @@ func TestTeamOverTLS(t *testing.T) {
 	t.Cleanup(h.Shutdown)
 	serveMemory(t, h)
 	u, _ := url.Parse(h.URL())
-	local := append(os.Environ(), "RELAY_HOME="+hubHome, "TERM=xterm-256color", "PS1=$ ")
-	remote := append(os.Environ(), "RELAY_HOME="+filepath.Join(t.TempDir(), "home"), "RELAY_HUB=tls://localhost:"+u.Port(),
+	local := append(baseEnv(t), "RELAY_HOME="+hubHome, "TERM=xterm-256color", "PS1=$ ")
+	remote := append(baseEnv(t), "RELAY_HOME="+filepath.Join(t.TempDir(), "home"), "RELAY_HUB=tls://localhost:"+u.Port(),
 		"RELAY_TOKEN="+h.Token(), "RELAY_TLS_CA="+files.CA, "TERM=xterm-256color", "PS1=$ ")
 	tm := &team{t: t, hub: h, env: remote}
 
