@@ -174,7 +174,7 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 			Started: started, Log: s.log,
 		})
 		if err != nil {
-			s.log.Warn("reading the agent's screen only", "why", err)
+			s.log.Warn("reading its screen only", "why", err)
 		} else {
 			args = append(setup.Args, args...)
 			env = append(env, setup.Env...)
