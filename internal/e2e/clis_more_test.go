@@ -312,7 +312,7 @@ func TestScreenCLISpecialText(t *testing.T) {
 		want []string // in the model's turn
 	}{
 		{name: "commands", body: "Run /status, then !ls the folder.\n/help is not for you\n!rm -rf is not for you either\n@relay:Nobody is not a command here",
-			want: []string{"Run /status, then !ls the folder.\n/help is not for you\n!rm -rf is not for you either\n\\@relay:Nobody is not a command here"}},
+			want: []string{"Run /status, then !ls the folder.\n/help is not for you\n!rm -rf is not for you either\n＠relay:Nobody is not a command here"}},
 		{name: "many lines", body: strings.TrimSpace(report.String()), want: []string{strings.TrimSpace(report.String())}},
 		{name: "file mention", body: "Look at @README.md please, it says how to build.", want: []string{"Look at @README.md please, it says how to build."}},
 	}
