@@ -1,12 +1,10 @@
 package bus_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"os/exec"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -62,25 +60,6 @@ func TestNatsCLIPublishesToAnAgent(t *testing.T) {
 	col.waitBodies(t, "hello from the nats CLI", "after the duplicate")
 }
 
-// syncBuffer is a bytes.Buffer safe for a process to write while the test
-// reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func TestNatsCLISubscriberSeesTraffic(t *testing.T) {
 	h := startHub(t)
 	run := natsCLI(t, h)
@@ -89,7 +68,7 @@ func TestNatsCLISubscriberSeesTraffic(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	subs := h.Server().NumSubscriptions()
-	var out syncBuffer
+	var out testutil.Buffer
 	cmd := run(ctx, "sub", "--raw", "--count", "1", "relay.default.inbox.>")
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {

@@ -1,34 +1,14 @@
 package hub_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/relayhq/relay/hub"
 	"github.com/relayhq/relay/internal/testutil"
 )
-
-// lockedBuffer is a bytes.Buffer that a logger and the test share.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestTLSHubIsFoundQuietly: a TLS hub records the pin of its certificate
 // for local clients, and Discover's probe finishes the handshake, so that
@@ -36,7 +16,7 @@ func (l *lockedBuffer) String() string {
 func TestTLSHubIsFoundQuietly(t *testing.T) {
 	files := testutil.TLS(t, "hub.example.test")
 	home := testutil.Home(t)
-	var log lockedBuffer
+	var log testutil.Buffer
 	h, err := hub.Start(context.Background(), hub.Options{
 		Home: home, Listen: "0.0.0.0:0", TLSCert: files.Cert, TLSKey: files.Key,
 		Logger: slog.New(slog.NewTextHandler(&log, nil)),

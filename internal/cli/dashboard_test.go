@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/relayhq/relay/hub"
+	"github.com/relayhq/relay/internal/testutil"
 )
 
 // dashboardCmd runs `relay dashboard ARGS` in c's home (called directly:
@@ -89,7 +90,7 @@ func TestUpForegroundDashboardFlag(t *testing.T) {
 			t.Errorf("up --dashboard %s: exit %d, stderr %q; want 2 and %q", tc.addr, code, errs, tc.want)
 		}
 	}
-	var hubOut lockedBuffer
+	var hubOut testutil.Buffer
 	up := c.startRelay(&hubOut, "up", "--dashboard", "127.0.0.1:0")
 	waitOutput(t, &hubOut, "dashboard on http://127.0.0.1:")
 	if _, err := c.dashboardCmd(); err != nil {

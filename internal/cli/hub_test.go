@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -235,25 +234,7 @@ func (c *hubCLI) startRelay(out io.Writer, args ...string) *exec.Cmd {
 	return cmd
 }
 
-// lockedBuffer is a bytes.Buffer that a process writes while a test reads.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-func waitOutput(t *testing.T, out *lockedBuffer, want string) {
+func waitOutput(t *testing.T, out *testutil.Buffer, want string) {
 	t.Helper()
 	testutil.Eventually(t, func() error {
 		if !strings.Contains(out.String(), want) {
@@ -265,7 +246,7 @@ func waitOutput(t *testing.T, out *lockedBuffer, want string) {
 
 func TestHubForegroundAndLogFollow(t *testing.T) {
 	c := newHubCLI(t)
-	var hubOut lockedBuffer
+	var hubOut testutil.Buffer
 	up := c.startRelay(&hubOut, "up")
 	waitOutput(t, &hubOut, "relay hub listening on nats://127.0.0.1:")
 	if _, err := hub.Discover(c.home); err != nil {
@@ -273,7 +254,7 @@ func TestHubForegroundAndLogFollow(t *testing.T) {
 	}
 	c.must("send", "--from", "ci", "bob", "first")
 
-	var logOut lockedBuffer
+	var logOut testutil.Buffer
 	follow := c.startRelay(&logOut, "log", "--follow")
 	waitOutput(t, &logOut, "ci -> bob  [bob:queued]  first")
 	c.must("send", "--from", "ci", "bob", "second")

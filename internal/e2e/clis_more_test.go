@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -342,13 +343,21 @@ func TestScreenCLISpecialText(t *testing.T) {
 					if strings.Contains(req.LastUser, "readme of the project") {
 						t.Errorf("the file's contents were attached: %q", req.LastUser)
 					}
+					// A sentinel sent now is typed only after the case's
+					// message was delivered (one message per idle moment,
+					// in order): a second typing of it, or a stray Enter
+					// that made a turn, comes before the sentinel's turn.
+					sentinel := "sentinel after the case " + c.name
+					if out, err := tm.relay("send", "Bob", sentinel); err != nil {
+						t.Fatalf("relay send: %v\n%s", err, out)
+					}
+					bob.waitTurn(t, sentinel, 60*time.Second)
 					bob.waitIdle(t)
-					time.Sleep(2 * time.Second) // a second turn would come now
-					if turns := bob.model.Turns()[before:]; len(turns) != 1 {
+					if turns := bob.model.Turns()[before:]; len(turns) != 2 || !strings.Contains(turns[1].LastUser, sentinel) {
 						for _, r := range turns {
 							t.Logf("turn: %q", r.LastUser)
 						}
-						t.Errorf("the model got %d turns, want 1", len(turns))
+						t.Errorf("the model got %d turns up to the sentinel's, want 2 (the message's, the sentinel's)", len(turns))
 					}
 				})
 			}
@@ -373,8 +382,11 @@ func TestScreenCLITallParagraph(t *testing.T) {
 			tm := newTeam(t)
 			bob := tm.agent("Bob", script()...)
 			carol := tm.screenCLISized(kind, "Carol", 80, 15, func(r mockmodel.Request) mockmodel.Reply {
-				if strings.Contains(r.LastUser, "write the plan") {
+				switch {
+				case strings.Contains(r.LastUser, "write the plan"):
 					return mockmodel.Reply{Text: para.String(), Chunk: 40, ChunkDelay: 10 * time.Millisecond}
+				case strings.Contains(r.LastUser, "send the sentinel"):
+					return mockmodel.Reply{Text: "@relay:Bob sentinel: the plan is done"}
 				}
 				return mockmodel.Reply{Text: "OK."}
 			})
@@ -383,9 +395,19 @@ func TestScreenCLITallParagraph(t *testing.T) {
 			bob.WaitOutput("got: # [relay] Message from agent Carol", 60*time.Second)
 			bob.WaitOutput(ask, 5*time.Second)
 			carol.waitIdle(t)
-			time.Sleep(2 * time.Second) // a second firing would come now
-			if n := count(bob.Output(), "got: # [relay] Message from agent Carol"); n != 1 {
-				t.Errorf("Bob got the message %d times\nCarol's screen:\n%s\nlogs:\n%s", n, carol.screen(t), tm.wrapperLog())
+			// A second firing of the tall paragraph's command would come
+			// from its turn's screen, before a command of Carol's next
+			// turn reaches Bob.
+			carol.submit(t, "send the sentinel")
+			sentinelRead := regexp.MustCompile(`got: [^\n]*sentinel: the plan is done`)
+			testutil.WaitFor(t, 60*time.Second, 20*time.Millisecond, func() error {
+				if !sentinelRead.Match(bob.Output()) {
+					return fmt.Errorf("Bob has not read the sentinel yet:\n%s", bob.Output())
+				}
+				return nil
+			})
+			if n := count(bob.Output(), "got: # [relay] Message from agent Carol") - 1; n != 1 {
+				t.Errorf("Bob got the message %d times\nBob:\n%s\nCarol's screen:\n%s\nlogs:\n%s", n, bob.Output(), carol.screen(t), tm.wrapperLog())
 			}
 		})
 	}

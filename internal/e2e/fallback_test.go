@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -19,9 +20,13 @@ import (
 func TestGeminiResumedReadsTheScreen(t *testing.T) {
 	tm := newTeam(t)
 	const body = "the resumed session still reaches you, read off the screen."
+	const sentinel = "sentinel: nothing more from the first turn."
 	m := mockmodel.NewGemini(mockmodel.Options{Script: func(r mockmodel.Request) mockmodel.Reply {
-		if strings.Contains(r.LastUser, "send it") {
+		switch {
+		case strings.Contains(r.LastUser, "send it"):
 			return mockmodel.Reply{Text: "Sending it now.\n\n@relay:Bob " + body + "\n\nDone."}
+		case strings.Contains(r.LastUser, "send the sentinel"):
+			return mockmodel.Reply{Text: "@relay:Bob " + sentinel}
 		}
 		return mockmodel.Reply{Text: "OK."}
 	}})
@@ -62,9 +67,17 @@ func TestGeminiResumedReadsTheScreen(t *testing.T) {
 		return nil
 	})
 	carol.waitIdle(t)
-	time.Sleep(2 * time.Second) // a second firing would come now
-	if got := tm.sentBy("Carol"); !slices.Equal(got, []string{body}) {
-		t.Errorf("Carol sent %q, want %q once\nscreen:\n%s", got, body, carol.screen(t))
+	// A second firing of the first turn's command would come from that
+	// turn's screen, before the command of Carol's next turn is sent.
+	carol.submit(t, "send the sentinel")
+	testutil.WaitFor(t, 60*time.Second, 100*time.Millisecond, func() error {
+		if got := tm.sentBy("Carol"); !slices.Contains(got, sentinel) {
+			return fmt.Errorf("the sentinel is not in the log yet: %q", got)
+		}
+		return nil
+	})
+	if got := tm.sentBy("Carol"); !slices.Equal(got, []string{body, sentinel}) {
+		t.Errorf("Carol sent %q, want %q once, then the sentinel\nscreen:\n%s", got, body, carol.screen(t))
 	}
 	log := tm.wrapperLog()
 	if n := strings.Count(log, "reading its screen only"); n != 1 {

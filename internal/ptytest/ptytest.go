@@ -10,13 +10,13 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/creack/pty"
+	"github.com/relayhq/relay/internal/agenttest"
 	"golang.org/x/sys/unix"
 )
 
@@ -244,36 +244,9 @@ func (m Mode) String() string {
 }
 
 // Screen renders the output on a terminal of the given size with tmux and
-// returns what tmux shows, row by row (tmux is the reference model).
+// returns what tmux shows, row by row (tmux is the reference model). It is
+// agenttest.TmuxScreen, the one tmux renderer of the tests.
 func Screen(t testing.TB, out []byte, cols, rows int) string {
 	t.Helper()
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux not installed (.ci/run installs it)")
-	}
-	dir := t.TempDir()
-	f := dir + "/out"
-	if err := os.WriteFile(f, out, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	sock := dir + "/tmux.sock"
-	tmux := func(args ...string) string {
-		b, err := exec.Command("tmux", append([]string{"-S", sock}, args...)...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("tmux %v: %v: %s", args, err, b)
-		}
-		return string(b)
-	}
-	tmux("-f", "/dev/null", "new-session", "-d", "-x", fmt.Sprint(cols), "-y", fmt.Sprint(rows), "cat "+f+"; exec sleep 60")
-	defer exec.Command("tmux", "-S", sock, "kill-server").Run()
-	tmux("set-option", "-g", "status", "off")
-	var screen string
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		screen = tmux("capture-pane", "-p")
-		prev := screen
-		time.Sleep(50 * time.Millisecond)
-		if screen = tmux("capture-pane", "-p"); screen == prev && strings.TrimSpace(screen) != "" || time.Now().After(deadline) {
-			return screen
-		}
-	}
+	return agenttest.TmuxScreen(t, out, cols, rows)
 }
