@@ -167,6 +167,12 @@ func TestMemoryCLIThroughHub(t *testing.T) {
 	go func() { served <- memory.Serve(ctx, nc, memory.DefaultSubjectPrefix, st) }()
 	defer func() { cancel(); <-served }()
 
+	// The service answers before the CLI first asks: a CLI that finds no
+	// memory service falls back to its file, which is another test.
+	testutil.Eventually(t, func() error {
+		_, err := nc.Request(memory.DefaultSubjectPrefix+".list", []byte("{}"), time.Second)
+		return err
+	})
 	c := newMemCLI(t)
 	c.vars["RELAY_HUB"] = ns.ClientURL()
 	testutil.Eventually(t, func() error {

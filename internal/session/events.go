@@ -55,10 +55,16 @@ func (j *jobs) run(ctx context.Context) {
 // idleJob fires Output for the screen's new lines (when commands come from
 // the screen) and then Idle.
 func (s *Session) idleJob(ctx context.Context) {
+	s.screenOutputJob(ctx)
+	s.fire(ctx, EventInfo{Event: Idle})
+}
+
+// screenOutputJob fires Output for the lines new on the screen since the
+// last call, when commands come from the screen.
+func (s *Session) screenOutputJob(ctx context.Context) {
 	if s.hasHandlers(Output) && !s.exactActive() {
 		s.outputLines(ctx, s.newScreenLines(s.scr.Text()))
 	}
-	s.fire(ctx, EventInfo{Event: Idle})
 }
 
 func (s *Session) hasHandlers(ev Event) bool {

@@ -203,13 +203,15 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 	}
 	s.scr, s.in, s.grp, s.pid = scan, ws.Input(), ws, ws.Pid
 	s.start(ctx, primer)
+	// Subscribe before the scanner runs: the agent's first output (and the
+	// busy state it brings) must not be missed.
+	scan.Subscribe(func(ev scanner.Event) { s.onScan(ev, scan) })
 	ws.Go(func() {
 		if err := scan.Run(ctx, tap); err != nil && ctx.Err() == nil {
 			s.log.Warn("scanner stopped", "err", err)
 		}
 	})
 	ws.Go(func() { s.publishScreen(ctx, scan, ws.Size) })
-	scan.Subscribe(func(ev scanner.Event) { s.onScan(ev, scan) })
 	code := ws.Wait()
 	tap.Close()
 	s.fire(context.WithoutCancel(ctx), EventInfo{Event: SessionEnd, ExitCode: code})

@@ -147,6 +147,11 @@ func (s *Session) onScreenState(ss scanner.State, title string) {
 		}
 		s.push(st)
 	})
+	if !ss.Busy {
+		// Output on the screen path follows the screen, not the idle edge:
+		// a line drawn before the first state report is still seen.
+		s.jobs.post(s.screenOutputJob)
+	}
 }
 
 // onTurn records the state the exact source reports.
