@@ -6,7 +6,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/creack/pty"
 	"golang.org/x/sys/unix"
 )
 
@@ -90,13 +89,32 @@ func (s *Session) Resize(cols, rows int) {
 	changed := cols != s.cols || rows != s.rows
 	s.cols, s.rows = cols, rows
 	s.mu.Unlock()
-	if err := pty.Setsize(s.ptmx, &pty.Winsize{Cols: uint16(cols), Rows: uint16(rows)}); err != nil {
+	if err := setSize(s.ptmx, cols, rows); err != nil {
 		s.log.Warn("resize child", "err", err)
 		return
 	}
 	if changed && s.opts.OnResize != nil {
 		s.opts.OnResize(cols, rows)
 	}
+}
+
+// setSize sets f's window size through its raw connection. pty.Setsize
+// calls f.Fd(), which races with the Close at exit (a resume or a SIGWINCH
+// can arrive then) and puts the file in blocking mode, which turns off the
+// read deadline that bounds the drain after the child exits.
+func setSize(f *os.File, cols, rows int) error {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var ioErr error
+	err = rc.Control(func(fd uintptr) {
+		ioErr = unix.IoctlSetWinsize(int(fd), unix.TIOCSWINSZ, &unix.Winsize{Col: uint16(cols), Row: uint16(rows)})
+	})
+	if err != nil {
+		return err
+	}
+	return ioErr
 }
 
 // watchSignals handles the signals a terminal program receives and returns

@@ -19,7 +19,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	relayBin = filepath.Join(dir, "relay")
-	build := exec.Command("go", "build", "-tags", "sqlite_fts5", "-o", relayBin, "github.com/relayhq/relay/cmd/relay")
+	build := exec.Command("go", "build", "-race", "-tags", "sqlite_fts5", "-o", relayBin, "github.com/relayhq/relay/cmd/relay")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "build relay:", err)
