@@ -18,7 +18,8 @@
 //     ">>>" (or, where rendering ate the ">>>", a blank line);
 //   - "\@" at the start escapes a command; nothing inside a code fence and no
 //     line the wrapper injected itself fires; placeholder targets such as
-//     <name> or AgentName and empty bodies for relay and broadcast never fire.
+//     <name> or AgentName and empty bodies for relay and broadcast never fire
+//     (a user namespace's command always fires: "@deploy:staging [v1.2.3]").
 package patterns
 
 import (
@@ -249,7 +250,17 @@ func (x *Extractor) ends(ln Line) bool {
 
 // fires applies the guards that keep echoed instructions and empty
 // messages from firing.
+//
+// The guards apply to the built-in namespaces only: a placeholder makes
+// sense as a message's recipient (or a memory query echoed from the
+// primer), while in a user namespace "@deploy:staging [v1.2.3]" or
+// "@notify:text done" is what the user configured, and always fires.
 func fires(c Command) bool {
+	switch c.NS {
+	case NSRelay, NSBroadcast, NSMemory:
+	default:
+		return true
+	}
 	if placeholder(c.Target) || bracketed(c.Body) {
 		return false
 	}

@@ -189,3 +189,28 @@ func TestCaps(t *testing.T) {
 		}
 	})
 }
+
+// TestUserNamespacePlaceholders checks that the placeholder guards, meant
+// for message recipients, leave a user namespace alone: every one of these
+// is a command the user configured and must fire.
+func TestUserNamespacePlaceholders(t *testing.T) {
+	tests := []struct {
+		line string
+		want got
+	}{
+		{"@deploy:staging [v1.2.3]", got{"deploy", "staging", "[v1.2.3]"}},
+		{"@deploy:agent roll back", got{"deploy", "agent", "roll back"}},
+		{"@notify:text build is green", got{"notify", "text", "build is green"}},
+		{"@ticket:message <urgent>", got{"ticket", "message", "<urgent>"}},
+		{"@deploy:<env> now", got{"deploy", "<env>", "now"}},
+		{"@notify:done", got{"notify", "done", ""}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.line, func(t *testing.T) {
+			have := extract(t, Markdown, text(tc.line), "deploy", "notify", "ticket")
+			if !equalGot(have, []got{tc.want}) {
+				t.Errorf("have %q, want %q", have, tc.want)
+			}
+		})
+	}
+}
