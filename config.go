@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 
 	"github.com/relayhq/relay/config"
@@ -31,11 +32,9 @@ func (r *Relay) UseConfig(c *config.Config) error {
 			if err != nil {
 				return Result{}, err
 			}
-			res := Result{Inject: out.Inject, Stop: out.Stop}
-			if out.Block {
-				res.Inject = fmt.Sprintf("@%s:%s refused: %s", m.Namespace, m.Target, out.Reason)
-			}
-			return res, nil
+			// Block and a stop's reason are told to the agent by the
+			// session, in the same words as a Go handler's.
+			return Result{Inject: out.Inject, Stop: out.Stop, Block: out.Block, Reason: out.Reason}, nil
 		}); err != nil {
 			return err
 		}
@@ -45,8 +44,9 @@ func (r *Relay) UseConfig(c *config.Config) error {
 			continue
 		}
 		set := &hookSet{groups: map[config.Event][]config.HookGroup{ev: groups}, env: env, dir: r.opts.Dir}
-		event := string(ev)
-		r.On(Event(event), set.fire)
+		if err := r.On(Event(string(ev)), set.fire); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -107,6 +107,14 @@ func (h *hookSet) fire(ctx context.Context, e EventInfo) (Result, error) {
 			out.Inject += "\n"
 		}
 		out.Inject += in
+	}
+	if res.Stopped && !res.Blocked && strings.TrimSpace(res.Reason) != "" {
+		// {"continue": false, "stopReason": "…"}: the reason is for the
+		// agent to read, as Claude Code shows it.
+		if out.Inject != "" {
+			out.Inject += "\n"
+		}
+		out.Inject += fmt.Sprintf("A %s hook stopped: %s", e.Event, strings.TrimSpace(res.Reason))
 	}
 	return out, err
 }

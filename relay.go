@@ -166,8 +166,9 @@ type Relay struct {
 }
 
 type userPattern struct {
-	ns string
-	h  HandlerFunc
+	ns       string
+	h        HandlerFunc
+	override bool // replaces the built-in handler of ns (Override)
 }
 
 // ErrNoHome is returned by New without Options.Home.
@@ -206,24 +207,42 @@ func New(opts Options) (*Relay, error) {
 
 // Pattern registers h for the commands of namespace ns (@ns:target body).
 // Handlers run after the built-in ones, in registration order, until one
-// returns Stop. The built-in namespaces relay, broadcast and memory cannot be
-// taken over, only watched: a handler registered for them runs after relay's.
+// returns Stop; a Result with Block refuses the command (its Reason is told
+// to the agent) and ends the chain. For the built-in namespaces relay,
+// broadcast and memory, h runs after relay's own handler; Override replaces
+// that one. An invalid name or a nil handler is refused (ErrNilHandler).
+// A handler that panics is recovered: the agent is told in one line, and
+// the session goes on.
 func (r *Relay) Pattern(ns string, h HandlerFunc) error {
 	ns = strings.ToLower(ns)
 	if _, err := patterns.NewNamespaces(ns); err != nil {
 		return fmt.Errorf("relay: pattern %q: %w", ns, err)
 	}
+	if h == nil {
+		return fmt.Errorf("relay: pattern %q: %w", ns, ErrNilHandler)
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.patterns = append(r.patterns, userPattern{ns, h})
+	r.patterns = append(r.patterns, userPattern{ns: ns, h: h})
 	return nil
 }
 
-// On registers h for an event. Handlers run in registration order.
-func (r *Relay) On(ev Event, h EventFunc) {
+// On registers h for an event. Handlers run in registration order. An
+// event that is not one of Events() is refused with an error wrapping
+// ErrUnknownEvent (naming the event meant, for "sessionStart" or
+// "onSessionStart"), a nil handler with ErrNilHandler: neither would ever
+// run as meant.
+func (r *Relay) On(ev Event, h EventFunc) error {
+	if err := checkEvent(ev); err != nil {
+		return err
+	}
+	if h == nil {
+		return fmt.Errorf("relay: On(%s): %w", ev, ErrNilHandler)
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.events[ev] = append(r.events[ev], h)
+	return nil
 }
 
 func (r *Relay) eventHandlers(ev Event) []EventFunc {

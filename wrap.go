@@ -49,7 +49,7 @@ func (r *Relay) Wrap(ctx context.Context, command string, args ...string) (int, 
 	}
 	for _, p := range r.userPatterns() {
 		h := p.h
-		cfg.Patterns = append(cfg.Patterns, session.Pattern{Namespace: p.ns, Handle: func(ctx context.Context, m session.Match) (session.Result, error) {
+		cfg.Patterns = append(cfg.Patterns, session.Pattern{Namespace: p.ns, Override: p.override, Handle: func(ctx context.Context, m session.Match) (session.Result, error) {
 			res, err := h(ctx, Match(m))
 			return session.Result(res), err
 		}})

@@ -53,8 +53,8 @@ func (n *Namespace) Name() string { return n.p.Name }
 // its stdout is dropped; stop and block still count.
 func (n *Namespace) Handle(ctx context.Context, m Match) (Outcome, error) {
 	if !n.p.Allowed(m.Agent) {
-		return Outcome{Block: true, Reason: fmt.Sprintf("@%s: may only be used by %s, not by %q",
-			n.p.Name, strings.Join(n.p.Allow, ", "), m.Agent)}, nil
+		return Outcome{Block: true, Reason: fmt.Sprintf("only %s may use it, not %s",
+			strings.Join(n.p.Allow, ", "), m.Agent)}, nil
 	}
 	dir := n.p.Cwd
 	if dir == "" {
@@ -72,7 +72,9 @@ func (n *Namespace) Handle(ctx context.Context, m Match) (Outcome, error) {
 	}
 	out, err := Run(ctx, cmd, in, vars)
 	if err != nil {
-		return out, fmt.Errorf("@%s: handler: %w", n.p.Name, err)
+		// Not wrapped: the caller names the command, and the agent reads
+		// one sentence, not a chain of prefixes.
+		return out, err
 	}
 	if !n.p.Inject {
 		out.Inject = ""

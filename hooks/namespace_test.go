@@ -130,7 +130,7 @@ allow = ["alice", "carol"]
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `@deploy: may only be used by alice, carol, not by "bob"`
+	want := "only alice, carol may use it, not bob"
 	if !out.Block || out.Reason != want {
 		t.Errorf("got %+v, want a refusal %q", out, want)
 	}
@@ -166,11 +166,11 @@ func TestNamespaceInjectFalse(t *testing.T) {
 	}
 }
 
-func TestNamespaceTimeoutNamesHandler(t *testing.T) {
+func TestNamespaceTimeout(t *testing.T) {
 	t.Parallel()
 	c, _ := loadConfig(t, "[patterns.slow]\ncommand = 'exec sleep 1000'\ntimeout = \"200ms\"\n")
 	_, err := namespace(t, c, "slow").Handle(context.Background(), hooks.Match{Namespace: "slow"})
-	if err == nil || err.Error() != "@slow: handler: timed out after 200ms" {
+	if err == nil || err.Error() != "timed out after 200ms" {
 		t.Fatalf("err = %v", err)
 	}
 }

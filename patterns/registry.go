@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"strings"
 	"sync"
 )
@@ -72,9 +73,10 @@ var ErrNoHandler = errors.New("no handler")
 
 // Dispatch runs the handlers of cmd's namespace in registration order until
 // one returns Stop or ctx ends. It returns the results of the handlers that
-// ran without error, and every handler error joined (each names its
-// namespace and position), so that one failing handler neither hides the
-// others nor stops the chain.
+// ran without error, and every handler error joined (each a *HandlerError
+// naming its namespace and position), so that one failing handler neither
+// hides the others nor stops the chain. A handler that panics is recovered
+// and counts as failed, with a *PanicError.
 func (r *Registry) Dispatch(ctx context.Context, cmd Command) ([]Result, error) {
 	r.mu.RLock()
 	chain := r.handlers[strings.ToLower(cmd.NS)]
@@ -89,9 +91,9 @@ func (r *Registry) Dispatch(ctx context.Context, cmd Command) ([]Result, error) 
 			errs = append(errs, fmt.Errorf("dispatch @%s:%s: %w", cmd.NS, cmd.Target, err))
 			break
 		}
-		res, err := h(ctx, cmd)
+		res, err := call(ctx, h, cmd)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("handler %d for @%s:%s: %w", i+1, cmd.NS, cmd.Target, err))
+			errs = append(errs, &HandlerError{NS: cmd.NS, Target: cmd.Target, Index: i + 1, Of: len(chain), Err: err})
 			continue
 		}
 		results = append(results, res)
@@ -100,4 +102,39 @@ func (r *Registry) Dispatch(ctx context.Context, cmd Command) ([]Result, error) 
 		}
 	}
 	return results, errors.Join(errs...)
+}
+
+// HandlerError is the failure of one handler in Dispatch.
+type HandlerError struct {
+	NS, Target string
+	Index, Of  int // the handler's position in its chain (from 1), and the chain's length
+	Err        error
+}
+
+// Error names the handler and what went wrong, for logs.
+func (e *HandlerError) Error() string {
+	return fmt.Sprintf("handler %d of %d for @%s:%s: %v", e.Index, e.Of, e.NS, e.Target, e.Err)
+}
+
+// Unwrap returns the handler's own error.
+func (e *HandlerError) Unwrap() error { return e.Err }
+
+// PanicError is a handler's panic, recovered by Dispatch.
+type PanicError struct {
+	Value any    // what the handler panicked with
+	Stack []byte // the goroutine's stack at the panic, for the log
+}
+
+// Error says the handler panicked and with what.
+func (e *PanicError) Error() string { return fmt.Sprintf("panicked: %v", e.Value) }
+
+// call runs h, turning a panic into a *PanicError so that one bad handler
+// cannot take the session down.
+func call(ctx context.Context, h Handler, cmd Command) (res Result, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			res, err = Result{}, &PanicError{Value: p, Stack: debug.Stack()}
+		}
+	}()
+	return h(ctx, cmd)
 }

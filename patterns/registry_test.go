@@ -62,3 +62,33 @@ func equalStrings(a, b []string) bool {
 	}
 	return true
 }
+
+// TestDispatchRecoversPanic checks that a panicking handler fails alone:
+// the handlers after it still run and the panic comes back as an error.
+func TestDispatchRecoversPanic(t *testing.T) {
+	r := NewRegistry()
+	var ran []string
+	_ = r.Handle("deploy", func(context.Context, Command) (Result, error) { panic("boom") })
+	_ = r.Handle("deploy", func(context.Context, Command) (Result, error) {
+		ran = append(ran, "second")
+		return Result{Inject: "ok"}, nil
+	})
+	var nilMap map[string]int
+	_ = r.Handle("crash", func(context.Context, Command) (Result, error) { nilMap["x"] = 1; return Result{}, nil })
+
+	results, err := r.Dispatch(context.Background(), Command{NS: "deploy", Target: "prod"})
+	var pe *PanicError
+	var he *HandlerError
+	if !errors.As(err, &pe) || pe.Value != "boom" || len(pe.Stack) == 0 {
+		t.Fatalf("error %v, want a *PanicError of boom with its stack", err)
+	}
+	if !errors.As(err, &he) || he.Index != 1 || he.Of != 2 || he.NS != "deploy" {
+		t.Errorf("handler error %+v", he)
+	}
+	if len(ran) != 1 || len(results) != 1 || results[0].Inject != "ok" {
+		t.Errorf("ran %v results %+v: the handler after the panic must run", ran, results)
+	}
+	if _, err := r.Dispatch(context.Background(), Command{NS: "crash"}); !errors.As(err, &pe) {
+		t.Errorf("runtime panic: %v, want a *PanicError", err)
+	}
+}

@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime/debug"
 	"strings"
 	"time"
 
 	"github.com/relayhq/relay/bus"
+	"github.com/relayhq/relay/hooks"
 	"github.com/relayhq/relay/memory"
 	"github.com/relayhq/relay/patterns"
 )
@@ -17,27 +17,128 @@ import (
 // next message to that peer (for the hop limit).
 const hopMemory = 10 * time.Minute
 
-// registry builds the handler chains: the built-ins first, then the user's
-// handlers in registration order.
+// registry builds the handler chains: for each built-in namespace relay's
+// own handler, or in its place the patterns that override it; then the
+// user's handlers in registration order. Every user handler's Block is a
+// refusal told to the agent (and ends the chain), and a stop with a reason
+// says it; panics are recovered by Dispatch and told by handleCommands.
 func (s *Session) registry() *patterns.Registry {
 	reg := patterns.NewRegistry()
-	_ = reg.Handle(patterns.NSRelay, s.handleRelay)
-	_ = reg.Handle(patterns.NSBroadcast, s.handleRelay)
-	_ = reg.Handle(patterns.NSMemory, s.handleMemory)
+	overridden := map[string]bool{}
 	for _, p := range s.cfg.Patterns {
-		h := p.Handle
-		_ = reg.Handle(p.Namespace, func(ctx context.Context, c patterns.Command) (res patterns.Result, err error) {
-			defer func() {
-				if p := recover(); p != nil {
-					s.log.Error("handler panicked", "ns", c.NS, "panic", p, "stack", string(debug.Stack()))
-					err = fmt.Errorf("the handler panicked: %v", p)
+		if p.Override {
+			overridden[strings.ToLower(p.Namespace)] = true
+		}
+	}
+	builtins := []struct {
+		ns string
+		h  patterns.Handler
+	}{{patterns.NSRelay, s.handleRelay}, {patterns.NSBroadcast, s.handleRelay}, {patterns.NSMemory, s.handleMemory}}
+	for _, b := range builtins {
+		if overridden[b.ns] {
+			s.log.Info("built-in namespace overridden", "ns", b.ns)
+			continue
+		}
+		_ = reg.Handle(b.ns, b.h)
+	}
+	// Overriding handlers take the built-in's place at the front of the
+	// chain; the others follow in registration order.
+	for _, first := range []bool{true, false} {
+		for _, p := range s.cfg.Patterns {
+			if p.Override != first {
+				continue
+			}
+			h := p.Handle
+			if err := reg.Handle(p.Namespace, func(ctx context.Context, c patterns.Command) (patterns.Result, error) {
+				r, err := h(ctx, s.match(c))
+				if err != nil {
+					return patterns.Result{}, err
 				}
-			}()
-			r, err := h(ctx, s.match(c))
-			return patterns.Result{Inject: r.Inject, Stop: r.Stop}, err
-		})
+				return userResult(c, r), nil
+			}); err != nil {
+				s.log.Warn("pattern not registered", "ns", p.Namespace, "err", err)
+			}
+		}
 	}
 	return reg
+}
+
+// userResult turns a user handler's Result into the registry's: a Block
+// is refused in one sentence with its reason and stops the chain; a Stop
+// with a reason (Claude Code's stopReason) shows the reason.
+func userResult(c patterns.Command, r Result) patterns.Result {
+	out := patterns.Result{Inject: r.Inject, Stop: r.Stop}
+	reason := strings.TrimSpace(r.Reason)
+	switch {
+	case r.Block:
+		out.Stop = true
+		if reason == "" {
+			reason = "no reason given"
+		}
+		out.Inject = fmt.Sprintf("The %s command was refused: %s", commandName(c), sentence(reason))
+	case r.Stop && reason != "":
+		out.Inject = joinLines(out.Inject, fmt.Sprintf("The %s command stopped: %s", commandName(c), sentence(reason)))
+	}
+	return out
+}
+
+// commandName names a command as the agent wrote it: @deploy:staging.
+func commandName(c patterns.Command) string {
+	if c.Target == "" {
+		return "@" + c.NS + ":"
+	}
+	return "@" + c.NS + ":" + c.Target
+}
+
+// sentence ends s with a full stop unless it already ends a sentence.
+func sentence(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" || strings.HasSuffix(s, ".") || strings.HasSuffix(s, "!") || strings.HasSuffix(s, "?") {
+		return s
+	}
+	return s + "."
+}
+
+func joinLines(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "\n" + b
+}
+
+// failureNotice is what the agent is told of one failed handler: one plain
+// sentence naming the command and what went wrong, without the chain of
+// prefixes the error carries for the log.
+func failureNotice(err error) string {
+	var he *patterns.HandlerError
+	if !errors.As(err, &he) {
+		return sentence("A command failed: " + err.Error())
+	}
+	who := "The " + commandName(patterns.Command{NS: he.NS, Target: he.Target}) + " handler"
+	if he.Of > 1 {
+		who = fmt.Sprintf("Handler %d of %d for %s", he.Index, he.Of, commandName(patterns.Command{NS: he.NS, Target: he.Target}))
+	}
+	var pe *patterns.PanicError
+	if errors.As(err, &pe) {
+		return fmt.Sprintf("%s crashed (%v); relay goes on.", who, pe.Value)
+	}
+	var ee *hooks.ExitError
+	if errors.As(err, &ee) {
+		msg := fmt.Sprintf("%s failed with exit status %d", who, ee.Code)
+		if line := firstLine(ee.Stderr); line != "" {
+			msg += ": " + line
+		}
+		return sentence(msg)
+	}
+	return sentence(fmt.Sprintf("%s failed: %v", who, he.Err))
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return strings.TrimSpace(s)
 }
 
 func (s *Session) match(c patterns.Command) Match {
@@ -89,8 +190,15 @@ func (s *Session) handleCommands(ctx context.Context) {
 			}
 		}
 		if err != nil && !errors.Is(err, context.Canceled) {
-			s.log.Warn("handler failed", "ns", c.NS, "err", err)
-			s.notice(fmt.Sprintf("@%s:%s failed: %v", c.NS, c.Target, err))
+			for _, e := range splitErrors(err) {
+				var pe *patterns.PanicError
+				if errors.As(e, &pe) {
+					s.log.Error("handler panicked", "ns", c.NS, "err", e, "stack", string(pe.Stack))
+				} else {
+					s.log.Warn("handler failed", "ns", c.NS, "err", e)
+				}
+				s.notice(failureNotice(e))
+			}
 		}
 	}
 }
@@ -150,4 +258,13 @@ func (s *Session) handleMemory(ctx context.Context, c patterns.Command) (pattern
 		s.log.Warn("memory", "verb", c.Target, "err", err)
 	}
 	return patterns.Result{Inject: reply}, nil
+}
+
+// splitErrors undoes errors.Join: each handler's failure is told on its
+// own line.
+func splitErrors(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
 }

@@ -132,7 +132,7 @@ func TestHandlerPanics(t *testing.T) {
 	r.screenBusy(false)
 	r.waitTyped(t, "The Idle hook failed (it panicked: idle hook bug)")
 	r.s.putCommand(patterns.Command{NS: "boom", Target: "x", Body: "y"})
-	r.waitTyped(t, "the handler panicked: kaboom")
+	r.waitTyped(t, "The ＠boom:x handler crashed (kaboom); relay goes on.")
 	r.s.putCommand(patterns.Command{NS: "deploy", Target: "staging", Body: "v1"})
 	r.waitTyped(t, "deployed staging")
 	if ran.Load() != 1 {

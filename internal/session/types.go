@@ -65,7 +65,10 @@ type Result struct {
 // Pattern is a handler for the commands of one namespace.
 type Pattern struct {
 	Namespace string
-	Handle    func(ctx context.Context, m Match) (Result, error)
+	// Override replaces the built-in handler of a built-in namespace
+	// (relay, broadcast, memory) instead of running after it.
+	Override bool
+	Handle   func(ctx context.Context, m Match) (Result, error)
 }
 
 // Event names a point in an agent's life (see the relay package's Event).

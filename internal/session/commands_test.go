@@ -1,0 +1,77 @@
+package session
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/relayhq/relay/hooks"
+	"github.com/relayhq/relay/patterns"
+)
+
+// TestHandlerChains runs commands through chains of user handlers as the
+// agent would see them: in order, stopped, refused, overridden, failing.
+func TestHandlerChains(t *testing.T) {
+	var mu sync.Mutex
+	var ran []string
+	handler := func(name string, res Result, err error) func(context.Context, Match) (Result, error) {
+		return func(context.Context, Match) (Result, error) {
+			mu.Lock()
+			ran = append(ran, name)
+			mu.Unlock()
+			return res, err
+		}
+	}
+	r := startRig(t, Config{Patterns: []Pattern{
+		{Namespace: "deploy", Handle: handler("deploy-1", Result{Inject: "first handler"}, nil)},
+		{Namespace: "deploy", Handle: handler("deploy-2", Result{Inject: "second handler", Stop: true}, nil)},
+		{Namespace: "deploy", Handle: handler("deploy-3", Result{Inject: "third handler"}, nil)},
+		{Namespace: "memory", Override: true, Handle: handler("my-memory", Result{Inject: "from my own memory"}, nil)},
+		{Namespace: "gate", Handle: handler("gate", Result{Block: true, Reason: "not on Fridays"}, nil)},
+		{Namespace: "gate", Handle: handler("gate-after", Result{Inject: "gate ran on"}, nil)},
+		{Namespace: "fail", Handle: handler("fail", Result{}, &hooks.ExitError{Code: 3, Stderr: "boom\nmore"})},
+		{Namespace: "halt", Handle: handler("halt", Result{Stop: true, Reason: "enough for today"}, nil)},
+	}})
+	r.screenBusy(false)
+
+	t.Run("handlers run in order until one stops", func(t *testing.T) {
+		r.s.putCommand(patterns.Command{NS: "deploy", Target: "staging", Body: "v1"})
+		r.waitTyped(t, "second handler")
+		typed := r.ty.String()
+		if strings.Index(typed, "first handler") > strings.Index(typed, "second handler") {
+			t.Errorf("typed out of order:\n%s", typed)
+		}
+	})
+	t.Run("override replaces the built-in memory", func(t *testing.T) {
+		r.s.putCommand(patterns.Command{NS: "memory", Target: "search", Body: "keys"})
+		r.waitTyped(t, "from my own memory")
+		if strings.Contains(r.ty.String(), "unavailable") {
+			t.Errorf("the built-in memory ran too:\n%s", r.ty.String())
+		}
+	})
+	t.Run("a Go handler's Block refuses in one sentence and stops", func(t *testing.T) {
+		r.s.putCommand(patterns.Command{NS: "gate", Target: "prod", Body: "go"})
+		r.waitTyped(t, "The ＠gate:prod command was refused: not on Fridays.")
+	})
+	t.Run("a failure is one plain sentence", func(t *testing.T) {
+		r.s.putCommand(patterns.Command{NS: "fail", Target: "x", Body: "y"})
+		r.waitTyped(t, "The ＠fail:x handler failed with exit status 3: boom.")
+	})
+	t.Run("a stop's reason is shown", func(t *testing.T) {
+		r.s.putCommand(patterns.Command{NS: "halt", Target: "now"})
+		r.waitTyped(t, "The ＠halt:now command stopped: enough for today.")
+	})
+	// The last command was typed: every earlier one was handled.
+	typed := r.ty.String()
+	for _, never := range []string{"third handler", "unavailable", "gate ran on", "handler 1 for", "failed: @"} {
+		if strings.Contains(typed, never) {
+			t.Errorf("typed %q:\n%s", never, typed)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if want := "deploy-1 deploy-2 my-memory gate fail halt"; strings.Join(ran, " ") != want {
+		t.Errorf("ran %v, want %s", ran, want)
+	}
+}
