@@ -12,8 +12,9 @@ import (
 	"github.com/relayhq/relay/hooks"
 )
 
-// UseConfig registers what a configuration file asks for: each user
-// namespace ([patterns.NAME]) as a Pattern that runs its command, and the
+// UseConfig registers what a configuration file asks for: each handler of
+// a namespace ([patterns.NAME] or [[patterns.NAME]], in order) as a Pattern
+// that runs its command (an Override with override = true), and the
 // lifecycle hooks ([hooks.EVENT]) as On handlers. Commands get the command's
 // data as JSON on stdin and in RELAY_* variables, never in a shell string.
 func (r *Relay) UseConfig(c *config.Config) error {
@@ -24,7 +25,11 @@ func (r *Relay) UseConfig(c *config.Config) error {
 	for _, p := range c.Patterns {
 		ns := hooks.NewNamespace(p, env)
 		dir := r.opts.Dir
-		if err := r.Pattern(p.Name, func(ctx context.Context, m Match) (Result, error) {
+		register := r.Pattern
+		if p.Override {
+			register = r.Override
+		}
+		if err := register(p.Name, func(ctx context.Context, m Match) (Result, error) {
 			out, err := ns.Handle(ctx, hooks.Match{
 				Namespace: m.Namespace, Target: m.Target, Body: m.Body,
 				Agent: m.Agent, SessionID: m.SessionID, Workspace: m.Workspace, Cwd: cwd(dir),

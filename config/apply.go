@@ -14,7 +14,8 @@ import (
 	"github.com/relayhq/relay/delivery"
 )
 
-// builtinNamespaces are handled by relay itself and cannot be configured.
+// builtinNamespaces are handled by relay itself; a configured handler runs
+// after relay's own, or replaces it with override = true.
 func builtinNamespaces() []string { return []string{"relay", "broadcast", "memory"} }
 
 var (
@@ -260,7 +261,7 @@ func (a *applier) command(key string, v any) (Command, bool) {
 			a.fail(key, "empty command")
 			return Command{}, false
 		}
-		return Command{Shell: x}, true
+		return Command{Shell: x, At: a.f.source(key)}, true
 	case []any:
 		if len(x) == 0 {
 			a.fail(key, "empty command")
@@ -279,7 +280,14 @@ func (a *applier) command(key string, v any) (Command, bool) {
 			a.fail(key, "empty program name")
 			return Command{}, false
 		}
-		return Command{Argv: argv}, true
+		// A relative program path ("./scripts/deploy.sh") names a file
+		// of the project: it is resolved from the folder of the file that
+		// names it (the project root for .relay/config.toml), never from
+		// wherever the agent happens to start.
+		if strings.ContainsRune(argv[0], '/') && !filepath.IsAbs(argv[0]) {
+			argv[0] = filepath.Join(a.base, argv[0])
+		}
+		return Command{Argv: argv, At: a.f.source(key)}, true
 	default:
 		a.fail(key, "wrong type: want a string (run by sh -c) or a list of strings, have %s", tomlKind(v))
 		return Command{}, false
@@ -313,84 +321,6 @@ func (a *applier) file(key, v string, dir bool) (string, bool) {
 		return "", false
 	}
 	return p, true
-}
-
-func (a *applier) patterns() {
-	names := make([]string, 0, len(a.f.data.Patterns))
-	for n := range a.f.data.Patterns {
-		names = append(names, n)
-	}
-	// Definition order: by line in the file.
-	sort.Slice(names, func(i, j int) bool {
-		pi, pj := a.f.pos["patterns."+names[i]], a.f.pos["patterns."+names[j]]
-		if pi.Line != pj.Line {
-			return pi.Line < pj.Line
-		}
-		return names[i] < names[j]
-	})
-	for _, raw := range names {
-		fp := a.f.data.Patterns[raw]
-		tkey := "patterns." + raw
-		name := strings.ToLower(raw)
-		if isBuiltin(name) {
-			a.fail(tkey, "%q is a built-in namespace and cannot be configured", raw)
-			continue
-		}
-		if !namespaceRE.MatchString(name) {
-			a.fail(tkey, "%q is not a namespace name (a letter, then letters, digits, '_' or '-', at most 64)", raw)
-			continue
-		}
-		i, ok := a.pat[name]
-		if !ok {
-			i = len(a.c.Patterns)
-			a.pat[name] = i
-			a.c.Patterns = append(a.c.Patterns, defaultPattern(name, a.f.source(tkey)))
-		}
-		p := &a.c.Patterns[i]
-		if fp == nil {
-			continue
-		}
-		out := "patterns." + name
-		setFrom := func(field string) { a.c.sources[out+"."+field] = a.f.source(tkey + "." + field) }
-		if fp.Command != nil {
-			a.setCmd[name] = struct{}{} // a bad command is reported once, not also as missing
-			if cmd, ok := a.command(tkey+".command", fp.Command); ok {
-				p.Command = cmd
-				setFrom("command")
-			}
-		}
-		if fp.Timeout != nil {
-			if d, msg := parseDuration(fp.Timeout); msg != "" {
-				a.fail(tkey+".timeout", "%s", msg)
-			} else {
-				p.Timeout = d
-				setFrom("timeout")
-			}
-		}
-		if fp.Allow != nil {
-			ok := true
-			for _, n := range *fp.Allow {
-				if n != "*" && !nameRE.MatchString(n) {
-					a.fail(tkey+".allow", "%q is not an agent name", n)
-					ok = false
-				}
-			}
-			if ok {
-				p.Allow = append([]string(nil), *fp.Allow...)
-				setFrom("allow")
-			}
-		}
-		if fp.Cwd != nil {
-			if dir, ok := a.file(tkey+".cwd", *fp.Cwd, true); ok {
-				p.Cwd = dir
-				setFrom("cwd")
-			}
-		}
-		if fp.Inject != nil {
-			p.Inject = *fp.Inject
-			setFrom("inject")
-		}
-	}
 }
 
 func isBuiltin(ns string) bool {

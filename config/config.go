@@ -107,9 +107,15 @@ type Memory struct {
 // Command is what a hook or handler runs: either an argument vector run
 // directly, or a string run by `sh -c`. Neither ever has message text
 // spliced in; handlers read it from stdin and the environment.
+//
+// A relative program path in Argv ("./scripts/deploy.sh") is resolved
+// when the file is loaded, from the folder of the file that names it (the
+// project root for .relay/config.toml, the file's own folder for the user
+// file). A Shell string runs as written, in the handler's working folder.
 type Command struct {
 	Argv  []string
 	Shell string
+	At    Source // where the command was configured
 }
 
 // String shows the command as it was configured.
@@ -125,6 +131,10 @@ func (c Command) IsZero() bool { return c.Shell == "" && len(c.Argv) == 0 }
 
 // Pattern is a user namespace from `[patterns.NAME]`: `@NAME:target body`
 // in an agent's output runs Command.
+//
+// A namespace may have several handlers ([[patterns.NAME]]): they are
+// entries of Config.Patterns with the same Name, run in
+// the order of Config.Patterns until one stops the chain.
 type Pattern struct {
 	Name    string        // the namespace, lower case
 	Command Command       // what runs
@@ -132,7 +142,14 @@ type Pattern struct {
 	Allow   []string      // agents that may trigger it; empty or "*": all
 	Cwd     string        // working folder (absolute); "" is the agent's
 	Inject  bool          // whether stdout is typed back into the agent
-	Source  Source        // where the pattern was first defined
+	// Override, for a built-in namespace (relay, broadcast, memory),
+	// replaces relay's own handler instead of running after it.
+	Override bool
+	// Key names the handler in `relay config show` and Source:
+	// "patterns.deploy" for a namespace's first handler,
+	// "patterns.deploy[1]" for its second, and so on.
+	Key    string
+	Source Source // where the handler was first defined
 }
 
 // Allowed reports whether agent may trigger the pattern.
@@ -294,7 +311,20 @@ func (s Source) String() string {
 // e.g. `delivery.mode` or `patterns.deploy.timeout`) came from.
 func (c *Config) Source(key string) Source { return c.sources[key] }
 
-// Pattern returns the user namespace called name (lower case), if any.
+// Handlers returns the handlers of namespace name (lower case), in the
+// order they run.
+func (c *Config) Handlers(name string) []Pattern {
+	var out []Pattern
+	for _, p := range c.Patterns {
+		if p.Name == name {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Pattern returns the first handler of the namespace called name (lower
+// case), if any.
 func (c *Config) Pattern(name string) (Pattern, bool) {
 	for _, p := range c.Patterns {
 		if p.Name == name {

@@ -18,15 +18,17 @@ import (
 // absent). Its toml tags are the file format; docs/config.schema.json
 // mirrors them and a test keeps the two equal.
 type fileConfig struct {
-	Name      *string                 `toml:"name"`
-	Workspace *string                 `toml:"workspace"`
-	Hub       *fileHub                `toml:"hub"`
-	Profile   *string                 `toml:"profile"`
-	Delivery  *fileDelivery           `toml:"delivery"`
-	Damping   *fileDamping            `toml:"damping"`
-	Memory    *fileMemory             `toml:"memory"`
-	Patterns  map[string]*filePattern `toml:"patterns"`
-	Hooks     map[string][]fileGroup  `toml:"hooks"`
+	Name      *string       `toml:"name"`
+	Workspace *string       `toml:"workspace"`
+	Hub       *fileHub      `toml:"hub"`
+	Profile   *string       `toml:"profile"`
+	Delivery  *fileDelivery `toml:"delivery"`
+	Damping   *fileDamping  `toml:"damping"`
+	Memory    *fileMemory   `toml:"memory"`
+	// Patterns is decoded by decodePatterns: each value is one table
+	// ([patterns.NAME]) or a list of them ([[patterns.NAME]]).
+	Patterns map[string]any         `toml:"patterns"`
+	Hooks    map[string][]fileGroup `toml:"hooks"`
 }
 
 type fileHub struct {
@@ -59,11 +61,12 @@ type fileMemory struct {
 
 // Commands are `any`: a string (run by sh -c) or a list of strings (argv).
 type filePattern struct {
-	Command any       `toml:"command"`
-	Timeout any       `toml:"timeout"`
-	Allow   *[]string `toml:"allow"`
-	Cwd     *string   `toml:"cwd"`
-	Inject  *bool     `toml:"inject"`
+	Command  any       `toml:"command"`
+	Timeout  any       `toml:"timeout"`
+	Allow    *[]string `toml:"allow"`
+	Cwd      *string   `toml:"cwd"`
+	Inject   *bool     `toml:"inject"`
+	Override *bool     `toml:"override"`
 }
 
 type fileGroup struct {
@@ -87,9 +90,10 @@ type positions map[string]pos
 
 // parsedFile is one decoded file with the places of its keys.
 type parsedFile struct {
-	name string
-	data fileConfig
-	pos  positions
+	name     string
+	data     fileConfig
+	pos      positions
+	patterns []filePatterns // decoded from data.Patterns, in file order
 }
 
 // at returns an *Error placed at key's position in the file.
@@ -137,7 +141,7 @@ func parseFile(name string, data []byte) (*parsedFile, Errors) {
 		// The rest of the file was decoded: check it too, so that one run
 		// reports every mistake.
 		f.pos = index(data)
-		return f, es
+		return f, append(es, f.decodePatterns()...)
 	case errors.As(err, &de):
 		line, col := de.Position()
 		return nil, Errors{{File: name, Line: line, Col: col, Key: strings.Join(de.Key(), "."), Msg: decodeMessage(de)}}
@@ -145,7 +149,7 @@ func parseFile(name string, data []byte) (*parsedFile, Errors) {
 		return nil, Errors{{File: name, Msg: err.Error()}}
 	}
 	f.pos = index(data)
-	return f, nil
+	return f, f.decodePatterns()
 }
 
 var typeErrRE = regexp.MustCompile(`^toml: cannot decode TOML (\w+(?: \w+)?) into (?:struct field \S+ of type )?(\S+)$`)

@@ -137,8 +137,8 @@ func Load(src Sources) (*Config, error) {
 		errs = append(errs, ferrs...)
 	}
 	for _, p := range c.Patterns {
-		if _, ok := setCmd[p.Name]; !ok {
-			errs = append(errs, &Error{File: p.Source.File, Line: p.Source.Line, Col: p.Source.Col, Key: "patterns." + p.Name,
+		if _, ok := setCmd[p.Key]; !ok {
+			errs = append(errs, &Error{File: p.Source.File, Line: p.Source.Line, Col: p.Source.Col, Key: p.Key,
 				Msg: "missing command (a string run by sh -c, or a list of strings)"})
 		}
 	}
@@ -263,7 +263,7 @@ func dropConsequences(errs Errors) Errors {
 			table := indexRE.ReplaceAllString(e.Key, "") + "."
 			caused := false
 			for _, u := range unknown {
-				caused = caused || strings.HasPrefix(u, table)
+				caused = caused || strings.HasPrefix(u, table) || strings.HasPrefix(u, e.Key+".")
 			}
 			if caused {
 				continue

@@ -136,7 +136,9 @@ command = "echo local"
 		t.Errorf("pattern order: %s", got)
 	}
 	d, _ := c.Pattern("deploy")
-	if fmt.Sprint(d.Command.Argv, d.Timeout, d.Allow, d.Inject) != "[./deploy.sh] 5m0s [alice me] false" {
+	// The relative program is resolved from the folder of the file that
+	// names it (here the user file's).
+	if fmt.Sprint(d.Command.Argv, d.Timeout, d.Allow, d.Inject) != "["+filepath.Join(dir, "deploy.sh")+"] 5m0s [alice me] false" {
 		t.Errorf("deploy merged to %+v", d)
 	}
 	if !d.Allowed("me") || d.Allowed("bob") {

@@ -53,6 +53,10 @@ func TestSchemaMatchesStruct(t *testing.T) {
 
 	fromStruct := map[string]bool{}
 	walkType(reflect.TypeOf(fileConfig{}), "", fromStruct)
+	// patterns values are decoded by decodePatterns: one filePattern table
+	// or a list of them.
+	walkType(reflect.TypeOf(filePattern{}), "patterns.*", fromStruct)
+	walkType(reflect.TypeOf(filePattern{}), "patterns.*[]", fromStruct)
 
 	for k := range fromStruct {
 		if !fromSchema[k] {
@@ -100,6 +104,16 @@ func walkSchema(t *testing.T, defs, s map[string]any, path string, out map[strin
 	props, _ := s["properties"].(map[string]any)
 	addl, _ := s["additionalProperties"].(map[string]any)
 	items, _ := s["items"].(map[string]any)
+	if one, ok := s["oneOf"].([]any); ok {
+		// One value in several shapes ([patterns.NAME] or a list of
+		// them): every shape's keys.
+		for _, alt := range one {
+			if m, ok := alt.(map[string]any); ok {
+				walkSchema(t, defs, m, path, out)
+			}
+		}
+		return
+	}
 	switch {
 	case props != nil:
 		for k, v := range props {

@@ -55,12 +55,15 @@ func (c *Config) Values() []Value {
 	add("damping.max_hops", int64(c.Damping.MaxHops))
 	add("memory.load_at_start", int64(c.Memory.LoadAtStart))
 	for _, p := range c.Patterns {
-		k := "patterns." + p.Name + "."
+		k := p.Key + "."
 		add(k+"command", commandValue(p.Command))
 		add(k+"timeout", durationText(p.Timeout))
 		add(k+"allow", append([]string{}, p.Allow...))
 		add(k+"cwd", p.Cwd)
 		add(k+"inject", p.Inject)
+		if isBuiltin(p.Name) {
+			add(k+"override", p.Override)
+		}
 	}
 	for _, ev := range Events() {
 		for gi, g := range c.Hooks[ev] {

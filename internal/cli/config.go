@@ -56,6 +56,12 @@ func runConfig(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	if sub == "check" {
+		// A handler's program that is missing or not executable would only
+		// fail when an agent first uses it: say so now, with file:line.
+		if errs := c.CheckCommands(); len(errs) > 0 {
+			fmt.Fprintln(env.Stderr, termsafe.Text(errs.Error()))
+			return &ExitError{Code: ExitUsage}
+		}
 		return printCheck(env.Stdout, c)
 	}
 	if o.json {

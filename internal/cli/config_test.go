@@ -96,3 +96,22 @@ func TestConfigUsage(t *testing.T) {
 		t.Errorf("relay config help: exit %d, %q", code, out)
 	}
 }
+
+// TestConfigCheckCommands: relay config check fails (exit 2) on a
+// handler's script that is missing or not executable, naming file:line.
+func TestConfigCheckCommands(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, ".relay"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	conf := "[patterns.deploy]\ncommand = [\"./scripts/relay-deploy.sh\"]\n"
+	if err := os.WriteFile(filepath.Join(dir, ".relay", "config.toml"), []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runConfigCLI(t, nil, "config", "check", "--project", dir)
+	want := filepath.Join(dir, ".relay", "config.toml") + ":2:1: patterns.deploy.command: " + filepath.Join(dir, "scripts", "relay-deploy.sh") + " does not exist"
+	if code != ExitUsage || strings.TrimSpace(stderr) != want {
+		t.Errorf("exit %d, stderr %q; want %d and %q", code, stderr, ExitUsage, want)
+	}
+}
