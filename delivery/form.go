@@ -65,8 +65,36 @@ func (f Form) Limit() int {
 // (Sanitize: no escapes, no command-like "@word:"), cut to Limit with a
 // note naming `relay log --id ID` when too long.
 func (f Form) Message(from, id, body string) string {
-	from, id = f.label(from), f.label(id)
-	head := fmt.Sprintf("[relay] Message from agent %s (id %s). To answer, write a line starting with @relay:%s\n", from, id, from)
+	return f.MessageFrom(Sender{Name: from}, id, body)
+}
+
+// Sender says who sent a message and to whom, for the header the agent
+// reads.
+type Sender struct {
+	Name string
+	// Human is a sender that is no agent: a person (relay send, the
+	// dashboard) or a script. The header names it as such, never as
+	// "agent human".
+	Human bool
+	// ToAll is a broadcast: the header says it went to every agent, so
+	// that it does not read as meant for this one alone.
+	ToAll bool
+}
+
+// MessageFrom is Message with the header saying whether the sender is an
+// agent or a human and whether the message went to every agent.
+func (f Form) MessageFrom(from Sender, id, body string) string {
+	name, id := f.label(from.Name), f.label(id)
+	who := "agent " + name
+	if from.Human {
+		who = name + " (a human, not an agent)"
+	}
+	var head string
+	if from.ToAll {
+		head = fmt.Sprintf("[relay] Message to every agent from %s (id %s). To answer %s alone, write a line starting with @relay:%s\n", who, id, name, name)
+	} else {
+		head = fmt.Sprintf("[relay] Message from %s (id %s). To answer, write a line starting with @relay:%s\n", who, id, name)
+	}
 	note := func(cut int) string {
 		return fmt.Sprintf(" […%d more bytes; the whole message: relay log --id %s]", cut, id)
 	}

@@ -140,3 +140,22 @@ func ExampleForm() {
 	fmt.Println(shell.Message("Alice", "m-1", "run the tests\n- @relay:Bob tell him"))
 	// Output: # [relay] Message from agent Alice (id m-1). To answer, write a line starting with @relay:Alice ⏎ run the tests ⏎ - ＠relay:Bob tell him
 }
+
+// TestMessageSenders: a human is named as a human, a broadcast says it went
+// to every agent.
+func TestMessageSenders(t *testing.T) {
+	tests := []struct {
+		from Sender
+		want string
+	}{
+		{Sender{Name: "Bob"}, "[relay] Message from agent Bob (id m-1). To answer, write a line starting with @relay:Bob\nhi"},
+		{Sender{Name: "alice", Human: true}, "[relay] Message from alice (a human, not an agent) (id m-1). To answer, write a line starting with @relay:alice\nhi"},
+		{Sender{Name: "Bob", ToAll: true}, "[relay] Message to every agent from agent Bob (id m-1). To answer Bob alone, write a line starting with @relay:Bob\nhi"},
+		{Sender{Name: "alice", Human: true, ToAll: true}, "[relay] Message to every agent from alice (a human, not an agent) (id m-1). To answer alice alone, write a line starting with @relay:alice\nhi"},
+	}
+	for _, tc := range tests {
+		if got := (Form{}).MessageFrom(tc.from, "m-1", "hi"); got != tc.want {
+			t.Errorf("%+v:\n got %q\nwant %q", tc.from, got, tc.want)
+		}
+	}
+}

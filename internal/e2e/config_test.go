@@ -82,7 +82,8 @@ command = "echo 'Mallory is muted here' >&2; exit 2"
 	if out, err := tm.relay("send", "--from", "Alice", "Bob", "standup now"); err != nil {
 		t.Fatalf("send: %v %s", err, out)
 	}
-	bob.WaitOutput("got: # [relay] Message from agent Alice", 20*time.Second)
+	// Alice is no agent here but a person sending with relay send.
+	bob.WaitOutput("got: # [relay] Message from Alice (a human, not an agent)", 20*time.Second)
 	testutil.Eventually(t, func() error {
 		log, _ := tm.relay("log", "--json")
 		if !strings.Contains(log, "Mallory is muted here") {

@@ -141,11 +141,11 @@ func TestTeamBroadcastAndUnknown(t *testing.T) {
 	tm.waitAgents("Bob", "Carol")
 	alice := tm.agent("Alice", script("@broadcast: standup in five minutes", "@relay:Nobody are you there?")...)
 	for _, a := range []*ptytest.Term{bob, carol} {
-		a.WaitOutput("got: # [relay] Message from agent Alice", 15*time.Second)
+		a.WaitOutput("got: # [relay] Message to every agent from agent Alice", 15*time.Second)
 	}
 	alice.WaitOutput("got: # [relay] No agent named Nobody", 15*time.Second)
 	for name, a := range map[string]*ptytest.Term{"Bob": bob, "Carol": carol} {
-		if n := count(a.Output(), "got: # [relay] Message from agent Alice"); n != 1 {
+		if n := count(a.Output(), "got: # [relay] Message to every agent from agent Alice"); n != 1 {
 			t.Errorf("%s got the broadcast %d times:\n%s", name, n, a.Output())
 		}
 	}

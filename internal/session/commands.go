@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
@@ -267,4 +268,19 @@ func splitErrors(err error) []error {
 		return j.Unwrap()
 	}
 	return []error{err}
+}
+
+// didYouMeanRE finds the bus's hint for a name that differs only in case.
+var didYouMeanRE = regexp.MustCompile(`\(did you mean "([^"]+)"\?\)`)
+
+// unknownAgentNotice tells the agent, in one sentence, that its message
+// went to a name nobody has joined under, with the bus's "did you mean
+// Bob?" when a name differs only in case.
+func unknownAgentNotice(env bus.Envelope, workspace string, err error) string {
+	hint := ""
+	if m := didYouMeanRE.FindStringSubmatch(err.Error()); m != nil {
+		hint = fmt.Sprintf(" (did you mean %s?)", m[1])
+	}
+	return fmt.Sprintf("No agent named %s has joined workspace %s yet%s; your message (id %s) waits in its inbox in case one does.",
+		env.To, workspace, hint, env.ID)
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/relayhq/relay/hooks"
+	"github.com/relayhq/relay/hub/hubtest"
 	"github.com/relayhq/relay/patterns"
 )
 
@@ -74,4 +75,15 @@ func TestHandlerChains(t *testing.T) {
 	if want := "deploy-1 deploy-2 my-memory gate fail halt"; strings.Join(ran, " ") != want {
 		t.Errorf("ran %v, want %s", ran, want)
 	}
+}
+
+// TestUnknownAgentHint: a message to "bob" when Bob has joined tells the
+// agent the name it probably meant.
+func TestUnknownAgentHint(t *testing.T) {
+	h := hubtest.Start(t)
+	newPeer(t, h.URL(), h.Token(), "Bob")
+	r := startRig(t, Config{Hub: h.URL(), Token: h.Token()})
+	r.screenBusy(false)
+	r.s.putCommand(patterns.Command{NS: "relay", Target: "bob", Body: "please run the tests"})
+	r.waitTyped(t, "No agent named bob has joined workspace default yet (did you mean Bob?); your message (id ")
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -236,8 +235,7 @@ func (s *Session) sent(env bus.Envelope, err error) {
 		})
 	case errors.Is(err, bus.ErrUnknownAgent):
 		s.log.Info("sent to an unknown agent", "to", env.To, "id", env.ID)
-		s.notice(fmt.Sprintf("No agent named %s has joined workspace %s yet; your message (id %s) waits in case it does. %s",
-			env.To, s.cfg.Workspace, env.ID, trimSentinel(err)))
+		s.notice(unknownAgentNotice(env, s.cfg.Workspace, err))
 	case errors.Is(err, bus.ErrNoRecipients):
 		s.notice("Not sent: no other agent is in the workspace.")
 	case errors.Is(err, bus.ErrBodyTooLarge):
@@ -245,12 +243,4 @@ func (s *Session) sent(env bus.Envelope, err error) {
 	default:
 		s.notice(fmt.Sprintf("Not sent to %s: %v", env.To, err))
 	}
-}
-
-func trimSentinel(err error) string {
-	msg := err.Error()
-	if i := strings.Index(msg, ";"); i >= 0 {
-		return strings.TrimSpace(msg[i+1:])
-	}
-	return ""
 }

@@ -79,7 +79,8 @@ func (s *Session) receive(ctx context.Context, d *bus.Delivery) {
 			close(done)
 		}
 	}
-	text := s.form().Message(env.From, env.ID, env.Body)
+	from := delivery.Sender{Name: env.From, ToAll: env.To == bus.Broadcast, Human: !s.isAgent(ctx, env.From)}
+	text := s.form().MessageFrom(from, env.ID, env.Body)
 	if s.humanLine() {
 		// Said now, so that the sender knows why it waits: it goes in
 		// once the human submits or clears the line.
@@ -102,6 +103,30 @@ func (s *Session) receive(ctx context.Context, d *bus.Delivery) {
 			}
 		}
 	}})
+}
+
+// isAgent reports whether name is an agent the hub knows in the workspace,
+// so that a message from a human (relay send, the dashboard) is not
+// introduced as one from an agent. When the hub cannot say, it is taken
+// for an agent, as before.
+func (s *Session) isAgent(ctx context.Context, name string) bool {
+	c := s.client.Load()
+	if c == nil {
+		return true
+	}
+	actx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	list, err := c.Agents(actx)
+	if err != nil {
+		s.log.Debug("list agents", "err", err)
+		return true
+	}
+	for _, p := range list {
+		if p.Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // keepAlive tells the hub that a message waiting for the agent is still
