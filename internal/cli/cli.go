@@ -147,11 +147,16 @@ func Main(args []string, env *Env) int {
 	name := args[0]
 	switch name {
 	case "-h", "--help", "help":
-		printUsage(env.Stdout, cmds)
-		return ExitOK
+		if len(args) < 2 || args[1] == "-h" || args[1] == "--help" {
+			printUsage(env.Stdout, cmds)
+			return ExitOK
+		}
+		// relay help CMD is relay CMD -h.
+		name, args = args[1], []string{args[1], "-h"}
 	case "-v", "--version":
 		name = "version"
 	}
+
 	cmd, ok := cmds[name]
 	if !ok {
 		fmt.Fprintf(env.Stderr, "relay: unknown command %q\n\n", name)
@@ -196,6 +201,7 @@ func printUsage(w io.Writer, cmds map[string]command) {
 		fmt.Fprintf(&b, "  %-8s %s\n", n, cmds[n].summary)
 	}
 	b.WriteString("\nEvery command honours RELAY_HOME (state folder) and --hub / RELAY_HUB (a NATS URL).\n")
+	b.WriteString("Run 'relay help COMMAND' (or 'relay COMMAND -h') for a command's flags and the configuration keys it reads.\n")
 	io.WriteString(w, b.String())
 }
 
@@ -203,15 +209,39 @@ func printUsage(w io.Writer, cmds map[string]command) {
 // errors and prints its usage to stderr.
 func newFlags(env *Env, name, synopsis string) *flag.FlagSet {
 	fs := flag.NewFlagSet("relay "+name, flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
+	out := &flagOutput{w: env.Stderr}
+	fs.SetOutput(out)
 	fs.Usage = func() {
-		fmt.Fprintf(env.Stderr, "Usage: relay %s %s\n", name, synopsis)
+		// Asked for with -h (nothing was said before the usage), the
+		// usage is the answer and goes to stdout; after a mistake it
+		// goes to stderr with it.
+		w := env.Stderr
+		if !out.wrote {
+			w = env.Stdout
+		}
+		fs.SetOutput(w)
+		defer fs.SetOutput(out)
+		fmt.Fprintf(w, "Usage: relay %s %s\n", name, synopsis)
 		if hasFlags(fs) {
-			fmt.Fprintln(env.Stderr, "\nFlags:")
+			fmt.Fprintln(w, "\nFlags:")
 			fs.PrintDefaults()
 		}
+		cmd, _, _ := strings.Cut(name, " ")
+		printKeys(w, cmd)
 	}
 	return fs
+}
+
+// flagOutput is where the flag package writes its complaints; it records
+// that one was written, so that the usage after it goes to stderr too.
+type flagOutput struct {
+	w     io.Writer
+	wrote bool
+}
+
+func (o *flagOutput) Write(p []byte) (int, error) {
+	o.wrote = true
+	return o.w.Write(p)
 }
 
 func hasFlags(fs *flag.FlagSet) bool {

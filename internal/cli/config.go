@@ -31,6 +31,7 @@ func runConfig(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprint(env.Stdout, "Usage: relay config check|show [--json] [--project DIR] [--name N] [--workspace W] [--hub URL] [--profile P]\n\n"+
 			"  check  validate the configuration files; print ok and the files read, or every mistake (exit 2)\n"+
 			"  show   print the merged configuration, each value with where it came from\n")
+		printKeys(env.Stdout, "config")
 		return nil
 	default:
 		return usagef("unknown sub-command %q (want check or show)", sub)
