@@ -119,7 +119,7 @@ func (h *hookSet) fire(ctx context.Context, e EventInfo) (Result, error) {
 		if out.Inject != "" {
 			out.Inject += "\n"
 		}
-		out.Inject += fmt.Sprintf("A %s hook stopped: %s", e.Event, strings.TrimSpace(res.Reason))
+		out.Inject += fmt.Sprintf("The %s hook stopped: %s", e.Event, strings.TrimSpace(res.Reason))
 	}
 	return out, err
 }

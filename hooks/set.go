@@ -48,7 +48,8 @@ type Result struct {
 	// Stopped says a hook ended the chain.
 	Stopped bool
 	// Blocked says a hook refused the action (for MessageReceived: the
-	// message is refused); Reason is its reason. Blocking ends the chain.
+	// message is refused). Blocking ends the chain. Reason is why it was
+	// refused or stopped ("stopReason").
 	Blocked bool
 	Reason  string
 	// Message, when not nil, replaces the received message's text (the
@@ -121,7 +122,9 @@ func (s *Set) Fire(ctx context.Context, event string, subject string, payload an
 				return res, errors.Join(errs...)
 			}
 			if out.Stop {
-				res.Stopped = true
+				// The reason ({"continue": false, "stopReason": "…"}) is
+				// for the agent to read.
+				res.Stopped, res.Reason = true, out.Reason
 				return res, errors.Join(errs...)
 			}
 		}

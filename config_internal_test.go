@@ -1,0 +1,50 @@
+package relay
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/relayhq/relay/config"
+)
+
+// TestHookStopReasonShown: a hook that answers {"continue": false,
+// "stopReason": "…"} stops the chain and its reason reaches the agent.
+func TestHookStopReasonShown(t *testing.T) {
+	dir := t.TempDir()
+	conf := `[[hooks.Idle]]
+[[hooks.Idle.hooks]]
+type = "command"
+command = "echo '{\"continue\": false, \"stopReason\": \"the build is red, fix it first\"}'"
+`
+	if err := os.MkdirAll(filepath.Join(dir, ".relay"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".relay", "config.toml"), []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := config.Load(config.Sources{ProjectDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := New(Options{Home: t.TempDir(), Hub: NoHub, Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.UseConfig(c); err != nil {
+		t.Fatal(err)
+	}
+	hs := r.eventHandlers(Idle)
+	if len(hs) != 1 {
+		t.Fatalf("%d Idle handlers", len(hs))
+	}
+	res, err := hs[0](context.Background(), EventInfo{Event: Idle, Agent: "Alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Stop || !strings.Contains(res.Inject, "The Idle hook stopped: the build is red, fix it first") {
+		t.Errorf("result %+v: want a stop that shows its reason", res)
+	}
+}
