@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/relayhq/relay/config"
 	"github.com/relayhq/relay/patterns"
 )
 
@@ -25,9 +26,26 @@ var (
 	ErrNotBuiltin = errors.New("not a built-in namespace")
 )
 
-// Events returns every event On accepts, in the order of an agent's life.
+// Events returns every event On accepts: the lifecycle events of the
+// configuration files (config.Events, in their documentation order), so
+// that a hook the files accept is always one On accepts, and the events
+// of this package's constants.
 func Events() []Event {
-	return []Event{SessionStart, Output, ToolCall, MessageSent, MessageReceived, Idle, SessionEnd}
+	var out []Event
+	seen := map[Event]bool{}
+	add := func(e Event) {
+		if !seen[e] {
+			seen[e] = true
+			out = append(out, e)
+		}
+	}
+	for _, e := range config.Events() {
+		add(Event(e))
+	}
+	for _, e := range []Event{SessionStart, SessionEnd, Output, Idle, MessageReceived, MessageSent, ToolCall} {
+		add(e)
+	}
+	return out
 }
 
 // checkEvent returns nil for a known event, else an error wrapping
