@@ -105,10 +105,10 @@ func (s *Session) receive(ctx context.Context, d *bus.Delivery) {
 	}})
 }
 
-// isAgent reports whether name is an agent the hub knows in the workspace,
-// so that a message from a human (relay send, the dashboard) is not
-// introduced as one from an agent. When the hub cannot say, it is taken
-// for an agent, as before.
+// isAgent reports whether name is an agent of the workspace, so that a
+// message from a human (relay send, the dashboard) is not introduced as
+// one from an agent. When the hub cannot say, it is taken for an agent, as
+// before.
 func (s *Session) isAgent(ctx context.Context, name string) bool {
 	c := s.client.Load()
 	if c == nil {
@@ -116,17 +116,12 @@ func (s *Session) isAgent(ctx context.Context, name string) bool {
 	}
 	actx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	list, err := c.Agents(actx)
+	ok, err := c.IsAgent(actx, name)
 	if err != nil {
-		s.log.Debug("list agents", "err", err)
+		s.log.Debug("is the sender an agent", "from", name, "err", err)
 		return true
 	}
-	for _, p := range list {
-		if p.Name == name {
-			return true
-		}
-	}
-	return false
+	return ok
 }
 
 // keepAlive tells the hub that a message waiting for the agent is still
