@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/relayhq/relay/bus"
 	"github.com/relayhq/relay/hub"
@@ -285,4 +286,57 @@ func TestHubRestartDrains(t *testing.T) {
 		return nil
 	})
 	checkOnceInOrder(t, typedOrder(file, bodies), bodies)
+}
+
+// TestManyLineBodyToShell is issue 21's 3.6 KB body of 1,790 lines sent to
+// a wrapped shell: each line break is typed as a 5-byte ` ⏎ `, so the cap
+// must hold on what is typed. The shell reads every line whole (none over
+// the terminal's 4,095 bytes, valid UTF-8, nothing cut in a ⏎), the last
+// one ends with the note that says how to read the rest, and nothing is
+// lost without that note.
+func TestManyLineBodyToShell(t *testing.T) {
+	tm := newTeam(t)
+	file := filepath.Join(t.TempDir(), "B.txt")
+	tm.agent("Bob", "sh", "-c", readerScript, "reader", file)
+	tm.waitAgents("Bob")
+	body := strings.Repeat("y\n", 1789) + "END"
+	cmd := exec.Command(relayBin, "send", "--from", "Alice", "Bob", "-")
+	cmd.Env = tm.env
+	cmd.Stdin = strings.NewReader(body)
+	if out, err := runWithin(t, cmd, 30*time.Second); err != nil {
+		t.Fatalf("relay send: %v\n%s", err, out)
+	}
+	if out, err := tm.relay("send", "--from", "Alice", "Bob", "manylines-sentinel"); err != nil {
+		t.Fatalf("relay send: %v\n%s", err, out)
+	}
+	testutil.WaitFor(t, 60*time.Second, 100*time.Millisecond, func() error {
+		if data, _ := os.ReadFile(file); !strings.Contains(string(data), "manylines-sentinel") {
+			return fmt.Errorf("the sentinel after the long body was not typed in yet")
+		}
+		return nil
+	})
+	data, _ := os.ReadFile(file)
+	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	var msg []string
+	for _, l := range lines {
+		if !utf8.ValidString(l) {
+			t.Errorf("the shell read invalid UTF-8 (a ⏎ cut in the middle): %q", l[max(0, len(l)-40):])
+		}
+		if len(l) >= 4095 {
+			t.Errorf("the shell read a line of %d bytes: the terminal cut it at 4,095", len(l))
+		}
+		if !strings.Contains(l, "manylines-sentinel") {
+			msg = append(msg, l)
+		}
+	}
+	if len(msg) == 0 {
+		t.Fatalf("the long body never arrived:\n%s", data)
+	}
+	last := msg[len(msg)-1]
+	if !strings.Contains(last, "more bytes; the whole message: relay log --id ") || !strings.HasSuffix(last, "]") {
+		t.Errorf("the last line of the long body has no whole note on how to read the rest: %q", last[max(0, len(last)-120):])
+	}
+	if !strings.HasPrefix(msg[0], "# [relay] Message from agent Alice") {
+		t.Errorf("the body did not arrive as a shell comment: %q", msg[0][:min(len(msg[0]), 80)])
+	}
 }
