@@ -47,6 +47,20 @@ func TestWrapThatCannotJoinRefuses(t *testing.T) {
 			}
 			return []string{"RELAY_HOME=" + home, "RELAY_HUB=", "RELAY_TOKEN="}
 		}, []string{"cannot join its team", "can be written by others (mode 0777)", "fix: chmod 700 "}},
+		{"token planted by someone else", func(t *testing.T) []string {
+			home := filepath.Join(t.TempDir(), "home")
+			if err := os.MkdirAll(hub.Dir(home), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			token := filepath.Join(hub.Dir(home), "token")
+			if err := os.WriteFile(token, []byte(strings.Repeat("ab", 32)+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chmod(token, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return []string{"RELAY_HOME=" + home, "RELAY_HUB=", "RELAY_TOKEN="}
+		}, []string{"cannot join its team", "can be read or written by others (mode 0644)", "fix: rm "}},
 		{"token refused", func(t *testing.T) []string {
 			return []string{"RELAY_HOME=" + filepath.Join(t.TempDir(), "home"), "RELAY_HUB=" + h.URL(), "RELAY_TOKEN=not-the-token"}
 		}, []string{"cannot join its team", "refused the token", "check RELAY_TOKEN"}},
