@@ -2,18 +2,12 @@ package screen
 
 import (
 	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/relayhq/relay/internal/testutil"
+	"github.com/relayhq/relay/internal/ptytest"
 )
-
-// tmuxDone is the title the replay sets after the stream, so that the
-// capture waits until tmux has parsed every byte before it.
-const tmuxDone = "relay-screen-replay-done"
 
 // referenceTmux is the tmux version the golden files were made with; the
 // live comparisons run only against it, since tmux's quirks change between
@@ -43,46 +37,16 @@ func tmuxCapture(t testing.TB, cols, rows int, data []byte) string {
 
 // tmuxCaptures is tmuxCapture with one capture-pane per flag set (such as
 // -p and -pJ) of the same replay; "cursor" gives tmux's cursor as "x,y".
+// The replay is ptytest's, the tests' one tmux renderer.
 func tmuxCaptures(t testing.TB, cols, rows int, data []byte, flags ...string) []string {
 	t.Helper()
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux not installed")
-	}
-	dir := t.TempDir()
-	file := filepath.Join(dir, "stream")
-	conf := filepath.Join(dir, "tmux.conf")
-	sock := filepath.Join(dir, "sock")
-	if err := os.WriteFile(file, data, 0o600); err != nil {
+	ptytest.NeedTmux(t)
+	r, err := ptytest.NewReplay(data, cols, rows)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(conf, []byte("set -g status off\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	tmux := func(args ...string) (string, error) {
-		cmd := exec.Command("tmux", append([]string{"-S", sock, "-f", conf}, args...)...)
-		cmd.Env = append(os.Environ(), "LC_ALL=C.UTF-8", "TMUX=")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			return "", fmt.Errorf("tmux %s: %w: %s", strings.Join(args, " "), err, out)
-		}
-		return string(out), nil
-	}
-	script := fmt.Sprintf("stty raw -echo; cat %s; printf '\\033]2;%s\\007'; exec sleep 600", file, tmuxDone)
-	if _, err := tmux("new-session", "-d", "-x", fmt.Sprint(cols), "-y", fmt.Sprint(rows), script); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _, _ = tmux("kill-server") })
-	testutil.Eventually(t, func() error {
-		title, err := tmux("display-message", "-p", "#{pane_title}")
-		if err != nil {
-			return err
-		}
-		if strings.TrimSpace(title) != tmuxDone {
-			return testutil.Errorf("tmux has not replayed the stream yet (title %q)", title)
-		}
-		return nil
-	})
-	size, err := tmux("display-message", "-p", "#{pane_width}x#{pane_height}")
+	defer r.Close()
+	size, err := r.Tmux("display-message", "-p", "#{pane_width}x#{pane_height}")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,17 +55,16 @@ func tmuxCaptures(t testing.TB, cols, rows int, data []byte, flags ...string) []
 	}
 	var outs []string
 	for _, f := range flags {
+		args := []string{"capture-pane", f}
 		if f == "cursor" {
-			out, err := tmux("display-message", "-p", "#{cursor_x},#{cursor_y}")
-			if err != nil {
-				t.Fatal(err)
-			}
-			outs = append(outs, strings.TrimSpace(out))
-			continue
+			args = []string{"display-message", "-p", "#{cursor_x},#{cursor_y}"}
 		}
-		out, err := tmux("capture-pane", f)
+		out, err := r.Tmux(args...)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if f == "cursor" {
+			out = strings.TrimSpace(out)
 		}
 		outs = append(outs, out)
 	}

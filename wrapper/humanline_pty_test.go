@@ -1,35 +1,17 @@
 package wrapper
 
 import (
-	"bytes"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/relayhq/relay/internal/testutil"
 )
-
-// lockedBuffer is the human's screen in these tests.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // human is a wrapped child on a real pty, with the test as the human: its
 // keys go in through a pipe, the screen is a buffer, and each change of
@@ -38,7 +20,7 @@ type human struct {
 	t      *testing.T
 	s      *Session
 	keys   *os.File
-	screen *lockedBuffer
+	screen *testutil.Buffer // the human's screen
 	lines  chan bool
 }
 
@@ -48,7 +30,7 @@ func startHuman(t *testing.T, dir string, argv ...string) *human {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &human{t: t, keys: w, screen: &lockedBuffer{}, lines: make(chan bool, 64)}
+	h := &human{t: t, keys: w, screen: &testutil.Buffer{}, lines: make(chan bool, 64)}
 	s, err := Start(Options{
 		Command:     argv,
 		Dir:         dir,

@@ -2,8 +2,8 @@
 // CLI) offline under tests: it finds the pinned binaries installed by
 // .ci/install-agents, builds the argv and environment that point each CLI at
 // a mock model server (package mockmodel) with a private, temporary
-// configuration, and drives programs inside a real pseudo-terminal (Term),
-// reading the screen through tmux (TmuxScreen).
+// configuration (Cmd), and starts them in package ptytest's terminal
+// (Start; Term is ptytest.Term, the one terminal type of the tests).
 //
 // A test that needs a CLI calls Binary, which skips the test with a clear
 // message when the CLI is not installed; CI installs all three.

@@ -3,7 +3,6 @@ package agenttest
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -45,47 +44,25 @@ const CodexModel = "mock-model"
 // Codex is not installed.
 func Codex(t testing.TB, opts CodexOptions) Cmd {
 	t.Helper()
-	if opts.Binary == "" {
-		opts.Binary = Binary(t, "codex")
-	}
-	if opts.WorkDir == "" {
-		opts.WorkDir = t.TempDir()
-	}
-	c, err := CodexCmd(t.TempDir(), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
+	state := forTest(t, "codex", &opts.Binary, &opts.WorkDir)
+	c, err := CodexCmd(state, opts)
+	return mustCmd(t, c, err)
 }
 
 // CodexCmd is Codex for callers without a test: state goes into the
 // existing folder stateDir, and opts.Binary and opts.WorkDir must be set.
 func CodexCmd(stateDir string, opts CodexOptions) (Cmd, error) {
-	if opts.Binary == "" || opts.WorkDir == "" || opts.Model == "" {
-		return Cmd{}, fmt.Errorf("codex command: Binary, WorkDir and Model must be set (have %q, %q, %q)",
-			opts.Binary, opts.WorkDir, opts.Model)
-	}
-	if opts.Cols <= 0 {
-		opts.Cols = 100
-	}
-	if opts.Rows <= 0 {
-		opts.Rows = 30
-	}
-	work, err := realDir(opts.WorkDir)
+	// Codex refuses to put its helper links in a CODEX_HOME below the temp
+	// dir and warns on the screen: give it a temp dir of its own.
+	s, err := newCLISetup("codex", stateDir, opts.Binary, opts.WorkDir, opts.Model, "codex-home", "tmp")
 	if err != nil {
-		return Cmd{}, fmt.Errorf("codex command: %w", err)
+		return Cmd{}, err
 	}
-	home := filepath.Join(stateDir, "home")
-	codexHome := filepath.Join(stateDir, "codex-home")
-	for _, d := range []string{home, codexHome} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			return Cmd{}, fmt.Errorf("codex command: %w", err)
-		}
-	}
+	codexHome := s.path("codex-home")
 	catalog := filepath.Join(codexHome, "catalog.json")
 	b, _ := json.MarshalIndent(map[string]any{"models": []any{codexCatalogEntry()}}, "", "  ")
-	if err := os.WriteFile(catalog, b, 0o600); err != nil {
-		return Cmd{}, fmt.Errorf("codex command: %w", err)
+	if err := s.write(catalog, b); err != nil {
+		return Cmd{}, err
 	}
 	config := fmt.Sprintf(`model = %q
 model_catalog_json = %q
@@ -114,21 +91,13 @@ animations = false
 
 [projects.%q]
 trust_level = "trusted"
-%s`, CodexModel, catalog, strings.TrimRight(opts.Model, "/")+"/v1", strings.Join(opts.Features, "\n"), work, opts.ExtraConfig)
-	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(config), 0o600); err != nil {
-		return Cmd{}, fmt.Errorf("codex command: %w", err)
+%s`, CodexModel, catalog, strings.TrimRight(opts.Model, "/")+"/v1", strings.Join(opts.Features, "\n"), s.work, opts.ExtraConfig)
+	if err := s.write(filepath.Join(codexHome, "config.toml"), []byte(config)); err != nil {
+		return Cmd{}, err
 	}
-	env := baseEnv(home)
-	// Codex refuses to put its helper links in a CODEX_HOME below the temp
-	// dir and warns on the screen: give it a temp dir of its own.
-	tmp := filepath.Join(stateDir, "tmp")
-	if err := os.MkdirAll(tmp, 0o700); err != nil {
-		return Cmd{}, fmt.Errorf("codex command: %w", err)
-	}
-	env = append(env, "CODEX_HOME="+codexHome, "MOCK_API_KEY=sk-mock", "TMPDIR="+tmp)
-	env = mergeEnv(env, opts.Env)
+	env := []string{"CODEX_HOME=" + codexHome, "MOCK_API_KEY=sk-mock", "TMPDIR=" + s.path("tmp")}
 	argv := append([]string{opts.Binary, "--no-daemon"}, opts.ExtraArgs...)
-	return Cmd{Argv: argv, Env: env, Dir: work, Cols: opts.Cols, Rows: opts.Rows, ConfigDir: codexHome}, nil
+	return s.cmd(argv, env, opts.Env, codexHome, opts.Cols, opts.Rows), nil
 }
 
 // codexCatalogEntry describes the mock model to Codex 0.169.0 (the shape
@@ -192,13 +161,5 @@ func codexCatalogEntry() map[string]any {
 // CodexReady reports whether a Codex screen shows its idle input row (the
 // "›" prompt) and no "esc to interrupt" status.
 func CodexReady(screen string) bool {
-	if strings.Contains(screen, "esc to interrupt") {
-		return false
-	}
-	for _, line := range strings.Split(screen, "\n") {
-		if strings.HasPrefix(strings.TrimSpace(line), "›") {
-			return true
-		}
-	}
-	return false
+	return readyIdle(screen, func(line string) bool { return strings.HasPrefix(line, "›") })
 }

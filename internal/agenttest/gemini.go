@@ -2,9 +2,6 @@ package agenttest
 
 import (
 	"encoding/json"
-	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -41,40 +38,17 @@ const GeminiModel = "gemini-2.5-flash"
 // installed.
 func Gemini(t testing.TB, opts GeminiOptions) Cmd {
 	t.Helper()
-	if opts.Binary == "" {
-		opts.Binary = Binary(t, "gemini")
-	}
-	if opts.WorkDir == "" {
-		opts.WorkDir = t.TempDir()
-	}
-	c, err := GeminiCmd(t.TempDir(), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
+	state := forTest(t, "gemini", &opts.Binary, &opts.WorkDir)
+	c, err := GeminiCmd(state, opts)
+	return mustCmd(t, c, err)
 }
 
 // GeminiCmd is Gemini for callers without a test: state goes into the
 // existing folder stateDir, and opts.Binary and opts.WorkDir must be set.
 func GeminiCmd(stateDir string, opts GeminiOptions) (Cmd, error) {
-	if opts.Binary == "" || opts.WorkDir == "" || opts.Model == "" {
-		return Cmd{}, fmt.Errorf("gemini command: Binary, WorkDir and Model must be set (have %q, %q, %q)",
-			opts.Binary, opts.WorkDir, opts.Model)
-	}
-	if opts.Cols <= 0 {
-		opts.Cols = 100
-	}
-	if opts.Rows <= 0 {
-		opts.Rows = 30
-	}
-	work, err := realDir(opts.WorkDir)
+	s, err := newCLISetup("gemini", stateDir, opts.Binary, opts.WorkDir, opts.Model, "home/.gemini")
 	if err != nil {
-		return Cmd{}, fmt.Errorf("gemini command: %w", err)
-	}
-	home := filepath.Join(stateDir, "home")
-	dotGemini := filepath.Join(home, ".gemini")
-	if err := os.MkdirAll(dotGemini, 0o700); err != nil {
-		return Cmd{}, fmt.Errorf("gemini command: %w", err)
+		return Cmd{}, err
 	}
 	settings := map[string]any{
 		"security": map[string]any{
@@ -93,20 +67,18 @@ func GeminiCmd(stateDir string, opts GeminiOptions) (Cmd, error) {
 		settings[k] = v
 	}
 	b, _ := json.MarshalIndent(settings, "", "  ")
-	if err := os.WriteFile(filepath.Join(dotGemini, "settings.json"), b, 0o600); err != nil {
-		return Cmd{}, fmt.Errorf("gemini command: %w", err)
+	if err := s.write(s.path("home/.gemini/settings.json"), b); err != nil {
+		return Cmd{}, err
 	}
-	env := baseEnv(home)
-	env = append(env,
-		"GEMINI_CLI_HOME="+home,
+	env := []string{
+		"GEMINI_CLI_HOME=" + s.home,
 		"GEMINI_API_KEY=mock-key",
-		"GOOGLE_GEMINI_BASE_URL="+strings.TrimRight(opts.Model, "/"),
+		"GOOGLE_GEMINI_BASE_URL=" + strings.TrimRight(opts.Model, "/"),
 		// Without it Gemini CLI prints a true-colour warning above its UI.
 		"COLORTERM=truecolor",
-	)
-	env = mergeEnv(env, opts.Env)
+	}
 	argv := append([]string{opts.Binary, "-m", GeminiModel}, opts.ExtraArgs...)
-	return Cmd{Argv: argv, Env: env, Dir: work, Cols: opts.Cols, Rows: opts.Rows, ConfigDir: home}, nil
+	return s.cmd(argv, env, opts.Env, s.home, opts.Cols, opts.Rows), nil
 }
 
 // GeminiReady reports whether a Gemini CLI screen shows its empty input

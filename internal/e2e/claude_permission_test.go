@@ -94,10 +94,7 @@ func TestClaudePermissionWaits(t *testing.T) {
 	if out, err := tm.relay("send", "--from", "Alice", "Bob", msg); err != nil {
 		t.Fatalf("relay send: %v: %s", err, out)
 	}
-	tm.waitStored(msg)
-	// The message is in Bob's inbox. Give relay well over its quiet times
-	// to do the wrong thing.
-	time.Sleep(4 * time.Second)
+	tm.waitHeld(msg, "waiting:") // Bob's wrapper holds it for the dialog
 	for _, r := range bob.model.Turns() {
 		if strings.Contains(string(r.Body), msg) {
 			t.Fatalf("the message reached Bob's model while his human was asked: %q", r.LastUser)

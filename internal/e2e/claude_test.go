@@ -88,6 +88,25 @@ func TestClaudeRoundTrip(t *testing.T) {
 }
 
 // waitStored waits until the hub's log holds a message containing body.
+// waitHeld waits for the receipt that says why the message holding body
+// waits (its reason holds why): the positive sign that the target's
+// wrapper has the message and chose not to type it.
+func (tm *team) waitHeld(body, why string) {
+	tm.t.Helper()
+	testutil.Eventually(tm.t, func() error {
+		out, err := tm.relay("log")
+		if err != nil {
+			return err
+		}
+		for _, l := range strings.Split(out, "\n") {
+			if strings.Contains(l, body) && strings.Contains(l, ":held ("+why) {
+				return nil
+			}
+		}
+		return fmt.Errorf("no held receipt %q for %q yet:\n%s", why, body, out)
+	})
+}
+
 func (tm *team) waitStored(body string) {
 	tm.t.Helper()
 	testutil.Eventually(tm.t, func() error {
@@ -119,10 +138,8 @@ func TestClaudeDraftWaits(t *testing.T) {
 
 	bob.term.Type(draft) // the human starts typing and stops
 	alice.term.Submit("kick off")
-	tm.waitStored("feature/auth")
-	// The message is in Bob's inbox; it must not be typed over the draft.
-	// Give relay well over its quiet times to do the wrong thing.
-	time.Sleep(4 * time.Second)
+	// Bob's wrapper has the message and holds it for the draft.
+	tm.waitHeld("feature/auth", "draft:")
 	if n := len(bob.model.Turns()); n != 0 {
 		t.Fatalf("Bob's model got %d turns while the human's draft was in the box: %q", n, bob.model.Turns()[0].LastUser)
 	}
@@ -164,8 +181,7 @@ func TestClaudeBusyThenIdle(t *testing.T) {
 	bob.term.Submit("start the long task")
 	bob.waitTurn(t, "long task", 30*time.Second)
 	alice.term.Submit("kick off")
-	tm.waitStored("feature/auth")
-	time.Sleep(3 * time.Second) // Bob is busy: nothing may be typed
+	tm.waitHeld("feature/auth", "busy:") // Bob's wrapper holds it for the turn
 	if n := bob.model.Count(aliceAsk); n != 0 {
 		t.Fatalf("the message reached Bob while he was busy")
 	}

@@ -185,11 +185,7 @@ func TestScreenCLIDraftWaits(t *testing.T) {
 			if out, err := tm.relay("send", "Bob", aliceAsk); err != nil {
 				t.Fatalf("relay send: %v\n%s", err, out)
 			}
-			tm.waitStored("feature/auth")
-			// The message is in Bob's inbox; it must not be typed over the
-			// draft. Give relay well over its quiet times to do the wrong
-			// thing.
-			time.Sleep(4 * time.Second)
+			tm.waitHeld("feature/auth", "draft:") // held for the draft
 			if n := bob.turnsWith(draft) + bob.turnsWith("feature/auth"); n != 0 {
 				t.Fatalf("Bob's model got %d turns while the human's draft was in the box\nscreen:\n%s\nlogs:\n%s", n, bob.screen(t), tm.wrapperLog())
 			}
@@ -231,8 +227,7 @@ func TestScreenCLIBusyThenIdle(t *testing.T) {
 			if out, err := tm.relay("send", "Bob", aliceAsk); err != nil {
 				t.Fatalf("relay send: %v\n%s", err, out)
 			}
-			tm.waitStored("feature/auth")
-			time.Sleep(3 * time.Second) // Bob is busy: nothing may be typed
+			tm.waitHeld("feature/auth", "busy:") // held for the turn
 			if n := bob.turnsWith(aliceAsk); n != 0 {
 				t.Fatalf("the message reached Bob while he was busy\nscreen:\n%s", bob.screen(t))
 			}
@@ -450,8 +445,7 @@ func TestScreenCLIApprovalWaits(t *testing.T) {
 			if out, err := tm.relay("send", "Bob", aliceAsk); err != nil {
 				t.Fatalf("relay send: %v\n%s", err, out)
 			}
-			tm.waitStored("feature/auth")
-			time.Sleep(4 * time.Second) // give relay well over its quiet times
+			tm.waitHeld("feature/auth", "") // held for the dialog
 			if n := len(bob.model.Turns()) - primed; n != 1 {
 				t.Fatalf("the model got %d turns while the approval dialog was open (the dialog was answered?)\nscreen before:\n%s\nscreen now:\n%s\nlogs:\n%s",
 					n, scr, bob.screen(t), tm.wrapperLog())

@@ -2,5 +2,10 @@ package ptytest
 
 import "golang.org/x/sys/unix"
 
-// ioctlGetTermios reads a terminal's mode (BSD: TIOCGETA).
-const ioctlGetTermios = unix.TIOCGETA
+const (
+	// ioctlGetTermios reads a terminal's mode (BSD: TIOCGETA).
+	ioctlGetTermios = unix.TIOCGETA
+	// ioctlInQueue reads how many bytes wait to be read: BSD's FIONREAD,
+	// _IOR('f', 127, int), which x/sys/unix does not name for darwin.
+	ioctlInQueue = 0x4004667f
+)

@@ -80,11 +80,7 @@ func (s *Session) receive(ctx context.Context, d *bus.Delivery) {
 		}
 	}
 	text := s.form().Message(env.From, env.ID, env.Body)
-	if s.humanLine() {
-		// Said now, so that the sender knows why it waits: it goes in
-		// once the human submits or clears the line.
-		_ = d.Receipt(context.WithoutCancel(ctx), bus.StatusHeld, "draft: the human's line is unfinished")
-	}
+	why := s.waitReason()
 	s.queue.Add(delivery.Item{ID: env.ID, Text: text, Done: func(st delivery.Status, reason string) {
 		bg := context.WithoutCancel(ctx)
 		switch st {
@@ -102,6 +98,33 @@ func (s *Session) receive(ctx context.Context, d *bus.Delivery) {
 			}
 		}
 	}})
+	if why != "" {
+		// Said now, so that the sender (and relay log) knows why it
+		// waits; it goes in when that ends.
+		_ = d.Receipt(context.WithoutCancel(ctx), bus.StatusHeld, why)
+	}
+}
+
+// waitReason says why a message arriving now cannot be typed at once, or
+// "" when the agent can take it.
+func (s *Session) waitReason() string {
+	why := ""
+	s.read(func(st *state) {
+		d := st.deliveryState()
+		switch {
+		case !d.Ready:
+			why = "starting: it goes in when the agent first reads input"
+		case st.human:
+			why = "draft: the human's line is unfinished"
+		case d.Waiting:
+			why = "waiting: the agent asks its human"
+		case d.Draft:
+			why = "draft: the agent's input box holds text"
+		case d.Busy:
+			why = "busy: it goes in when the agent's turn ends"
+		}
+	})
+	return why
 }
 
 // keepAlive tells the hub that a message waiting for the agent is still
