@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/url"
 	"os"
@@ -20,6 +21,11 @@ import (
 	"github.com/relayhq/relay/internal/logfile"
 	"github.com/relayhq/relay/internal/statedir"
 )
+
+// ErrHubExited is returned by StartDetached when the hub it started exited
+// before it answered: it could not listen on its address, its folder was
+// refused, ... The error says why, from the hub's log.
+var ErrHubExited = errors.New("the hub did not start")
 
 // ErrNoHub means no hub is running for a home: there is no record of one,
 // it was stopped, its process is gone, or its port does not answer.
@@ -266,6 +272,7 @@ func StartDetached(ctx context.Context, o DetachOptions) (Endpoint, error) {
 		return Endpoint{}, fmt.Errorf("start detached hub: %w", err)
 	}
 	defer logf.Close()
+	logStart, _ := logf.Seek(0, io.SeekEnd) // where this start's lines begin
 	devnull, err := os.Open(os.DevNull)
 	if err != nil {
 		return Endpoint{}, fmt.Errorf("start detached hub: %w", err)
@@ -306,7 +313,7 @@ func StartDetached(ctx context.Context, o DetachOptions) (Endpoint, error) {
 		}
 		select {
 		case err := <-exited:
-			return Endpoint{}, fmt.Errorf("detached hub exited (%v); see %s", err, logPath)
+			return Endpoint{}, fmt.Errorf("%w: %s (%v; log: %s)", ErrHubExited, exitReason(logPath, logStart), err, logPath)
 		case <-ctx.Done():
 			return Endpoint{}, fmt.Errorf("start detached hub: %w", ctx.Err())
 		case <-deadline.C:
@@ -387,4 +394,26 @@ func Stop(ctx context.Context, home string) (url string, err error) {
 		}
 	}
 	return st.URL, nil
+}
+
+// exitReason returns why a detached hub exited, from what it wrote to its
+// log since offset: its first error line, without the command's prefix or
+// the usage hint.
+func exitReason(logPath string, offset int64) string {
+	f, err := os.Open(logPath)
+	if err != nil {
+		return "see its log"
+	}
+	defer f.Close()
+	if _, err := f.Seek(offset, io.SeekStart); err != nil {
+		return "see its log"
+	}
+	sc := bufio.NewScanner(io.LimitReader(f, 64<<10))
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if reason, ok := strings.CutPrefix(line, "relay up: "); ok {
+			return reason
+		}
+	}
+	return "see its log"
 }

@@ -97,6 +97,11 @@ var ErrHubRunning = errors.New("a hub is already running")
 // without TLS: the token would cross the network in clear text.
 var ErrNotLoopback = errors.New("listen address is not loopback")
 
+// ErrAddressRefused is returned by Start when the system refuses the listen
+// address it was given (another program uses the port, or the address is
+// not one of this machine's).
+var ErrAddressRefused = errors.New("cannot listen on the address")
+
 // Hub is a running embedded NATS server. Stop it with Shutdown.
 type Hub struct {
 	srv   *server.Server
@@ -168,7 +173,26 @@ func (o *Options) listenAddr(lastPort int) (string, int, error) {
 		return "", 0, fmt.Errorf("%w: %s would expose the hub beyond this machine with its token in clear text; "+
 			"listen on 127.0.0.1, or give a TLS certificate and key", ErrNotLoopback, o.Listen)
 	}
+	if port > 0 {
+		// Said at once and plainly, rather than as a server that is not
+		// ready after ReadyTimeout.
+		l, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
+		if err != nil {
+			return "", 0, fmt.Errorf("%w: %s: %w; stop what listens there, or choose another address with --listen", ErrAddressRefused, o.Listen, unwrapOp(err))
+		}
+		l.Close()
+	}
 	return host, port, nil
+}
+
+// unwrapOp returns the system's reason inside a net.OpError ("address
+// already in use"), which names the address again otherwise.
+func unwrapOp(err error) error {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Err != nil {
+		return op.Err
+	}
+	return err
 }
 
 func isLoopback(host string) bool {

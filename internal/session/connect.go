@@ -13,6 +13,8 @@ import (
 	"github.com/relayhq/relay/bus"
 	"github.com/relayhq/relay/delivery"
 	"github.com/relayhq/relay/hub"
+	"github.com/relayhq/relay/internal/statedir"
+	"github.com/relayhq/relay/internal/termsafe"
 	"github.com/relayhq/relay/memory"
 )
 
@@ -243,4 +245,34 @@ func (s *Session) sent(env bus.Envelope, err error) {
 	default:
 		s.notice(fmt.Sprintf("Not sent to %s: %v", env.To, err))
 	}
+}
+
+// joinFailed decides what a failure to join the team at start means, and
+// says it on the human's terminal before the agent starts (the log alone is
+// not read, and on a full disk it cannot even be written). A refusal that
+// trying again would not change (a token or credentials the hub refused, a
+// hub that is not the one trusted, a state folder relay must not use) is
+// returned: the agent does not start, cut off from its team without the
+// human knowing. Anything else (a hub that is full or out of reach) lets the
+// agent start alone while relay keeps trying: it joins once the hub has
+// room or is back. It returns nil when err is nil.
+func (s *Session) joinFailed(err error) error {
+	if err == nil {
+		return nil
+	}
+	name := s.name()
+	if errors.Is(err, bus.ErrUntrustedHub) || errors.Is(err, bus.ErrUnauthorized) || errors.Is(err, statedir.ErrUnsafe) {
+		return fmt.Errorf("%s cannot join its team, so it was not started: %w", name, err)
+	}
+	s.log.Warn("hub not reachable; the agent starts alone and relay keeps trying", "err", err)
+	why := fmt.Sprintf("%v; it starts alone and relay keeps trying to join", err)
+	if errors.Is(err, bus.ErrHubFull) {
+		why = "the hub's message store is full: free disk space where the hub keeps its store, or give it more with relay up --max-store; it starts alone and joins once there is room"
+	}
+	w := s.cfg.Stderr
+	if w == nil {
+		w = os.Stderr
+	}
+	fmt.Fprintf(w, "relay: %s has not joined workspace %s: %s.\n", termsafe.Line(name), termsafe.Line(s.cfg.Workspace), termsafe.Line(why))
+	return nil
 }

@@ -125,15 +125,11 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 		err = s.connect(cctx)
 		ccancel()
 	}
-	switch {
-	case errors.Is(err, bus.ErrNameTaken):
+	if errors.Is(err, bus.ErrNameTaken) {
 		return 0, fmt.Errorf("%w: the name %q is taken by a live agent in workspace %q: choose another with --name", ErrNameTaken, cfg.Name, cfg.Workspace)
-	case errors.Is(err, bus.ErrUntrustedHub), errors.Is(err, bus.ErrUnauthorized):
-		// Trying again would not help: say so before the agent starts
-		// rather than run it cut off from its team.
+	}
+	if err := s.joinFailed(err); err != nil {
 		return 0, err
-	case err != nil:
-		s.log.Warn("hub not reachable; the agent starts alone and relay keeps trying", "err", err)
 	}
 	name := s.name()
 	if err := s.openJournal(name); err != nil {

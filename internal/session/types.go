@@ -32,8 +32,9 @@ type Config struct {
 	MemoryAtStart         int
 	Stdin                 *os.File
 	Stdout                io.Writer
-	Env                   []string // nil: this process's
-	Dir                   string   // the child's folder; empty: the current one
+	Stderr                io.Writer // where a failure to join is said before the agent starts; nil: os.Stderr
+	Env                   []string  // nil: this process's
+	Dir                   string    // the child's folder; empty: the current one
 	Logger                *slog.Logger
 	Profile               agents.Profile
 	Command               string
