@@ -59,14 +59,14 @@ func TooOld(version string) (why string, unreadable bool) {
 func exact(l agents.Launch) (agents.Setup, error) {
 	path, err := exec.LookPath(l.Command)
 	if err != nil {
-		return agents.Setup{}, fmt.Errorf("Claude Code's hooks are not used: %w", err)
+		return agents.Setup{}, fmt.Errorf("hooks of Claude Code are not used: %w", err)
 	}
 	v, err := agents.CachedVersion(context.Background(), l.Home, path)
 	if err != nil {
-		return agents.Setup{}, fmt.Errorf("Claude Code's hooks are not used: %w", err)
+		return agents.Setup{}, fmt.Errorf("hooks of Claude Code are not used: %w", err)
 	}
 	if why, _ := TooOld(v); why != "" {
-		return agents.Setup{}, fmt.Errorf("Claude Code's hooks are not used: %s", why)
+		return agents.Setup{}, fmt.Errorf("hooks of Claude Code are not used: %s", why)
 	}
 	return startHooks(l)
 }

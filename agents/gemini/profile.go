@@ -62,7 +62,7 @@ func (g chat) Read(idle bool) ([]string, []string, error) {
 func exact(l agents.Launch) (agents.Setup, error) {
 	id, add, err := Session(l.Args, newUUID)
 	if err != nil {
-		return agents.Setup{}, fmt.Errorf("Gemini CLI's transcript is not followed: %w", err)
+		return agents.Setup{}, fmt.Errorf("transcript of Gemini CLI is not followed: %w", err)
 	}
 	own := len(add) == 0
 	home := Home(l.Env)

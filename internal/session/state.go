@@ -21,12 +21,11 @@ type state struct {
 	name    string // the agent's name, once the hub accepted it
 	url     string // the hub's URL, once known
 
-	screen  scanner.State // from the screen model
-	titleOK bool          // the window title says the CLI reads input
-	turn    agents.Turn   // from the exact source, when it reports turns
-	ready   bool          // the agent was idle once
-	busy    bool          // the last state pushed, for Idle events
-	human   bool          // the human's line is unfinished
+	screen scanner.State // from the screen model
+	turn   agents.Turn   // from the exact source, when it reports turns
+	ready  bool          // the agent was idle once
+	busy   bool          // the last state pushed, for Idle events
+	human  bool          // the human's line is unfinished
 
 	lastFrom map[string]received // the last message from each peer
 	primer   string              // typed at the first idle moment; "" once typed
@@ -171,13 +170,6 @@ func (s *Session) onHumanLine(unfinished bool) {
 		st.human = unfinished
 		s.push(st)
 	})
-}
-
-// humanLine reports whether the human's line is unfinished.
-func (s *Session) humanLine() bool {
-	h := false
-	s.read(func(st *state) { h = st.human })
-	return h
 }
 
 // idle reports whether the agent was idle at the last state change.
