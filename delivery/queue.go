@@ -178,6 +178,8 @@ type Queue struct {
 	state    State
 	settling bool      // typed; waiting for the agent to show a new idle moment
 	typedAt  time.Time // when the last injection was typed
+	typing   bool      // an injection is being typed now
+	early    bool      // Settled came while typing: no settling after it
 }
 
 // NewQueue returns a queue; call Run to start delivering.
@@ -242,6 +244,22 @@ func (q *Queue) SetState(s State) {
 		q.settling = false
 	}
 	q.state = s
+	q.mu.Unlock()
+	q.poke()
+}
+
+// Settled tells the queue that the agent is ready for more after the last
+// injection, by a signal of its own that the caller trusts more than a new
+// idle moment (a plain shell echoed the typed line and its prompt is back):
+// the queue stops waiting for the agent to show a reaction and types what
+// waits as soon as the state allows. Called while an injection is still
+// being typed, it applies to that injection's end.
+func (q *Queue) Settled() {
+	q.mu.Lock()
+	if q.typing {
+		q.early = true
+	}
+	q.settling = false
 	q.mu.Unlock()
 	q.poke()
 }
@@ -318,6 +336,7 @@ func (q *Queue) next() ([]Item, time.Duration) {
 	for _, it := range batch {
 		q.ids.fly(it.ID)
 	}
+	q.typing, q.early = true, false
 	return batch, 0
 }
 
@@ -331,7 +350,8 @@ func (q *Queue) deliver(ctx context.Context, batch []Item) {
 		}
 	}
 	q.mu.Lock()
-	q.settling, q.typedAt = true, q.o.Clock.Now()
+	q.settling, q.typedAt = !q.early, q.o.Clock.Now()
+	q.typing, q.early = false, false
 	q.mu.Unlock()
 	if err != nil {
 		// Not typed: copies that came meanwhile share the failure (the
