@@ -131,6 +131,9 @@ type Options struct {
 	// Confirm, if set, checks after typing that the agent took the text;
 	// an error is a failed receipt with its reason.
 	Confirm func(ctx context.Context, text string) error
+	// Typed, if set, is called after each injection was typed, with its
+	// items in order (for the log: which messages went in together).
+	Typed func(batch []Item)
 	// Journal remembers what was typed, across crashes; nil keeps nothing.
 	Journal *Journal
 	// Retries is how often typing is retried before the items fail; 2 by
@@ -367,6 +370,9 @@ func (q *Queue) deliver(ctx context.Context, batch []Item) {
 		reason = "journal: " + jerr.Error()
 	}
 	all := q.land(batch, true)
+	if q.o.Typed != nil {
+		q.o.Typed(batch)
+	}
 	report(all, StatusDelivered, reason)
 	if q.o.Confirm == nil {
 		return
