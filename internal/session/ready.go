@@ -35,6 +35,21 @@ type readiness struct {
 	mu    sync.Mutex
 	armed *expect
 	last  string // the typed tail of the last injection, to tell an echo from a prompt
+	// lineEnd: the last chunk of output the screen took ended with a line
+	// break. Without a prompt, the echo of relay's Enter is the sign that
+	// the line reached the program; the echo of the text alone is not.
+	lineEnd bool
+}
+
+// took notes the end of a chunk of output the screen took.
+func (r *readiness) took(chunk []byte) {
+	if len(chunk) == 0 {
+		return
+	}
+	r.mu.Lock()
+	c := chunk[len(chunk)-1]
+	r.lineEnd = c == '\n' || c == '\r'
+	r.mu.Unlock()
 }
 
 // shellReady reports whether the agent's readiness after an injection is
@@ -67,9 +82,9 @@ func (r *readiness) arm(e *expect) {
 // waits for, and disarms it when it does.
 func (r *readiness) met(screenText func() string) bool {
 	r.mu.Lock()
-	e := r.armed
+	e, lineEnd := r.armed, r.lineEnd
 	r.mu.Unlock()
-	if e == nil || e.typed == "" {
+	if e == nil || e.typed == "" || (e.prompt == "" && !lineEnd) {
 		return false
 	}
 	if !strings.HasSuffix(squeeze(screenText()), e.typed+e.prompt) {
@@ -123,16 +138,19 @@ func (s *Session) afterEnter(e *expect) {
 // call after each chunk was taken (when the model asks for the next).
 type watchedSource struct {
 	src   scanner.Source
+	r     *readiness
 	after func()
-	took  bool
+	last  []byte // the chunk handed out last, until the next call
 }
 
 func (w *watchedSource) Next(ctx context.Context) ([]byte, int64, error) {
-	if w.took {
+	if len(w.last) > 0 {
+		w.r.took(w.last)
+		w.last = nil
 		w.after()
 	}
 	chunk, skipped, err := w.src.Next(ctx)
-	w.took = len(chunk) > 0
+	w.last = chunk
 	return chunk, skipped, err
 }
 
@@ -142,7 +160,7 @@ func (s *Session) watchOutput(src scanner.Source) scanner.Source {
 	if !s.shellReady() {
 		return src
 	}
-	return &watchedSource{src: src, after: s.onOutput}
+	return &watchedSource{src: src, r: &s.ready, after: s.onOutput}
 }
 
 // lastLine returns the text after the last line break of s.

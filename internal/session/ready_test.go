@@ -29,6 +29,7 @@ func TestReadinessMet(t *testing.T) {
 		{"several lines: the last one counts", "", "$ \n", "# one\r# two", "$ # one\n$ # two\n$ \n", true},
 		{"no prompt: a blank screen", "", "\n\n", typed, typed + "\n\n", true},
 		{"no prompt: the last row is relay's last line", "# earlier line", "# earlier line\n", typed, "# earlier line\n" + typed + "\n", true},
+		{"no prompt: the text echoed, not the Enter", "", "\n\n", typed, typed + "\n\n", false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -37,6 +38,13 @@ func TestReadinessMet(t *testing.T) {
 				r.expectFor("", tc.last)
 			}
 			r.arm(r.expectFor(tc.before, tc.text))
+			// The last chunk of output ended with the echo of the Enter,
+			// except where the case says that only the text was echoed.
+			if strings.Contains(tc.name, "not the Enter") {
+				r.took([]byte("text"))
+			} else {
+				r.took([]byte("text\r\n"))
+			}
 			if got := r.met(func() string { return tc.after }); got != tc.ready {
 				t.Fatalf("ready = %v, want %v", got, tc.ready)
 			}

@@ -166,7 +166,11 @@ func countSince(got []arrival, first int64) (distinct, dups int, last time.Time)
 // from the bench's bus client (hub → agent) and from ten wrapped senders
 // at once (the whole path), into an agent in queue mode.
 func throughput(ctx context.Context, h *harness, o options, cmd string) ([]row, error) {
-	rc, err := h.startReceiver(ctx, "Tess", "queue", liftDamping, true)
+	// A line reader with the terminal's echo on, as a plain shell reads:
+	// relay types each message as a line of its own, every injection within
+	// the terminal's line limit, so raw mode is not needed to take them
+	// all, and the echo is the shell's sign that it took them.
+	rc, err := h.startReceiver(ctx, "Tess", "queue", liftDamping, false)
 	if err != nil {
 		return nil, err
 	}
