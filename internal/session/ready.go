@@ -62,9 +62,10 @@ func (r *readiness) expectFor(before, text string) *expect {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	e := &expect{typed: tail(squeeze(lastLine(text)), echoTail), prompt: squeeze(lastRow(before))}
-	if e.prompt == "" || (r.last != "" && strings.HasSuffix(e.prompt, r.last)) {
-		// The row before typing is blank or the echo of relay's last
-		// line: a program without a prompt.
+	if e.prompt == "" || (r.last != "" && strings.HasSuffix(squeeze(before), r.last)) {
+		// The screen before typing is blank or ends with the echo of
+		// relay's last line (wrapped over rows, maybe): a program
+		// without a prompt.
 		e.prompt = ""
 	}
 	r.last = e.typed

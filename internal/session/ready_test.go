@@ -30,6 +30,7 @@ func TestReadinessMet(t *testing.T) {
 		{"no prompt: a blank screen", "", "\n\n", typed, typed + "\n\n", true},
 		{"no prompt: the last row is relay's last line", "# earlier line", "# earlier line\n", typed, "# earlier line\n" + typed + "\n", true},
 		{"no prompt: the text echoed, not the Enter", "", "\n\n", typed, typed + "\n\n", false},
+		{"no prompt: relay's last line wrapped", long, long[:70] + "\n" + long[70:140] + "\n" + long[140:] + "\n", typed, long[:70] + "\n" + long[70:140] + "\n" + long[140:] + "\n" + typed + "\n", true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
