@@ -112,6 +112,9 @@ func holdWithDraft(tm *team, name string, sh *ptytest.Term) (release func()) {
 	tm.t.Helper()
 	tm.waitState(name, bus.StateIdle)
 	sh.Type("echo unfinished")
+	// The shell's echo of the keys: the wrapper has seen them (it notes
+	// the human's keys before it passes them on).
+	sh.WaitOutput("echo unfinished", 10*time.Second)
 	return func() { sh.Type("\x15") }
 }
 
