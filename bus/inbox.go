@@ -102,6 +102,10 @@ const (
 	pullHeartbeat = 2 * time.Second
 )
 
+// pullBatch is how many messages one pull request asks the hub for: a
+// burst comes in few round trips.
+const pullBatch = 64
+
 // Inbox receives the agent's messages, oldest first, and calls handle for
 // each valid one, one at a time, until ctx is done; then it hands back
 // (Nak) the deliveries not yet acknowledged and returns nil. The inbox is a
@@ -112,6 +116,18 @@ const (
 // (Ack, Nak or Fail from any goroutine later); up to 1000 deliveries may be
 // unsettled at once.
 func (c *Client) Inbox(ctx context.Context, handle func(context.Context, *Delivery)) error {
+	return c.consume(ctx, func(d *Delivery, _ uint64) {
+		if d != nil {
+			handle(ctx, d)
+		}
+	})
+}
+
+// consume runs the inbox (see Inbox), calling each for every message the
+// hub hands over, in order, one at a time: with its valid delivery (nil for
+// an envelope that was refused) and how many messages of the inbox the hub
+// still held back when it sent this one.
+func (c *Client) consume(ctx context.Context, each func(d *Delivery, pending uint64)) error {
 	if c.opts.Name == "" {
 		return fmt.Errorf("inbox: %w: the client has no agent name", ErrNotRegistered)
 	}
@@ -139,8 +155,8 @@ func (c *Client) Inbox(ctx context.Context, handle func(context.Context, *Delive
 			_ = m.Nak()
 			return
 		}
-		c.deliver(ctx, m, fl, handle)
-	}, jetstream.PullMaxMessages(64), jetstream.PullExpiry(pullExpiry), jetstream.PullHeartbeat(pullHeartbeat), jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
+		c.deliver(ctx, m, fl, each)
+	}, jetstream.PullMaxMessages(pullBatch), jetstream.PullExpiry(pullExpiry), jetstream.PullHeartbeat(pullHeartbeat), jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
 		if ctx.Err() == nil {
 			c.log.Warn("inbox", "err", err)
 		}
@@ -220,10 +236,11 @@ func permanent(err error) bool {
 	return errors.As(err, &apiErr) || errors.Is(err, nats.ErrConnectionClosed)
 }
 
-func (c *Client) deliver(ctx context.Context, m jetstream.Msg, fl *inflight, handle func(context.Context, *Delivery)) {
+func (c *Client) deliver(ctx context.Context, m jetstream.Msg, fl *inflight, each func(*Delivery, uint64)) {
 	md, err := m.Metadata()
 	if err != nil {
 		c.log.Error("inbox: message without metadata", "subject", m.Subject(), "err", err)
+		each(nil, 0)
 		return
 	}
 	env, err := ParseEnvelope(m.Data())
@@ -235,10 +252,11 @@ func (c *Client) deliver(ctx context.Context, m jetstream.Msg, fl *inflight, han
 	}
 	if err != nil {
 		c.reject(ctx, m, md.Sequence.Stream, env, err)
+		each(nil, md.NumPending)
 		return
 	}
 	fl.add(md.Sequence.Stream, m)
-	handle(ctx, &Delivery{Envelope: env, Seq: md.Sequence.Stream, NumDelivered: md.NumDelivered, msg: m, c: c, fl: fl})
+	each(&Delivery{Envelope: env, Seq: md.Sequence.Stream, NumDelivered: md.NumDelivered, msg: m, c: c, fl: fl}, md.NumPending)
 }
 
 // reject logs why an incoming envelope is refused, removes it from the

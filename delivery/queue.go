@@ -131,6 +131,9 @@ type Options struct {
 	// Confirm, if set, checks after typing that the agent took the text;
 	// an error is a failed receipt with its reason.
 	Confirm func(ctx context.Context, text string) error
+	// Typed, if set, is called after each injection was typed, with its
+	// items in order (for the log: which messages went in together).
+	Typed func(batch []Item)
 	// Journal remembers what was typed, across crashes; nil keeps nothing.
 	Journal *Journal
 	// Retries is how often typing is retried before the items fail; 2 by
@@ -178,6 +181,8 @@ type Queue struct {
 	state    State
 	settling bool      // typed; waiting for the agent to show a new idle moment
 	typedAt  time.Time // when the last injection was typed
+	typing   bool      // an injection is being typed now
+	early    bool      // Settled came while typing: no settling after it
 }
 
 // NewQueue returns a queue; call Run to start delivering.
@@ -242,6 +247,22 @@ func (q *Queue) SetState(s State) {
 		q.settling = false
 	}
 	q.state = s
+	q.mu.Unlock()
+	q.poke()
+}
+
+// Settled tells the queue that the agent is ready for more after the last
+// injection, by a signal of its own that the caller trusts more than a new
+// idle moment (a plain shell echoed the typed line and its prompt is back):
+// the queue stops waiting for the agent to show a reaction and types what
+// waits as soon as the state allows. Called while an injection is still
+// being typed, it applies to that injection's end.
+func (q *Queue) Settled() {
+	q.mu.Lock()
+	if q.typing {
+		q.early = true
+	}
+	q.settling = false
 	q.mu.Unlock()
 	q.poke()
 }
@@ -318,6 +339,7 @@ func (q *Queue) next() ([]Item, time.Duration) {
 	for _, it := range batch {
 		q.ids.fly(it.ID)
 	}
+	q.typing, q.early = true, false
 	return batch, 0
 }
 
@@ -331,7 +353,8 @@ func (q *Queue) deliver(ctx context.Context, batch []Item) {
 		}
 	}
 	q.mu.Lock()
-	q.settling, q.typedAt = true, q.o.Clock.Now()
+	q.settling, q.typedAt = !q.early, q.o.Clock.Now()
+	q.typing, q.early = false, false
 	q.mu.Unlock()
 	if err != nil {
 		// Not typed: copies that came meanwhile share the failure (the
@@ -347,6 +370,9 @@ func (q *Queue) deliver(ctx context.Context, batch []Item) {
 		reason = "journal: " + jerr.Error()
 	}
 	all := q.land(batch, true)
+	if q.o.Typed != nil {
+		q.o.Typed(batch)
+	}
 	report(all, StatusDelivered, reason)
 	if q.o.Confirm == nil {
 		return

@@ -11,6 +11,10 @@ import (
 )
 
 // Profile is the generic profile, for any program no other profile names.
+// It is no model: after relay typed a line, the session counts it ready
+// again as soon as it echoed the line and its prompt is back (or, without
+// a prompt, the Enter was echoed), and falls back on screen quiet
+// (Cues.QuietTime) only when the screen never shows that.
 func Profile() agents.Profile {
 	return agents.Profile{
 		Name: "generic", CLI: "shell",

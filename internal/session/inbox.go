@@ -24,8 +24,9 @@ const (
 )
 
 // serveInbox connects (again and again, if the hub was away at start),
-// then hands each incoming message to the delivery queue. A message is
-// acknowledged to the hub only once it was typed in.
+// then hands the incoming messages to the delivery queue, each batch the
+// hub sent together at once, so that a burst is typed as one injection.
+// Each message is acknowledged to the hub as soon as it was typed in.
 func (s *Session) serveInbox(ctx context.Context) {
 	if s.alone() {
 		return
@@ -43,13 +44,36 @@ func (s *Session) serveInbox(ctx context.Context) {
 		cancel()
 	}
 	c := s.client.Load()
-	if err := c.Inbox(ctx, s.receive); err != nil && ctx.Err() == nil {
+	if err := c.InboxBatches(ctx, s.receiveAll); err != nil && ctx.Err() == nil {
 		s.log.Error("inbox stopped", "err", err)
 	}
 }
 
-// receive queues one incoming message for typing.
-func (s *Session) receive(ctx context.Context, d *bus.Delivery) {
+// receiveAll queues a batch of incoming messages for typing, together.
+func (s *Session) receiveAll(ctx context.Context, ds []*bus.Delivery) {
+	items := make([]delivery.Item, 0, len(ds))
+	var taken []*bus.Delivery
+	for _, d := range ds {
+		if it, ok := s.accept(ctx, d); ok {
+			items, taken = append(items, it), append(taken, d)
+		}
+	}
+	why := s.waitReason()
+	s.queue.AddAll(items)
+	if why == "" {
+		return
+	}
+	// Said now, so that the sender (and relay log) knows why it waits; it
+	// goes in when that ends.
+	for _, d := range taken {
+		_ = d.Receipt(context.WithoutCancel(ctx), bus.StatusHeld, why)
+	}
+}
+
+// accept runs the MessageReceived hooks on one incoming message and
+// returns the item to type for it; false when a hook refused or held it
+// (the delivery is settled then).
+func (s *Session) accept(ctx context.Context, d *bus.Delivery) (delivery.Item, bool) {
 	env := d.Envelope
 	s.heard(env.From, env.ID, env.Hops, time.Now())
 	verdict := s.fire(ctx, EventInfo{Event: MessageReceived, ID: env.ID, From: env.From, To: env.To, Body: env.Body, Thread: env.Thread})
@@ -61,11 +85,11 @@ func (s *Session) receive(ctx context.Context, d *bus.Delivery) {
 		}
 		s.log.Info("message refused", "id", env.ID, "from", env.From, "reason", reason)
 		_ = d.Fail(context.WithoutCancel(ctx), reason)
-		return
+		return delivery.Item{}, false
 	case verdict.Hold:
 		s.log.Info("message held by a hook", "id", env.ID, "from", env.From)
 		_ = d.Nak(holdRetry)
-		return
+		return delivery.Item{}, false
 	case verdict.Message != nil:
 		env.Body = *verdict.Message
 	}
@@ -81,8 +105,7 @@ func (s *Session) receive(ctx context.Context, d *bus.Delivery) {
 	}
 	from := delivery.Sender{Name: env.From, ToAll: env.To == bus.Broadcast, Human: !s.isAgent(ctx, env.From)}
 	text := s.form().MessageFrom(from, env.ID, env.Body)
-	why := s.waitReason()
-	s.queue.Add(delivery.Item{ID: env.ID, Text: text, Done: func(st delivery.Status, reason string) {
+	return delivery.Item{ID: env.ID, Text: text, Done: func(st delivery.Status, reason string) {
 		bg := context.WithoutCancel(ctx)
 		switch st {
 		case delivery.StatusDelivered:
@@ -98,12 +121,7 @@ func (s *Session) receive(ctx context.Context, d *bus.Delivery) {
 				_ = d.Nak(failRetry) // comes back for another try
 			}
 		}
-	}})
-	if why != "" {
-		// Said now, so that the sender (and relay log) knows why it
-		// waits; it goes in when that ends.
-		_ = d.Receipt(context.WithoutCancel(ctx), bus.StatusHeld, why)
-	}
+	}}, true
 }
 
 // waitReason says why a message arriving now cannot be typed at once, or

@@ -92,6 +92,7 @@ type Session struct {
 	command []string
 
 	lastScreen string // the screen at the last Idle; the jobs goroutine's
+	ready      readiness
 }
 
 // newSession returns a session whose owner runs until ctx ends.
@@ -203,7 +204,7 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 	// busy state it brings) must not be missed.
 	scan.Subscribe(func(ev scanner.Event) { s.onScan(ev, scan) })
 	ws.Go(func() {
-		if err := scan.Run(ctx, tap); err != nil && ctx.Err() == nil {
+		if err := scan.Run(ctx, s.watchOutput(tap)); err != nil && ctx.Err() == nil {
 			s.log.Warn("scanner stopped", "err", err)
 		}
 	})
@@ -225,6 +226,7 @@ func (s *Session) start(ctx context.Context, primer string) {
 		LastHuman:  s.in.LastHuman,
 		Type:       s.typeText,
 		Confirm:    s.confirmer(),
+		Typed:      s.typed,
 		Journal:    s.journal,
 	}
 	if !s.prof.Model {

@@ -26,6 +26,9 @@ type state struct {
 	ready  bool          // the agent was idle once
 	busy   bool          // the last state pushed, for Idle events
 	human  bool          // the human's line is unfinished
+	// promptBack: a shell echoed relay's last line and shows its prompt
+	// again (ready.go): idle, before its screen has been quiet.
+	promptBack bool
 
 	lastFrom map[string]received // the last message from each peer
 	primer   string              // typed at the first idle moment; "" once typed
@@ -100,6 +103,9 @@ func (st *state) deliveryState() delivery.State {
 	if st.turn.Exact {
 		d.Busy, d.Waiting = st.turn.Busy, st.turn.Waiting
 	}
+	if st.promptBack && st.ready {
+		d.Busy = false
+	}
 	return d
 }
 
@@ -144,9 +150,14 @@ func (s *Session) onScreenState(ss scanner.State, title string) {
 		if !ss.Busy && titleOK {
 			st.ready = true
 		}
+		if !ss.Busy {
+			// Quiet says it too; the prompt's word is no longer needed.
+			st.promptBack = false
+		}
 		s.push(st)
 	})
 	if !ss.Busy {
+		s.ready.arm(nil) // the fallback: quiet came first
 		// Output on the screen path follows the screen, not the idle edge:
 		// a line drawn before the first state report is still seen.
 		s.jobs.post(s.screenOutputJob)

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 	"time"
+
+	"github.com/relayhq/relay/delivery"
 )
 
 // Bracketed paste markers: a TUI that enabled the mode takes what is
@@ -26,6 +28,7 @@ func (s *Session) typeText(ctx context.Context, text string) error {
 	// typed text, never the agent's own command.
 	s.scr.BeginInjection(text)
 	defer s.scr.EndInjection()
+	ready := s.beforeTyping(text)
 	return s.in.Inject(func(write func([]byte) error) error {
 		var err error
 		if paste {
@@ -44,8 +47,23 @@ func (s *Session) typeText(ctx context.Context, text string) error {
 		if err := s.waitShown(ctx); err != nil {
 			return err
 		}
-		return write([]byte("\r"))
+		if err := write([]byte("\r")); err != nil {
+			return err
+		}
+		s.afterEnter(ready)
+		return nil
 	})
+}
+
+// typed logs which messages one injection held, in order.
+func (s *Session) typed(batch []delivery.Item) {
+	ids := make([]string, 0, len(batch))
+	for _, it := range batch {
+		if it.ID != "" {
+			ids = append(ids, it.ID)
+		}
+	}
+	s.log.Info("typed", "items", len(batch), "ids", strings.Join(ids, ","))
 }
 
 // pasteShowWait bounds how long typeText waits for the input box to show

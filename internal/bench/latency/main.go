@@ -10,8 +10,9 @@
 //     floor;
 //   - throughput: messages per second with many in flight, against raw
 //     NATS publish on the same hub;
-//   - burst: 20 messages sent back-to-back to an idle agent, in wait and in
-//     queue delivery mode, from a bus client and from `relay send`;
+//   - burst: 20 messages sent back-to-back to an idle agent, in the default
+//     (batch), wait and queue delivery modes, from a bus client and from
+//     `relay send`;
 //   - success: 50 messages from wrapped agents, how many arrive, how many
 //     twice.
 //
