@@ -127,19 +127,6 @@ func (hp *hubProc) waitAgents(names ...string) {
 	})
 }
 
-// sendAll sends each body to to, in order.
-func sendAll(t *testing.T, c *bus.Client, to string, bodies []string) {
-	t.Helper()
-	for _, b := range bodies {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		_, err := c.Send(ctx, to, b)
-		cancel()
-		if err != nil {
-			t.Fatalf("send %s: %v", b, err)
-		}
-	}
-}
-
 // numbered returns n bodies prefix-000, prefix-001, ... from first on.
 func numbered(prefix string, first, n int) []string {
 	out := make([]string, n)

@@ -61,9 +61,11 @@ func sendAll(t *testing.T, c *bus.Client, to string, bodies []string) []string {
 	t.Helper()
 	var ids []string
 	for _, b := range bodies {
-		env, err := c.Send(context.Background(), to, b)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		env, err := c.Send(ctx, to, b)
+		cancel()
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("send %s: %v", b, err)
 		}
 		ids = append(ids, env.ID)
 	}
