@@ -141,6 +141,7 @@ type Scanner struct {
 	lastWrite   time.Time // rows can only have changed by then
 	settled     bool      // the last pass found nothing waiting
 
+	view     view       // the buffers of the last pass's view, reused
 	hist     []histLine // rows scrolled off, oldest first
 	scrolled int64      // rows scrolled off so far: abs index of screen row 0
 	viewFrom int64      // abs index where the next view must start
@@ -177,6 +178,8 @@ type rowState struct {
 	wrapped bool
 	code    bool
 	faint   bool // every non-blank character is faint
+	busy    bool // text holds a busy cue (hasBusyText), kept with text
+	prompt  bool // text starts with a prompt glyph (isPromptRow), kept with text
 	// stale marks a row a resize may have cut or left wrapped at the old
 	// width, until the program draws something else there.
 	stale   bool
@@ -337,6 +340,7 @@ func (s *Scanner) Resize(cols, rows int) {
 		}
 		s.rows[y] = rowState{
 			text: l.Text, wrapped: l.Wrapped, code: s.isCode(l), faint: faintAfterFirst(l),
+			busy: s.hasBusyText(l.Text), prompt: s.isPromptRow(l.Text),
 			version: l.Version, changed: now, stale: stale, mark: l.Mark,
 		}
 	}
@@ -604,8 +608,9 @@ func (s *Scanner) onOSC(num int, payload string) {
 // resetRows forgets what the rows showed: every row counts as just changed.
 func (s *Scanner) resetRows() {
 	now := s.now()
+	blank := rowState{changed: now, busy: s.hasBusyText(""), prompt: s.isPromptRow("")}
 	for i := range s.rows {
-		s.rows[i] = rowState{changed: now}
+		s.rows[i] = blank
 	}
 	s.lastVersion = 0
 	s.lastChange = now

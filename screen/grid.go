@@ -38,7 +38,12 @@ type row struct {
 	wrapped bool
 	mark    Mark // the caller's notes (see Mark)
 	version uint64
-	line    Line // the Line last built from this row, valid if line.Version == version
+	// dirty says the cells changed since line was built: only then does
+	// lineOf render the row again. Moving a row (scrolling, IL, DL) changes
+	// its version but not its text, so a stable row is rendered once
+	// however far it scrolls.
+	dirty bool
+	line  Line // Text and Spans last built from this row, valid unless dirty
 }
 
 // blankRow fills r with b.
@@ -54,6 +59,7 @@ func blankRow(r *row, b cell) {
 	}
 	r.wrapped = false
 	r.mark = 0
+	r.dirty = true
 }
 
 // grow records that cells before n may be non-zero.
@@ -71,7 +77,7 @@ type buffer struct {
 func newBuffer(cols, rows int) *buffer {
 	b := &buffer{rows: make([]*row, rows)}
 	for i := range b.rows {
-		b.rows[i] = &row{cells: make([]cell, cols)}
+		b.rows[i] = &row{cells: make([]cell, cols), dirty: true}
 	}
 	return b
 }
@@ -237,6 +243,7 @@ func clearTails(r *row, x int) {
 func (b *buffer) resize(s *Screen, cols, rows, cy int, active bool) int {
 	if cols != s.cols {
 		for _, r := range b.rows {
+			r.dirty = true
 			if cols < len(r.cells) {
 				r.cells = r.cells[:cols]
 				r.used = min(r.used, cols)
@@ -260,7 +267,7 @@ func (b *buffer) resize(s *Screen, cols, rows, cy int, active bool) int {
 		}
 	}
 	for len(b.rows) < rows {
-		b.rows = append(b.rows, &row{cells: make([]cell, cols)})
+		b.rows = append(b.rows, &row{cells: make([]cell, cols), dirty: true})
 	}
 	return cy
 }
