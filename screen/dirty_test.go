@@ -11,7 +11,7 @@ import (
 // at a time, without the row's cache or lineOf's fast paths: the full
 // re-render a cached Line must equal.
 func freshLine(s *Screen, r *row) Line {
-	l := Line{Wrapped: r.wrapped, Version: r.version, Mark: r.mark}
+	l := Line{Wrapped: r.wrapped, Version: s.rowVersion(r), Mark: r.mark}
 	n := usedCells(r)
 	if n == 0 {
 		return l

@@ -72,7 +72,14 @@ func (r *row) grow(n int) {
 // buffer is the main or the alternate screen.
 type buffer struct {
 	rows []*row
+	// moved is the version at which every row last moved at once (the
+	// whole screen scrolled): a row's version is the later of its own and
+	// this (see rowVersion).
+	moved uint64
 }
+
+// rowVersion returns the version of r, a row of the current buffer.
+func (s *Screen) rowVersion(r *row) uint64 { return max(r.version, s.cur.moved) }
 
 func newBuffer(cols, rows int) *buffer {
 	b := &buffer{rows: make([]*row, rows)}

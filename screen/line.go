@@ -78,10 +78,10 @@ func (s *Screen) Line(y int) Line {
 // calls.
 func (s *Screen) lineOf(r *row) Line {
 	if !r.dirty {
-		return Line{Text: r.line.Text, Spans: r.line.Spans, Wrapped: r.wrapped, Version: r.version, Mark: r.mark}
+		return Line{Text: r.line.Text, Spans: r.line.Spans, Wrapped: r.wrapped, Version: s.rowVersion(r), Mark: r.mark}
 	}
 	r.dirty = false
-	l := Line{Wrapped: r.wrapped, Version: r.version, Mark: r.mark}
+	l := Line{Wrapped: r.wrapped, Version: s.rowVersion(r), Mark: r.mark}
 	n := usedCells(r)
 	if n == 0 {
 		r.line = l
@@ -224,5 +224,5 @@ func (s *Screen) RowVersion(y int) uint64 {
 	if y < 0 || y >= s.rows {
 		return 0
 	}
-	return s.cur.rows[y].version
+	return s.rowVersion(s.cur.rows[y])
 }

@@ -246,6 +246,12 @@ func (s *Screen) touch(y int) {
 // marked dirty by blankRow).
 func (s *Screen) moved(top, bot int) {
 	s.version++
+	if top == 0 && bot == s.rows-1 {
+		// The whole screen (a line feed at the bottom of a scrolling
+		// terminal): one stamp for all rows, not a store in each.
+		s.cur.moved = s.version
+		return
+	}
 	for y := top; y <= bot; y++ {
 		s.cur.rows[y].version = s.version
 	}
