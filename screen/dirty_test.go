@@ -69,7 +69,7 @@ func FuzzDirtyRows(f *testing.F) {
 			if len(steps) > 0 {
 				n = int(steps[i%len(steps)]) + 1
 			}
-			n = min(n, len(data))
+			n = min(max(n, len(data)/500), len(data)) // bounded time: at most ~500 chunks
 			scr.Write(data[:n])
 			data = data[n:]
 			if i%5 == 4 {

@@ -44,6 +44,14 @@ type row struct {
 	// however far it scrolls.
 	dirty bool
 	line  Line // Text and Spans last built from this row, valid unless dirty
+	// plain says the row holds only ASCII (or blank) cells in one style,
+	// pen, written by printASCII, with text holding their characters (a
+	// blank as a space; nil while the row is blank): lineOf then copies
+	// text instead of reading every cell. Any other change to the cells
+	// (touch) ends it until the row is blanked.
+	plain bool
+	pen   cell // the style of a plain row (ch unused)
+	text  []byte
 }
 
 // blankRow fills r with b.
@@ -60,6 +68,11 @@ func blankRow(r *row, b cell) {
 	r.wrapped = false
 	r.mark = 0
 	r.dirty = true
+	if b == (cell{}) {
+		r.plain, r.pen, r.text = true, cell{}, r.text[:0]
+	} else {
+		r.plain = false
+	}
 }
 
 // grow records that cells before n may be non-zero.
@@ -84,7 +97,7 @@ func (s *Screen) rowVersion(r *row) uint64 { return max(r.version, s.cur.moved) 
 func newBuffer(cols, rows int) *buffer {
 	b := &buffer{rows: make([]*row, rows)}
 	for i := range b.rows {
-		b.rows[i] = &row{cells: make([]cell, cols), dirty: true}
+		b.rows[i] = &row{cells: make([]cell, cols), dirty: true, plain: true}
 	}
 	return b
 }
@@ -143,7 +156,7 @@ func (s *Screen) clearCells(y, x0, x1 int) {
 func (s *Screen) unwrap(y int) {
 	if r := s.cur.rows[y]; r.wrapped {
 		r.wrapped = false
-		s.touch(y)
+		s.touchKeep(y)
 	}
 }
 
@@ -250,7 +263,7 @@ func clearTails(r *row, x int) {
 func (b *buffer) resize(s *Screen, cols, rows, cy int, active bool) int {
 	if cols != s.cols {
 		for _, r := range b.rows {
-			r.dirty = true
+			r.dirty, r.plain = true, false
 			if cols < len(r.cells) {
 				r.cells = r.cells[:cols]
 				r.used = min(r.used, cols)
@@ -274,7 +287,7 @@ func (b *buffer) resize(s *Screen, cols, rows, cy int, active bool) int {
 		}
 	}
 	for len(b.rows) < rows {
-		b.rows = append(b.rows, &row{cells: make([]cell, cols), dirty: true})
+		b.rows = append(b.rows, &row{cells: make([]cell, cols), dirty: true, plain: true})
 	}
 	return cy
 }

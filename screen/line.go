@@ -87,6 +87,13 @@ func (s *Screen) lineOf(r *row) Line {
 		r.line = l
 		return l
 	}
+	if r.plain {
+		// Its characters are in r.text already.
+		l.Text = string(r.text[:n])
+		l.Spans = s.keepSpans(append(s.spans[:0], Span{End: n, Style: styleOf(&r.pen)}))
+		r.line = l
+		return l
+	}
 	if text, ok := plainText(r.cells[:n], s.scratch); ok {
 		// One style, ASCII only: the common row of text.
 		s.scratch = text

@@ -232,8 +232,15 @@ func (s *Screen) Title() string { return s.title }
 func (s *Screen) Version() uint64 { return s.version }
 
 // touch records a change to row y of the current buffer: its cells, its
-// soft-wrap flag or its marks.
+// soft-wrap flag or its marks. The row is no longer plain (see row.plain).
 func (s *Screen) touch(y int) {
+	s.touchKeep(y)
+	s.cur.rows[y].plain = false
+}
+
+// touchKeep records a change to row y that keeps a plain row's text valid:
+// ASCII printed the plain way, its soft-wrap flag, its marks.
+func (s *Screen) touchKeep(y int) {
 	s.version++
 	r := s.cur.rows[y]
 	r.version = s.version
