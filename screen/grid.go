@@ -56,6 +56,17 @@ type row struct {
 
 // blankRow fills r with b.
 func blankRow(r *row, b cell) {
+	if b == (cell{}) && len(r.text) == len(r.cells) {
+		// Back to plain: a plain row's text holds spaces past its used
+		// cells already; another row's may hold anything.
+		n := len(r.text)
+		if r.plain {
+			n = r.used
+		}
+		fillSpaces(r.text[:n])
+	} else {
+		r.text = r.text[:0] // made when printed on (printPlain)
+	}
 	if b == (cell{}) {
 		clear(r.cells[:r.used])
 		r.used = 0
@@ -69,9 +80,16 @@ func blankRow(r *row, b cell) {
 	r.mark = 0
 	r.dirty = true
 	if b == (cell{}) {
-		r.plain, r.pen, r.text = true, cell{}, r.text[:0]
+		r.plain, r.pen = true, cell{}
 	} else {
 		r.plain = false
+	}
+}
+
+// fillSpaces sets every byte of p to a space.
+func fillSpaces(p []byte) {
+	for i := range p {
+		p[i] = ' '
 	}
 }
 

@@ -83,9 +83,7 @@ func (s *Screen) printPlain(r *row, x int, text []byte) bool {
 	}
 	if len(r.text) != len(r.cells) {
 		r.text = slices.Grow(r.text[:0], len(r.cells))[:len(r.cells)]
-		for i := range r.text {
-			r.text[i] = ' '
-		}
+		fillSpaces(r.text)
 	}
 	copy(r.text[x:], text)
 	return true
