@@ -425,6 +425,7 @@ func (s *Scanner) Run(ctx context.Context, src Source) error {
 			}
 		} else if fl.dropped > 0 || len(fl.tail) > 0 {
 			// The flood is over: start again from its newest bytes.
+			fl.trim()
 			s.Skip(fl.dropped)
 			s.Write(fl.tail)
 			fl.dropped, fl.tail = 0, fl.tail[:0]
@@ -440,6 +441,7 @@ func (s *Scanner) Run(ctx context.Context, src Source) error {
 		case err == nil:
 		case errors.Is(err, io.EOF):
 			if fl.dropped > 0 || len(fl.tail) > 0 {
+				fl.trim()
 				s.Skip(fl.dropped)
 				s.Write(fl.tail)
 			}
@@ -458,8 +460,13 @@ func (s *Scanner) Run(ctx context.Context, src Source) error {
 // faster, the scanner reads none of it but keeps the newest floodTail bytes
 // (a few screens), and counts the rest as skipped, so that a flood costs
 // little CPU and the human's pass-through keeps its speed.
+//
+// A flood ends only when the rate falls below floodEnd: a `cat` slowed for
+// a moment (the reader of the terminal, a loaded machine) stays skipped
+// rather than read in full windows of 50 ms each time it dips.
 const (
 	floodRate   = 8 << 20 // bytes per second
+	floodEnd    = floodRate / 4
 	floodWindow = 50 * time.Millisecond
 	floodTail   = 64 << 10
 	floodNap    = 20 * time.Millisecond
@@ -482,7 +489,11 @@ func (f *flood) take(now time.Time, chunk []byte, skipped int64) bool {
 	}
 	f.bytes += int64(len(chunk)) + skipped
 	if el := now.Sub(f.start); el >= floodWindow {
-		f.flooding = float64(f.bytes)/el.Seconds() > floodRate
+		limit := float64(floodRate)
+		if f.flooding {
+			limit = floodEnd
+		}
+		f.flooding = float64(f.bytes)/el.Seconds() > limit
 		f.start, f.bytes = now, 0
 	}
 	if !f.flooding {
@@ -504,6 +515,15 @@ func (f *flood) keep(chunk []byte, skipped int64) {
 		f.tail = f.tail[:0]
 	}
 	f.tail = append(f.tail, chunk...)
+	if len(f.tail) > 2*floodTail {
+		// Cut back now and then, not at every chunk: moving floodTail
+		// bytes for each 4 KB read cost more than the reads.
+		f.trim()
+	}
+}
+
+// trim keeps the newest floodTail bytes of the tail, the rest dropped.
+func (f *flood) trim() {
 	if over := len(f.tail) - floodTail; over > 0 {
 		f.dropped += int64(over)
 		f.tail = append(f.tail[:0], f.tail[over:]...)
