@@ -239,8 +239,18 @@ func TestFloodRate(t *testing.T) {
 		flooded = f.take(now, chunk, 0)
 		now = now.Add(5 * time.Millisecond)
 	}
-	if !flooded || len(f.tail) != floodTail || f.dropped == 0 {
+	if f.trim(); !flooded || len(f.tail) != floodTail || f.dropped == 0 {
 		t.Fatalf("12.8 MB/s: flooding %v, tail %d, dropped %d", flooded, len(f.tail), f.dropped)
+	}
+	// 24 KiB every 5 ms is 4.8 MB/s: the cat slowed down (its reader
+	// lags, the machine is busy), still far more than any agent writes;
+	// reading it in full would read whole windows of it.
+	for i := 0; i < 30; i++ {
+		flooded = f.take(now, chunk[:24<<10], 0)
+		now = now.Add(5 * time.Millisecond)
+	}
+	if !flooded {
+		t.Fatal("a flood slowed to 4.8 MB/s is read in full")
 	}
 	// 4 KiB every 5 ms is 0.8 MB/s, a busy TUI: read normally again.
 	small := chunk[:4<<10]

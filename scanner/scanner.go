@@ -141,6 +141,7 @@ type Scanner struct {
 	lastWrite   time.Time // rows can only have changed by then
 	settled     bool      // the last pass found nothing waiting
 
+	view     view       // the buffers of the last pass's view, reused
 	hist     []histLine // rows scrolled off, oldest first
 	scrolled int64      // rows scrolled off so far: abs index of screen row 0
 	viewFrom int64      // abs index where the next view must start
@@ -177,6 +178,8 @@ type rowState struct {
 	wrapped bool
 	code    bool
 	faint   bool // every non-blank character is faint
+	busy    bool // text holds a busy cue (hasBusyText), kept with text
+	prompt  bool // text starts with a prompt glyph (isPromptRow), kept with text
 	// stale marks a row a resize may have cut or left wrapped at the old
 	// width, until the program draws something else there.
 	stale   bool
@@ -337,6 +340,7 @@ func (s *Scanner) Resize(cols, rows int) {
 		}
 		s.rows[y] = rowState{
 			text: l.Text, wrapped: l.Wrapped, code: s.isCode(l), faint: faintAfterFirst(l),
+			busy: s.hasBusyText(l.Text), prompt: s.isPromptRow(l.Text),
 			version: l.Version, changed: now, stale: stale, mark: l.Mark,
 		}
 	}
@@ -421,6 +425,7 @@ func (s *Scanner) Run(ctx context.Context, src Source) error {
 			}
 		} else if fl.dropped > 0 || len(fl.tail) > 0 {
 			// The flood is over: start again from its newest bytes.
+			fl.trim()
 			s.Skip(fl.dropped)
 			s.Write(fl.tail)
 			fl.dropped, fl.tail = 0, fl.tail[:0]
@@ -436,6 +441,7 @@ func (s *Scanner) Run(ctx context.Context, src Source) error {
 		case err == nil:
 		case errors.Is(err, io.EOF):
 			if fl.dropped > 0 || len(fl.tail) > 0 {
+				fl.trim()
 				s.Skip(fl.dropped)
 				s.Write(fl.tail)
 			}
@@ -454,8 +460,13 @@ func (s *Scanner) Run(ctx context.Context, src Source) error {
 // faster, the scanner reads none of it but keeps the newest floodTail bytes
 // (a few screens), and counts the rest as skipped, so that a flood costs
 // little CPU and the human's pass-through keeps its speed.
+//
+// A flood ends only when the rate falls below floodEnd: a `cat` slowed for
+// a moment (the reader of the terminal, a loaded machine) stays skipped
+// rather than read in full windows of 50 ms each time it dips.
 const (
 	floodRate   = 8 << 20 // bytes per second
+	floodEnd    = floodRate / 4
 	floodWindow = 50 * time.Millisecond
 	floodTail   = 64 << 10
 	floodNap    = 20 * time.Millisecond
@@ -478,7 +489,11 @@ func (f *flood) take(now time.Time, chunk []byte, skipped int64) bool {
 	}
 	f.bytes += int64(len(chunk)) + skipped
 	if el := now.Sub(f.start); el >= floodWindow {
-		f.flooding = float64(f.bytes)/el.Seconds() > floodRate
+		limit := float64(floodRate)
+		if f.flooding {
+			limit = floodEnd
+		}
+		f.flooding = float64(f.bytes)/el.Seconds() > limit
 		f.start, f.bytes = now, 0
 	}
 	if !f.flooding {
@@ -500,6 +515,15 @@ func (f *flood) keep(chunk []byte, skipped int64) {
 		f.tail = f.tail[:0]
 	}
 	f.tail = append(f.tail, chunk...)
+	if len(f.tail) > 2*floodTail {
+		// Cut back now and then, not at every chunk: moving floodTail
+		// bytes for each 4 KB read cost more than the reads.
+		f.trim()
+	}
+}
+
+// trim keeps the newest floodTail bytes of the tail, the rest dropped.
+func (f *flood) trim() {
 	if over := len(f.tail) - floodTail; over > 0 {
 		f.dropped += int64(over)
 		f.tail = append(f.tail[:0], f.tail[over:]...)
@@ -604,8 +628,9 @@ func (s *Scanner) onOSC(num int, payload string) {
 // resetRows forgets what the rows showed: every row counts as just changed.
 func (s *Scanner) resetRows() {
 	now := s.now()
+	blank := rowState{changed: now, busy: s.hasBusyText(""), prompt: s.isPromptRow("")}
 	for i := range s.rows {
-		s.rows[i] = rowState{changed: now}
+		s.rows[i] = blank
 	}
 	s.lastVersion = 0
 	s.lastChange = now

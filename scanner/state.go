@@ -12,11 +12,20 @@ func (s *Scanner) hasBusyCue() bool {
 	if s.reportsWorking() {
 		return true
 	}
+	for i := range s.rows {
+		if s.rows[i].busy {
+			return true
+		}
+	}
+	return false
+}
+
+// hasBusyText reports whether a row's text holds a busy cue. It is worked
+// out once when the row's text changes (rowState.busy), not on every pass.
+func (s *Scanner) hasBusyText(text string) bool {
 	for _, b := range s.cues.Busy {
-		for i := range s.rows {
-			if strings.Contains(s.rows[i].text, b) {
-				return true
-			}
+		if strings.Contains(text, b) {
+			return true
 		}
 	}
 	return false

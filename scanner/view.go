@@ -1,6 +1,7 @@
 package scanner
 
 import (
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -49,9 +50,11 @@ type view struct {
 
 // collapsed returns line k's text with white space runs folded.
 func (v *view) collapsed(k int) string {
-	if v.done == nil {
-		v.flat = make([]string, len(v.lines))
-		v.done = make([]bool, len(v.lines))
+	if len(v.done) != len(v.lines) {
+		n := len(v.lines)
+		v.flat, v.done = slices.Grow(v.flat[:0], n)[:n], slices.Grow(v.done[:0], n)[:n]
+		clear(v.flat)
+		clear(v.done)
 	}
 	if !v.done[k] {
 		v.flat[k], v.done[k] = collapse(v.lines[k].Text), true
@@ -70,14 +73,15 @@ func (s *Scanner) refreshRows() bool {
 	}
 	s.lastVersion = v
 	changed := false
-	for y, l := range s.scr.Lines() {
-		if y >= len(s.rows) {
-			break
-		}
-		r := &s.rows[y]
-		if l.Version == r.version && !r.changed.IsZero() {
+	for y := range s.rows {
+		// Only rows whose version moved are read; the screen renders a
+		// row's text again only when its cells changed (a row that merely
+		// scrolled keeps its text).
+		if s.scr.RowVersion(y) == s.rows[y].version && !s.rows[y].changed.IsZero() {
 			continue
 		}
+		l := s.scr.Line(y)
+		r := &s.rows[y]
 		r.version = l.Version
 		r.mark = l.Mark // not a change of text: the row need not settle again
 		if l.Text != r.text || l.Wrapped != r.wrapped || r.changed.IsZero() {
@@ -85,6 +89,8 @@ func (s *Scanner) refreshRows() bool {
 			r.text, r.wrapped, r.stale = l.Text, l.Wrapped, s.staleText[l.Text]
 			r.code = s.isCode(l)
 			r.faint = faintAfterFirst(l)
+			r.busy = s.hasBusyText(l.Text)
+			r.prompt = s.isPromptRow(l.Text)
 			r.changed = now
 			changed = true
 		}
@@ -97,8 +103,12 @@ func (s *Scanner) refreshRows() bool {
 
 // buildView gathers the rows from viewFrom (less some context) to the
 // bottom of the screen and turns them into logical lines.
+// The view's slices are the scanner's, reused from pass to pass (a view
+// never outlives its pass), so a pass allocates nothing per row.
 func (s *Scanner) buildView() *view {
-	v := &view{}
+	v := &s.view
+	v.phys, v.info, v.lines = v.phys[:0], v.info[:0], v.lines[:0]
+	v.flat, v.done = v.flat[:0], v.done[:0]
 	if len(s.hist) > 0 {
 		from := s.viewFrom - ctxRows
 		i := int(min(max(from-s.hist[0].abs, 0), int64(len(s.hist))))
@@ -193,11 +203,21 @@ func (s *Scanner) inputRow() int {
 		return -1
 	}
 	for y := len(s.rows) - 1; y >= 0; y-- {
-		if r, _ := utf8.DecodeRuneInString(strings.TrimLeft(s.rows[y].text, " ")); strings.ContainsRune(s.cues.Prompt, r) {
+		if s.rows[y].prompt {
 			return y
 		}
 	}
 	return -1
+}
+
+// isPromptRow reports whether text starts with a prompt glyph. It is worked
+// out once when the row's text changes (rowState.prompt).
+func (s *Scanner) isPromptRow(text string) bool {
+	if s.cues.Prompt == "" {
+		return false
+	}
+	r, _ := utf8.DecodeRuneInString(strings.TrimLeft(text, " "))
+	return strings.ContainsRune(s.cues.Prompt, r)
 }
 
 // isChrome reports whether text is the TUI's own: a busy cue, a horizontal

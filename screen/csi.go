@@ -74,6 +74,7 @@ func (s *Screen) alignmentTest() {
 	for _, r := range s.cur.rows {
 		for x := range r.cells {
 			r.cells[x] = cell{ch: 'E'}
+			r.plain = false
 		}
 		r.used = len(r.cells)
 	}

@@ -38,11 +38,35 @@ type row struct {
 	wrapped bool
 	mark    Mark // the caller's notes (see Mark)
 	version uint64
-	line    Line // the Line last built from this row, valid if line.Version == version
+	// dirty says the cells changed since line was built: only then does
+	// lineOf render the row again. Moving a row (scrolling, IL, DL) changes
+	// its version but not its text, so a stable row is rendered once
+	// however far it scrolls.
+	dirty bool
+	line  Line // Text and Spans last built from this row, valid unless dirty
+	// plain says the row holds only ASCII (or blank) cells in one style,
+	// pen, written by printASCII, with text holding their characters (a
+	// blank as a space; nil while the row is blank): lineOf then copies
+	// text instead of reading every cell. Any other change to the cells
+	// (touch) ends it until the row is blanked.
+	plain bool
+	pen   cell // the style of a plain row (ch unused)
+	text  []byte
 }
 
 // blankRow fills r with b.
 func blankRow(r *row, b cell) {
+	if b == (cell{}) && len(r.text) == len(r.cells) {
+		// Back to plain: a plain row's text holds spaces past its used
+		// cells already; another row's may hold anything.
+		n := len(r.text)
+		if r.plain {
+			n = r.used
+		}
+		fillSpaces(r.text[:n])
+	} else {
+		r.text = r.text[:0] // made when printed on (printPlain)
+	}
 	if b == (cell{}) {
 		clear(r.cells[:r.used])
 		r.used = 0
@@ -54,6 +78,19 @@ func blankRow(r *row, b cell) {
 	}
 	r.wrapped = false
 	r.mark = 0
+	r.dirty = true
+	if b == (cell{}) {
+		r.plain, r.pen = true, cell{}
+	} else {
+		r.plain = false
+	}
+}
+
+// fillSpaces sets every byte of p to a space.
+func fillSpaces(p []byte) {
+	for i := range p {
+		p[i] = ' '
+	}
 }
 
 // grow records that cells before n may be non-zero.
@@ -66,12 +103,19 @@ func (r *row) grow(n int) {
 // buffer is the main or the alternate screen.
 type buffer struct {
 	rows []*row
+	// moved is the version at which every row last moved at once (the
+	// whole screen scrolled): a row's version is the later of its own and
+	// this (see rowVersion).
+	moved uint64
 }
+
+// rowVersion returns the version of r, a row of the current buffer.
+func (s *Screen) rowVersion(r *row) uint64 { return max(r.version, s.cur.moved) }
 
 func newBuffer(cols, rows int) *buffer {
 	b := &buffer{rows: make([]*row, rows)}
 	for i := range b.rows {
-		b.rows[i] = &row{cells: make([]cell, cols)}
+		b.rows[i] = &row{cells: make([]cell, cols), dirty: true, plain: true}
 	}
 	return b
 }
@@ -130,7 +174,7 @@ func (s *Screen) clearCells(y, x0, x1 int) {
 func (s *Screen) unwrap(y int) {
 	if r := s.cur.rows[y]; r.wrapped {
 		r.wrapped = false
-		s.touch(y)
+		s.touchKeep(y)
 	}
 }
 
@@ -237,6 +281,7 @@ func clearTails(r *row, x int) {
 func (b *buffer) resize(s *Screen, cols, rows, cy int, active bool) int {
 	if cols != s.cols {
 		for _, r := range b.rows {
+			r.dirty, r.plain = true, false
 			if cols < len(r.cells) {
 				r.cells = r.cells[:cols]
 				r.used = min(r.used, cols)
@@ -260,7 +305,7 @@ func (b *buffer) resize(s *Screen, cols, rows, cy int, active bool) int {
 		}
 	}
 	for len(b.rows) < rows {
-		b.rows = append(b.rows, &row{cells: make([]cell, cols)})
+		b.rows = append(b.rows, &row{cells: make([]cell, cols), dirty: true, plain: true})
 	}
 	return cy
 }

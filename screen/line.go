@@ -1,6 +1,7 @@
 package screen
 
 import (
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -71,40 +72,105 @@ func (s *Screen) Line(y int) Line {
 	return s.lineOf(s.cur.rows[y])
 }
 
-// lineOf returns the Line of r, built with the Screen's scratch buffers
-// unless the row has not changed since it was last built. Lines share their
-// (immutable) strings and spans between calls.
+// lineOf returns the Line of r, its text built with the Screen's scratch
+// buffers only when its cells changed since it was last built (see
+// row.dirty). Lines share their (immutable) strings and spans between
+// calls.
 func (s *Screen) lineOf(r *row) Line {
-	if r.line.Version == r.version && r.version != 0 {
-		return r.line
+	if !r.dirty {
+		return Line{Text: r.line.Text, Spans: r.line.Spans, Wrapped: r.wrapped, Version: s.rowVersion(r), Mark: r.mark}
 	}
-	l := Line{Wrapped: r.wrapped, Version: r.version, Mark: r.mark}
+	r.dirty = false
+	l := Line{Wrapped: r.wrapped, Version: s.rowVersion(r), Mark: r.mark}
 	n := usedCells(r)
 	if n == 0 {
 		r.line = l
 		return l
 	}
-	buf, spans := s.scratch[:0], s.spans[:0]
+	if r.plain {
+		// Its characters are in r.text already.
+		l.Text = string(r.text[:n])
+		l.Spans = s.keepSpans(append(s.spans[:0], Span{End: n, Style: styleOf(&r.pen)}))
+		r.line = l
+		return l
+	}
+	if text, ok := plainText(r.cells[:n], s.scratch); ok {
+		// One style, ASCII only: the common row of text.
+		s.scratch = text
+		l.Text = string(text)
+		l.Spans = s.keepSpans(append(s.spans[:0], Span{End: len(text), Style: styleOf(&r.cells[0])}))
+		r.line = l
+		return l
+	}
+	buf, spans := slices.Grow(s.scratch[:0], n), s.spans[:0]
 	start := 0
 	prev := &r.cells[0]
-	for x := 0; x < n; x++ {
+	clusters := s.clusters
+	for x := range r.cells[:n] {
 		c := &r.cells[x]
-		if c.flags&flagTail != 0 {
+		if c.fg != prev.fg || c.bg != prev.bg || c.attr != prev.attr || c.flags != 0 {
+			// The slow path: a wide character's tail, or another style.
+			if c.flags&flagTail != 0 {
+				continue
+			}
+			if !sameStyle(prev, c) {
+				spans = append(spans, Span{Start: start, End: len(buf), Style: styleOf(prev)})
+				start = len(buf)
+				prev = c
+			}
+		}
+		if ch := c.ch; ch > 0 && ch < utf8.RuneSelf {
+			buf = append(buf, byte(ch)) // most cells: printable ASCII
 			continue
 		}
-		if !sameStyle(prev, c) {
-			spans = append(spans, Span{Start: start, End: len(buf), Style: styleOf(prev)})
-			start = len(buf)
-			prev = c
-		}
-		buf = appendCell(buf, c, s.clusters)
+		buf = appendCell(buf, c, clusters)
 	}
 	spans = append(spans, Span{Start: start, End: len(buf), Style: styleOf(prev)})
 	l.Text = string(buf)
-	l.Spans = append([]Span(nil), spans...)
+	l.Spans = s.keepSpans(spans)
 	s.scratch, s.spans = buf, spans
 	r.line = l
 	return l
+}
+
+// plainText returns the text of cells when they are all ASCII (or blank)
+// in the style of the first, built in buf; ok is false otherwise. It is the
+// tight loop most rows take: one compare of the style and one store a cell.
+func plainText(cells []cell, buf []byte) (text []byte, ok bool) {
+	buf = slices.Grow(buf[:0], len(cells))[:len(cells)]
+	fg, bg, attr := cells[0].fg, cells[0].bg, cells[0].attr
+	for x := range cells {
+		c := &cells[x]
+		ch := c.ch
+		if uint32(ch) >= utf8.RuneSelf || c.fg != fg || c.bg != bg || c.attr != attr || c.flags != 0 {
+			return buf[:0], false
+		}
+		if ch == 0 {
+			ch = ' '
+		}
+		buf[x] = byte(ch)
+	}
+	return buf, true
+}
+
+// spanSlab is how many Spans keepSpans allocates at once.
+const spanSlab = 256
+
+// keepSpans returns an immutable copy of spans, cut from a slab shared with
+// other Lines so that building a row costs one allocation (its text), not
+// two. The copy's capacity is its length: appending to it cannot reach
+// another Line's spans.
+func (s *Screen) keepSpans(spans []Span) []Span {
+	n := len(spans)
+	if n > spanSlab/4 {
+		return append([]Span(nil), spans...)
+	}
+	if cap(s.slab)-len(s.slab) < n {
+		s.slab = make([]Span, 0, spanSlab)
+	}
+	k := len(s.slab)
+	s.slab = append(s.slab, spans...)
+	return s.slab[k : k+n : k+n]
 }
 
 // appendCell appends the text of c to buf.
@@ -156,4 +222,14 @@ func (s *Screen) appendText(r *row, buf []byte) []byte {
 		}
 	}
 	return buf
+}
+
+// RowVersion returns the version of visible row y (0-based) of the active
+// screen, as Line(y).Version would, without building the Line; 0 for a row
+// outside the screen.
+func (s *Screen) RowVersion(y int) uint64 {
+	if y < 0 || y >= s.rows {
+		return 0
+	}
+	return s.rowVersion(s.cur.rows[y])
 }

@@ -34,7 +34,7 @@ func (s *Screen) moveLines(dy, py, ny int) {
 		rows[py-1].wrapped = false
 	}
 	s.rowScratch = freed[:0]
-	s.touchRange(max(min(dy, py)-1, 0), min(max(dy, py)+ny, s.rows)-1)
+	s.moved(max(min(dy, py)-1, 0), min(max(dy, py)+ny, s.rows)-1)
 }
 
 // scrollUp scrolls the region top..bot up by n rows (linefeed at the
@@ -61,7 +61,7 @@ func (s *Screen) scrollUp(top, bot, n int) {
 		blankRow(r, b)
 		rows[bot] = r
 	}
-	s.touchRange(top, bot)
+	s.moved(top, bot)
 }
 
 // scrollDown scrolls the region top..bot down by n rows (RI at the top,

@@ -43,7 +43,7 @@ func (s *Screen) MarkLine(m Mark) {
 func (s *Screen) addMark(y int, m Mark) {
 	if r := s.cur.rows[y]; r.mark&m != m {
 		r.mark |= m
-		s.touch(y) // the row's Line changes
+		s.touchKeep(y) // the row's Line changes, not its text
 	}
 }
 

@@ -1,5 +1,7 @@
 package screen
 
+import "slices"
+
 // printASCII writes a run of printable ASCII at the cursor. Like tmux it
 // writes the run in one go (tmux's screen_write_collect_add) unless insert
 // mode is on or autowrap off, when each character goes the slow way.
@@ -50,13 +52,41 @@ func (s *Screen) printASCII(p []byte) {
 			clearTails(r, end)
 			changed = true
 		}
+		keep := r.plain && s.printPlain(r, x, p[:n])
 		r.grow(end)
 		if changed {
-			s.touch(s.cy)
+			if keep {
+				s.touchKeep(s.cy)
+			} else {
+				s.touch(s.cy)
+			}
 		}
 		p = p[n:]
 		s.cx = end
 	}
+}
+
+// printPlain copies text printed at column x of plain row r into the row's
+// text and reports whether the row stays plain: every cell in one style.
+// The blank cells before x and past the row's end are in the default
+// style, so text printed after them in another keeps the row plain only
+// when nothing was there yet and it starts in column 0.
+func (s *Screen) printPlain(r *row, x int, text []byte) bool {
+	pen := cell{fg: s.pen.fg, bg: s.pen.bg, attr: s.pen.attr}
+	switch {
+	case r.used == 0 && (x == 0 || pen == cell{}):
+		r.pen = pen
+	case pen == r.pen && (x <= r.used || pen == cell{}):
+	default:
+		r.plain = false
+		return false
+	}
+	if len(r.text) != len(r.cells) {
+		r.text = slices.Grow(r.text[:0], len(r.cells))[:len(r.cells)]
+		fillSpaces(r.text)
+	}
+	copy(r.text[x:], text)
+	return true
 }
 
 // wrap moves from the pending-wrap position to the start of the next row,
@@ -65,7 +95,7 @@ func (s *Screen) wrap() {
 	r := s.cur.rows[s.cy]
 	if !r.wrapped {
 		r.wrapped = true
-		s.touch(s.cy)
+		s.touchKeep(s.cy)
 	}
 	s.linefeed()
 	s.cx = 0

@@ -116,6 +116,7 @@ type Screen struct {
 	clusters   []string // combining sequences, referenced from cells
 	scratch    []byte   // reused to build lines
 	spans      []Span   // reused to build lines
+	slab       []Span   // where built lines' spans are kept (keepSpans)
 	rowScratch []*row   // reused to move rows
 
 	// input state
@@ -230,22 +231,47 @@ func (s *Screen) Title() string { return s.title }
 // (writes that leave a cell as it was do not count; cursor moves do not).
 func (s *Screen) Version() uint64 { return s.version }
 
-// touch records a change to row y of the current buffer.
+// touch records a change to row y of the current buffer: its cells, its
+// soft-wrap flag or its marks. The row is no longer plain (see row.plain).
 func (s *Screen) touch(y int) {
-	s.version++
-	s.cur.rows[y].version = s.version
+	s.touchKeep(y)
+	s.cur.rows[y].plain = false
 }
 
-// touchRange records a change to rows top..bot (inclusive).
-func (s *Screen) touchRange(top, bot int) {
+// touchKeep records a change to row y that keeps a plain row's text valid:
+// ASCII printed the plain way, its soft-wrap flag, its marks.
+func (s *Screen) touchKeep(y int) {
 	s.version++
+	r := s.cur.rows[y]
+	r.version = s.version
+	r.dirty = true
+}
+
+// moved records that rows top..bot (inclusive) of the current buffer now
+// hold other rows: their versions change, but a row's cells went with it,
+// so the text built from them stays valid (rows blanked on the way are
+// marked dirty by blankRow).
+func (s *Screen) moved(top, bot int) {
+	s.version++
+	if top == 0 && bot == s.rows-1 {
+		// The whole screen (a line feed at the bottom of a scrolling
+		// terminal): one stamp for all rows, not a store in each.
+		s.cur.moved = s.version
+		return
+	}
 	for y := top; y <= bot; y++ {
 		s.cur.rows[y].version = s.version
 	}
 }
 
 // touchAll records a change to every row of the current buffer.
-func (s *Screen) touchAll() { s.touchRange(0, s.rows-1) }
+func (s *Screen) touchAll() {
+	s.version++
+	for _, r := range s.cur.rows {
+		r.version = s.version
+		r.dirty = true
+	}
+}
 
 // Resize changes the screen size. Rows keep their contents, cut or padded
 // on the right (no reflow). When rows shrink, rows below the cursor are

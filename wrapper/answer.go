@@ -1,6 +1,7 @@
 package wrapper
 
 import (
+	"bytes"
 	"fmt"
 )
 
@@ -30,12 +31,17 @@ const maxQueryParams = 32
 // for (nil if none).
 func (a *answerer) scan(p []byte) []byte {
 	var out []byte
-	for _, b := range p {
+	for i := 0; i < len(p); i++ {
+		b := p[i]
 		switch a.state {
 		case ansGround:
-			if b == 0x1b {
-				a.state = ansEsc
+			// Text is most of the output: jump to the next escape.
+			k := bytes.IndexByte(p[i:], 0x1b)
+			if k < 0 {
+				return out
 			}
+			i += k
+			a.state = ansEsc
 		case ansEsc:
 			switch b {
 			case '[':

@@ -53,5 +53,15 @@ func FuzzAnswerer(f *testing.F) {
 		if len(a.params) > maxQueryParams {
 			t.Fatalf("params grew to %d", len(a.params))
 		}
+		// Text is skipped in jumps to the next escape: the answers are
+		// those of reading the same bytes one at a time.
+		b := &answerer{}
+		var one []byte
+		for i := range p {
+			one = append(one, b.scan(p[i:i+1])...)
+		}
+		if string(one) != string(out) {
+			t.Fatalf("whole chunk answers %q, byte by byte %q", out, one)
+		}
 	})
 }

@@ -1,9 +1,11 @@
 // Command passthrough measures relay wrap's pass-through against script(1)
 // in the same run: both run `cat FILE` in a pseudo-terminal and write to a
 // pipe that this program reads. It checks that every byte arrives, and
-// prints throughput, the ratio, and the wrapper's peak resident memory.
+// prints throughput, the ratio, the CPU time each used (with cat's: on a
+// shared machine a steadier figure than the wall clock), and the wrapper's
+// peak resident memory; then the ratios beside the bar of issue 22.
 //
-//	go run ./internal/bench/passthrough -relay bin/relay [-sizes 10,100] [-runs 3]
+//	go run ./internal/bench/passthrough -relay bin/relay [-sizes 10,50] [-runs 3]
 package main
 
 import (
@@ -24,7 +26,7 @@ import (
 
 func main() {
 	relay := flag.String("relay", "bin/relay", "the relay binary")
-	sizes := flag.String("sizes", "10,100", "file sizes in MB")
+	sizes := flag.String("sizes", "10,50", "file sizes in MB")
 	runs := flag.Int("runs", 5, "runs of each command; the median counts")
 	flag.Parse()
 	if err := run(*relay, *sizes, *runs); err != nil {
@@ -36,6 +38,7 @@ func main() {
 // result is one timed run.
 type result struct {
 	dur    time.Duration
+	cpu    time.Duration // user and system time of the command and its waited-for children
 	bytes  int64
 	maxRSS int64 // KiB
 	ok     bool
@@ -63,7 +66,8 @@ func run(relay, sizes string, runs int) error {
 		down.Env = append(os.Environ(), "RELAY_HOME="+home)
 		_ = down.Run()
 	}()
-	fmt.Printf("%-8s %-7s %12s %12s %8s %10s %s\n", "size", "cmd", "median", "MB/s", "ratio", "peak RSS", "bytes")
+	fmt.Printf("%-8s %-7s %12s %12s %8s %10s %10s %s\n", "size", "cmd", "median", "MB/s", "ratio", "CPU", "peak RSS", "bytes")
+	var summary []string
 	for _, s := range strings.Split(sizes, ",") {
 		mb, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil {
@@ -101,12 +105,34 @@ func run(relay, sizes string, runs int) error {
 					ok = fmt.Sprintf("LOST BYTES (%d arrived)", r.bytes)
 				}
 			}
-			fmt.Printf("%-8s %-7s %12v %12.1f %8.2f %8.1fMB %s\n", fmt.Sprintf("%dMB", mb), name,
+			fmt.Printf("%-8s %-7s %12v %12.1f %8.2f %10v %8.1fMB %s\n", fmt.Sprintf("%dMB", mb), name,
 				m.dur.Round(time.Millisecond), float64(mb)/m.dur.Seconds(), base.dur.Seconds()/m.dur.Seconds(),
-				float64(m.maxRSS)/1024, ok)
+				medianCPU(res[name]).Round(time.Millisecond), float64(m.maxRSS)/1024, ok)
+		}
+		for _, name := range []string{"relay", "alone"} {
+			label := "relay wrap (hub)         "
+			if name == "alone" {
+				label = "relay wrap --hub none    "
+			}
+			summary = append(summary, fmt.Sprintf("pass-through %3dMB cat, %s vs script -qc: %.2fx by wall clock, CPU %.2fx script's (bar >= 0.95x with the hub)",
+				mb, label, base.dur.Seconds()/median(res[name]).dur.Seconds(),
+				medianCPU(res[name]).Seconds()/medianCPU(res["script"]).Seconds()))
 		}
 	}
+	for _, l := range summary {
+		fmt.Println(l)
+	}
 	return nil
+}
+
+// medianCPU returns the median CPU time of rs.
+func medianCPU(rs []result) time.Duration {
+	c := make([]time.Duration, len(rs))
+	for i, r := range rs {
+		c[i] = r.cpu
+	}
+	slices.Sort(c)
+	return c[len(c)/2]
 }
 
 // writeText writes size bytes of log-like text lines and returns the SHA-256
@@ -187,7 +213,8 @@ func measure(argv []string, home string, want [32]byte) (result, error) {
 		return result{}, fmt.Errorf("%v: %w", argv, err)
 	}
 	d := time.Since(start)
-	return result{dur: d, bytes: n, maxRSS: rss, ok: [32]byte(h.Sum(nil)) == want}, nil
+	cpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	return result{dur: d, cpu: cpu, bytes: n, maxRSS: rss, ok: [32]byte(h.Sum(nil)) == want}, nil
 }
 
 // vmHWM returns a process's peak resident memory in KiB, 0 if unknown.
