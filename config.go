@@ -40,8 +40,13 @@ func (r *Relay) UseConfig(c *config.Config) error {
 			return err
 		}
 	}
+	for _, g := range c.Hooks[config.Idle] {
+		// Each group keeps its own schedule.
+		set := &hookSet{groups: map[config.Event][]config.HookGroup{config.Idle: {g}}, env: env, dir: r.opts.Dir}
+		r.onIdle(g.After, g.Every, g.Max, set.fire)
+	}
 	for ev, groups := range c.Hooks {
-		if len(groups) == 0 {
+		if len(groups) == 0 || ev == config.Idle {
 			continue
 		}
 		set := &hookSet{groups: map[config.Event][]config.HookGroup{ev: groups}, env: env, dir: r.opts.Dir}

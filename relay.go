@@ -163,6 +163,15 @@ type Relay struct {
 	mu       sync.Mutex
 	patterns []userPattern
 	events   map[Event][]EventFunc
+	idle     []idleHandler // Idle's, with their schedules
+}
+
+// idleHandler is an Idle handler with its schedule (see session.IdleHandler;
+// zero values are the defaults: after 30 s, once per idle period).
+type idleHandler struct {
+	after, every time.Duration
+	max          int
+	h            EventFunc
 }
 
 type userPattern struct {
@@ -219,11 +228,25 @@ func (r *Relay) Pattern(ns string, h HandlerFunc) error {
 	return nil
 }
 
-// On registers h for an event. Handlers run in registration order.
+// On registers h for an event. Handlers run in registration order. An
+// Idle handler runs once per idle period, after the agent has been idle
+// (no output, no typing) for 30 s; what relay types on its own never
+// begins a new period.
 func (r *Relay) On(ev Event, h EventFunc) {
+	if ev == Idle {
+		r.onIdle(0, 0, 0, h)
+		return
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.events[ev] = append(r.events[ev], h)
+}
+
+// onIdle registers an Idle handler with its schedule.
+func (r *Relay) onIdle(after, every time.Duration, max int, h EventFunc) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.idle = append(r.idle, idleHandler{after, every, max, h})
 }
 
 func (r *Relay) eventHandlers(ev Event) []EventFunc {

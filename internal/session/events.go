@@ -52,18 +52,12 @@ func (j *jobs) run(ctx context.Context) {
 	}
 }
 
-// idleJob fires Output for the screen's new lines (when commands come from
-// the screen) and then Idle.
-func (s *Session) idleJob(ctx context.Context) {
-	s.screenOutputJob(ctx)
-	s.fire(ctx, EventInfo{Event: Idle})
-}
-
 // screenOutputJob fires Output for the lines new on the screen since the
-// last call, when commands come from the screen.
+// last call, when commands come from the screen: the agent's own lines,
+// never the rows relay or the human typed on (OwnText).
 func (s *Session) screenOutputJob(ctx context.Context) {
 	if s.hasHandlers(Output) && !s.exactActive() {
-		s.outputLines(ctx, s.newScreenLines(s.scr.Text()))
+		s.outputLines(ctx, s.newScreenLines(s.scr.OwnText()))
 	}
 }
 
@@ -82,9 +76,19 @@ func (s *Session) fire(ctx context.Context, e EventInfo) Result {
 	if s.cfg.Events == nil {
 		return Result{}
 	}
+	return s.fireAll(ctx, s.cfg.Events(e.Event), e)
+}
+
+// fireOne runs one handler of an event as fire does.
+func (s *Session) fireOne(ctx context.Context, h EventFunc, e EventInfo) Result {
+	return s.fireAll(ctx, []EventFunc{h}, e)
+}
+
+// fireAll runs hs for e, in order (see fire).
+func (s *Session) fireAll(ctx context.Context, hs []EventFunc, e EventInfo) Result {
 	e.Agent, e.SessionID, e.Workspace = s.name(), s.sid, s.cfg.Workspace
 	var out Result
-	for _, h := range s.cfg.Events(e.Event) {
+	for _, h := range hs {
 		res, err := s.callEvent(ctx, h, e)
 		if err != nil {
 			s.log.Warn("event handler", "event", e.Event, "err", err)

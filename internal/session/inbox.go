@@ -90,6 +90,7 @@ func (s *Session) receive(ctx context.Context, d *bus.Delivery) {
 		switch st {
 		case delivery.StatusDelivered:
 			finish()
+			s.idleClk.rearm(time.Now()) // a peer's message is real work
 			_ = d.Receipt(bg, bus.StatusDelivered, reason)
 			_ = d.Ack()
 		case delivery.StatusConfirmed:

@@ -48,6 +48,8 @@ type screenModel interface {
 	Title() string
 	State() scanner.State
 	BracketedPaste() bool
+	// OwnText is Text without the rows relay or the human typed on.
+	OwnText() string
 	// BeginInjection and EndInjection bracket relay's typing: what the
 	// child prints meanwhile is the typed text, never a command.
 	BeginInjection(text string)
@@ -75,6 +77,7 @@ type Session struct {
 	ownerDone chan struct{}
 	presence  *presenceStage
 	jobs      *jobs
+	idleClk   *idleClock
 	cmds      *cmdQueue
 	out       outgoing
 	client    atomic.Pointer[bus.Client]
@@ -103,9 +106,10 @@ func newSession(ctx context.Context, cfg Config) *Session {
 		cfg: cfg, prof: cfg.Profile, sid: newID(), log: cfg.Logger,
 		ops: make(chan func(*state), 256), ownerDone: make(chan struct{}),
 		presence: newPresenceStage(), jobs: newJobs(), cmds: newCmdQueue(),
-		damper: delivery.NewDamper(cfg.Damping),
+		idleClk: newIdleClock(time.Now()),
+		damper:  delivery.NewDamper(cfg.Damping),
 	}
-	// Starting: its first idle moment is an Idle event.
+	// Starting is real work: its first idle period has an Idle event.
 	go s.own(ctx, &state{name: cfg.Name, busy: true, lastFrom: map[string]received{}})
 	return s
 }
@@ -194,9 +198,13 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 		Stdout:   cfg.Stdout,
 		Tap:      tap,
 		OnResize: func(c, rows int) { scan.Resize(c, rows) },
-		// The human's unfinished line holds delivery on every profile.
-		OnHumanLine: s.onHumanLine,
-		Logger:      s.log,
+		// The human's unfinished line holds delivery on every profile, and
+		// what the child echoes meanwhile is not its own output.
+		OnHumanLine: func(unfinished bool) {
+			scan.HumanTyping(unfinished)
+			s.onHumanLine(unfinished)
+		},
+		Logger: s.log,
 	})
 	if err != nil {
 		return 0, err
@@ -245,6 +253,7 @@ func (s *Session) start(ctx context.Context, primer string) {
 	s.grp.Go(func() { _ = s.queue.Run(ctx) })
 	s.grp.Go(func() { s.handleCommands(ctx) })
 	s.grp.Go(func() { s.jobs.run(ctx) })
+	s.grp.Go(func() { s.runIdle(ctx) })
 	s.grp.Go(func() { s.runPresence(ctx) })
 	s.grp.Go(func() { s.serveInbox(ctx) })
 	if s.src != nil {

@@ -40,6 +40,9 @@ type Config struct {
 	Args                  []string
 	Patterns              []Pattern
 	Events                func(Event) []EventFunc // the handlers of an event, in order
+	// Idle gives the Idle handlers with their schedules; nil: those of
+	// Events(Idle), each once per idle period after DefaultIdleAfter.
+	Idle func() []IdleHandler
 }
 
 // NoHub is the Config.Hub value that runs the agent alone.

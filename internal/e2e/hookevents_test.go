@@ -1,0 +1,92 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/relayhq/relay/internal/ptytest"
+	"github.com/relayhq/relay/internal/testutil"
+)
+
+// countLines returns the lines of file (none when it does not exist).
+func countLines(file string) []string {
+	b, _ := os.ReadFile(file)
+	s := strings.TrimRight(string(b), "\n")
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, "\n")
+}
+
+// TestIdleAndOutputHooksDoNotLoop: in a wrapped shell, an Idle hook whose
+// answer is typed in runs at most `max` times per idle period (every
+// `every` after `after` of quiet), not again for the shell's answer to its
+// own text; an Output hook whose matcher matches relay's typed notice sees
+// only the line the shell wrote, never relay's notice nor the human's
+// typed command. Both loop without the fix (relay typed dozens of
+// notices in 20 s).
+func TestIdleAndOutputHooksDoNotLoop(t *testing.T) {
+	tm := newTeam(t)
+	tmp := t.TempDir()
+	idle, out := filepath.Join(tmp, "idle"), filepath.Join(tmp, "out")
+	dir := project(t, fmt.Sprintf(`
+[[hooks.Idle]]
+after = "1s"
+every = "2s"
+max = 3
+[[hooks.Idle.hooks]]
+command = 'echo idle >> "%s"; echo "still idle: build the docs"'
+
+[[hooks.Output]]
+matcher = "build"
+[[hooks.Output.hooks]]
+command = 'printf "%%s\n" "$RELAY_LINE" >> "%s"; echo "saw a build line"'
+`, idle, out))
+	term := ptytest.Start(t, ptytest.Options{Env: tm.env, Dir: dir, Cols: 100, Rows: 30},
+		relayBin, "wrap", "--name", "Alice", "--", "sh", "-c", "echo 'build started'; exec bash --norc --noprofile -i")
+
+	// Over 20 s: three Idle runs (one period, max = 3), one Output line.
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if n := len(countLines(idle)); n > 3 {
+			t.Fatalf("Idle ran %d times in one idle period (max 3): it loops on its own text\nscreen:\n%s", n, ptytest.Screen(t, term.Output(), 100, 30))
+		}
+		if o := countLines(out); len(o) > 1 {
+			t.Fatalf("Output ran for %q: it sees relay's own notices", o)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if n := len(countLines(idle)); n != 3 {
+		t.Fatalf("Idle ran %d times in 20 s, want 3 (after 1s, every 2s, max 3)", n)
+	}
+	if o := countLines(out); len(o) != 1 || o[0] != "build started" {
+		t.Fatalf("Output saw %q, want only the shell's own line \"build started\"", o)
+	}
+	if !strings.Contains(string(term.Output()), "still idle: build the docs") {
+		t.Fatalf("the Idle hook's answer was not typed in:\n%s", ptytest.Screen(t, term.Output(), 100, 30))
+	}
+
+	// The human's command is real work: a new idle period, three more
+	// runs. Output sees what the command wrote, not the typed command.
+	for _, k := range "echo build two\r" { // key by key, as a human types
+		term.Type(string(k))
+		time.Sleep(30 * time.Millisecond)
+	}
+	testutil.WaitFor(t, 20*time.Second, 100*time.Millisecond, func() error {
+		if n := len(countLines(idle)); n != 6 {
+			return fmt.Errorf("Idle ran %d times, want 6 after the human's command", n)
+		}
+		return nil
+	})
+	time.Sleep(3 * time.Second) // and no more: the period's runs are spent
+	if n := len(countLines(idle)); n != 6 {
+		t.Fatalf("Idle ran %d times, want 6", n)
+	}
+	if o := countLines(out); strings.Join(o, "|") != "build started|build two" {
+		t.Fatalf("Output saw %q, want the shell's own lines only (not the prompt row holding the typed command)", o)
+	}
+}
