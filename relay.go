@@ -104,9 +104,10 @@ type Result struct {
 	Inject string
 	// Stop ends the chain: later handlers of the namespace do not run.
 	Stop bool
-	// For MessageReceived only: Block refuses the message (its sender gets
-	// a failed receipt with Reason); Hold keeps it in the inbox for later;
-	// Message, when not nil, replaces its text.
+	// For MessageReceived: Block refuses the message (its sender gets a
+	// failed receipt with Reason); Hold keeps it in the inbox for later;
+	// Message, when not nil, replaces its text. For BeforeToolCall: Block
+	// refuses the tool call, and Reason reaches the model.
 	Block   bool
 	Reason  string
 	Hold    bool
@@ -127,6 +128,11 @@ const (
 	MessageReceived Event = "MessageReceived" // a message is about to be typed in
 	MessageSent     Event = "MessageSent"     // the agent sent a message
 	ToolCall        Event = "ToolCall"        // the agent called a tool (profiles that report it: Claude Code)
+	// BeforeToolCall fires before the agent calls a tool, for profiles
+	// whose CLI can hold the call (Claude Code): a Result with Block
+	// refuses it and its Reason reaches the model; Inject is given to the
+	// model beside the call instead of being typed.
+	BeforeToolCall Event = "BeforeToolCall"
 	// Output fires for each new line the agent wrote: each line of a reply
 	// where the profile gives exact text (Claude Code), else each new line on
 	// its screen when it becomes idle.
@@ -146,7 +152,7 @@ type EventInfo struct {
 	ID, From, To, Body, Thread string
 	// ExitCode is set for SessionEnd.
 	ExitCode int
-	// Tool and ToolInput are set for ToolCall.
+	// Tool and ToolInput are set for ToolCall and BeforeToolCall.
 	Tool      string
 	ToolInput []byte
 	// Line is set for Output.

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/relayhq/relay/internal/agenttest"
+	"github.com/relayhq/relay/internal/mockmodel"
 	"github.com/relayhq/relay/internal/ptytest"
 	"github.com/relayhq/relay/internal/testutil"
 )
@@ -88,5 +90,53 @@ command = 'printf "%%s\n" "$RELAY_LINE" >> "%s"; echo "saw a build line"'
 	}
 	if o := countLines(out); strings.Join(o, "|") != "build started|build two" {
 		t.Fatalf("Output saw %q, want the shell's own lines only (not the prompt row holding the typed command)", o)
+	}
+}
+
+// claudeIn starts the real Claude Code as name under relay wrap in the
+// project folder work, its model answering with script.
+func (tm *team) claudeIn(name, work string, script mockmodel.Script) *claudeAgent {
+	tm.t.Helper()
+	model := mockmodel.NewAnthropic(mockmodel.Options{Script: script})
+	tm.t.Cleanup(model.Close)
+	cmd := agenttest.Claude(tm.t, agenttest.ClaudeOptions{Model: model.URL, WorkDir: work, Env: relayVars(tm.env)}).
+		Under(relayBin, "wrap", "--name", name, "--")
+	term := agenttest.Start(tm.t, cmd)
+	stopGently(tm.t, term)
+	if _, err := term.WaitReady(60*time.Second, agenttest.ClaudeReady); err != nil {
+		tm.t.Fatalf("%s: Claude Code did not get ready under relay wrap: %v", name, err)
+	}
+	return &claudeAgent{name: name, model: model, term: term, config: cmd.ConfigDir}
+}
+
+// TestBeforeToolCallBlocksClaude: the real Claude Code's model asks for a
+// Bash tool call; a BeforeToolCall hook refuses it (exit 2, the reason on
+// stderr); the tool never runs, and the model's next request carries the
+// hook's reason. Without BeforeToolCall the hook never runs and Claude
+// Code asks the human for permission instead.
+func TestBeforeToolCallBlocksClaude(t *testing.T) {
+	tm := newTeam(t)
+	tmp := t.TempDir()
+	seen, ran := filepath.Join(tmp, "seen"), filepath.Join(tmp, "ran")
+	dir := project(t, fmt.Sprintf(`
+[[hooks.BeforeToolCall]]
+matcher = "Bash"
+[[hooks.BeforeToolCall.hooks]]
+command = 'printf "%%s %%s\n" "$RELAY_TOOL" "$RELAY_SUBJECT" >> "%s"; echo "no deletions on Fridays: ask the human first" >&2; exit 2'
+`, seen))
+	alice := tm.claudeIn("Alice", dir, mockmodel.Queue(
+		mockmodel.Reply{Text: "Cleaning up.", ToolUse: &mockmodel.ToolUse{Name: "Bash", Input: map[string]any{"command": "touch " + ran + " && rm -rf build", "description": "clean"}}},
+		mockmodel.Reply{Text: "Understood, I will ask first."},
+	))
+	alice.term.Submit("clean the build folder")
+	req := alice.waitTurn(t, "no deletions on Fridays", 60*time.Second)
+	if !strings.Contains(req.LastUser, "ask the human first") {
+		t.Fatalf("the model's next request lacks the reason: %q", req.LastUser)
+	}
+	if _, err := os.Stat(ran); err == nil {
+		t.Fatalf("the blocked tool ran")
+	}
+	if got := countLines(seen); len(got) != 1 || got[0] != "Bash Bash" {
+		t.Fatalf("the hook saw %q, want one Bash call", got)
 	}
 }

@@ -94,7 +94,12 @@ func (s *Session) fireAll(ctx context.Context, hs []EventFunc, e EventInfo) Resu
 			s.log.Warn("event handler", "event", e.Event, "err", err)
 			continue
 		}
-		if res.Inject != "" {
+		switch {
+		case res.Inject == "":
+		case e.Event == BeforeToolCall:
+			// Given to the model beside the tool call, not typed.
+			out.Inject = joinLines(out.Inject, res.Inject)
+		default:
 			s.notice(res.Inject)
 		}
 		if res.Message != nil {
@@ -157,4 +162,12 @@ func (s *Session) newScreenLines(now string) []string {
 		out = append(out, l)
 	}
 	return out
+}
+
+// joinLines joins two texts with a line break, either may be empty.
+func joinLines(a, b string) string {
+	if a == "" || b == "" {
+		return a + b
+	}
+	return a + "\n" + b
 }

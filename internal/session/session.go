@@ -175,7 +175,8 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 		setup, err := s.prof.Exact(agents.Launch{
 			Command: cfg.Command, Args: cfg.Args, Env: env, Dir: s.workDir(), Home: cfg.Home,
 			RelayBinary: s.relayBinary(), Steer: cfg.Delivery == delivery.ModeSteer,
-			Started: started, Log: s.log,
+			BeforeToolCall: s.hasHandlers(BeforeToolCall),
+			Started:        started, Log: s.log,
 		})
 		if err != nil {
 			s.log.Warn("reading its screen only", "why", err)
@@ -299,6 +300,10 @@ func (k sink) Commands(cmds []patterns.Command) {
 func (k sink) Turn(t agents.Turn) { k.s.onTurn(t) }
 func (k sink) ToolCall(ctx context.Context, tool string, input []byte) {
 	k.s.fire(ctx, EventInfo{Event: ToolCall, Tool: tool, ToolInput: input})
+}
+func (k sink) BeforeToolCall(ctx context.Context, tool string, input []byte) agents.ToolVerdict {
+	r := k.s.fire(ctx, EventInfo{Event: BeforeToolCall, Tool: tool, ToolInput: input})
+	return agents.ToolVerdict{Block: r.Block, Reason: r.Reason, Context: r.Inject}
 }
 func (k sink) Idle() bool  { return k.s.idle() }
 func (k sink) Pid() int    { return k.s.pid() }

@@ -82,6 +82,7 @@ const (
 	MessageReceived Event = "MessageReceived"
 	MessageSent     Event = "MessageSent"
 	ToolCall        Event = "ToolCall"
+	BeforeToolCall  Event = "BeforeToolCall"
 	Output          Event = "Output"
 )
 
