@@ -40,6 +40,9 @@ func (r *Relay) UseConfig(c *config.Config) error {
 			return err
 		}
 	}
+	if c.Memory.PromptOnEnd {
+		defer r.On(SessionEnd, memoryReminder) // after the SessionEnd hooks
+	}
 	for _, g := range c.Hooks[config.Idle] {
 		// Each group keeps its own schedule.
 		set := &hookSet{groups: map[config.Event][]config.HookGroup{config.Idle: {g}}, env: env, dir: r.opts.Dir}
@@ -54,6 +57,18 @@ func (r *Relay) UseConfig(c *config.Config) error {
 		r.On(Event(event), set.fire)
 	}
 	return nil
+}
+
+// MemoryReminder is what `[memory] prompt_on_end = true` types in when
+// relay stop ends a session.
+const MemoryReminder = "This session is about to end. Before it does, save what you learned that the team should keep: write one line per fact, starting with @memory:save, then finish."
+
+// memoryReminder is the SessionEnd handler of [memory] prompt_on_end.
+func memoryReminder(_ context.Context, e EventInfo) (Result, error) {
+	if !e.Stopping {
+		return Result{}, nil
+	}
+	return Result{Inject: MemoryReminder}, nil
 }
 
 func cwd(dir string) string {
@@ -87,7 +102,10 @@ func (h *hookSet) fire(ctx context.Context, e EventInfo) (Result, error) {
 	case SessionStart:
 		subject, payload = e.Profile, hooks.SessionStartPayload{Session: sess, Profile: e.Profile, Command: e.Command}
 	case SessionEnd:
-		subject, payload = fmt.Sprint(e.ExitCode), hooks.SessionEndPayload{Session: sess, ExitCode: e.ExitCode}
+		subject, payload = fmt.Sprint(e.ExitCode), hooks.SessionEndPayload{Session: sess, ExitCode: e.ExitCode, Reason: "exit"}
+		if e.Stopping {
+			subject, payload = "stop", hooks.SessionEndPayload{Session: sess, Reason: "stop"}
+		}
 	case Idle:
 		subject, payload = e.Agent, hooks.IdlePayload{Session: sess}
 	case MessageReceived:

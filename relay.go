@@ -122,8 +122,12 @@ type Event string
 
 // The events of On.
 const (
-	SessionStart    Event = "SessionStart"    // the agent started
-	SessionEnd      Event = "SessionEnd"      // the agent exited
+	SessionStart Event = "SessionStart" // the agent started
+	// SessionEnd fires when `relay stop` ends the session, before the agent
+	// exits (EventInfo.Stopping; a Result's Inject is typed in and relay
+	// waits for the turn it starts), or after the agent exited on its own
+	// (ExitCode; nothing can be typed any more).
+	SessionEnd      Event = "SessionEnd"
 	Idle            Event = "Idle"            // the agent finished a turn
 	MessageReceived Event = "MessageReceived" // a message is about to be typed in
 	MessageSent     Event = "MessageSent"     // the agent sent a message
@@ -150,8 +154,10 @@ type EventInfo struct {
 	Command []string
 	// ID, From, To, Body and Thread are set for message events.
 	ID, From, To, Body, Thread string
-	// ExitCode is set for SessionEnd.
+	// ExitCode is set for SessionEnd after the agent exited; Stopping is
+	// true for SessionEnd before it exits (relay stop).
 	ExitCode int
+	Stopping bool
 	// Tool and ToolInput are set for ToolCall and BeforeToolCall.
 	Tool      string
 	ToolInput []byte

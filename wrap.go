@@ -93,6 +93,6 @@ func eventInfo(e session.EventInfo) EventInfo {
 		Event: Event(e.Event), Agent: e.Agent, SessionID: e.SessionID, Workspace: e.Workspace,
 		Profile: e.Profile, Command: e.Command,
 		ID: e.ID, From: e.From, To: e.To, Body: e.Body, Thread: e.Thread,
-		ExitCode: e.ExitCode, Tool: e.Tool, ToolInput: e.ToolInput, Line: e.Line,
+		ExitCode: e.ExitCode, Stopping: e.Stopping, Tool: e.Tool, ToolInput: e.ToolInput, Line: e.Line,
 	}
 }

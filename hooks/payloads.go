@@ -20,10 +20,13 @@ type SessionStartPayload struct {
 	Command []string `json:"command"` // the wrapped command line (JSON only)
 }
 
-// SessionEndPayload is SessionEnd's (subject: the exit status, "0").
+// SessionEndPayload is SessionEnd's (subject: the exit status, "0", after
+// the agent exited; "stop" when relay stop ends the session, before the
+// agent exits: then what the hook prints is typed in).
 type SessionEndPayload struct {
 	Session
-	ExitCode int `json:"exit_code"`
+	ExitCode int    `json:"exit_code"`
+	Reason   string `json:"reason"` // "stop" or "exit"
 }
 
 // OutputPayload is Output's (subject: the line).

@@ -140,3 +140,47 @@ command = 'printf "%%s %%s\n" "$RELAY_TOOL" "$RELAY_SUBJECT" >> "%s"; echo "no d
 		t.Fatalf("the hook saw %q, want one Bash call", got)
 	}
 }
+
+// TestStopTypesSessionEnd: `relay stop Alice` runs Alice's SessionEnd
+// hook while her shell still runs, types what it prints and the memory
+// reminder (prompt_on_end) into the shell, waits for that turn, then ends
+// the shell with its own `exit`: the wrapper exits 0, the hook saw the
+// reason "stop", and `relay stop` reports the agent stopped.
+func TestStopTypesSessionEnd(t *testing.T) {
+	tm := newTeam(t)
+	seen := filepath.Join(t.TempDir(), "seen")
+	dir := project(t, fmt.Sprintf(`
+[memory]
+prompt_on_end = true
+
+[[hooks.SessionEnd]]
+[[hooks.SessionEnd.hooks]]
+command = 'echo "$RELAY_REASON $RELAY_SUBJECT" >> "%s"; echo "goodbye: write the changelog"'
+`, seen))
+	term := ptytest.Start(t, ptytest.Options{Env: tm.env, Dir: dir, Cols: 200, Rows: 30},
+		relayBin, "wrap", "--name", "Alice", "--", "bash", "--norc", "--noprofile", "-i")
+	tm.waitAgents("Alice")
+	term.WaitOutput("$ ", 20*time.Second)
+
+	out, err := tm.relay("stop", "--timeout", "20s", "Alice")
+	if err != nil {
+		t.Fatalf("relay stop: %v\n%s\nlogs:\n%s", err, out, tm.wrapperLog())
+	}
+	if !strings.Contains(out, "Alice: stopped") {
+		t.Errorf("relay stop said %q", out)
+	}
+	if code := term.Wait(30 * time.Second); code != 0 {
+		t.Errorf("the wrapper exited %d, want 0 (the shell's own exit)", code)
+	}
+	screen := string(term.Output())
+	bye := strings.Index(screen, "# [relay] goodbye: write the changelog")
+	remind := strings.Index(screen, "save what you learned")
+	exit := strings.LastIndex(screen, "exit")
+	if bye < 0 || remind < 0 || exit < bye || exit < remind {
+		t.Fatalf("want the SessionEnd text and the memory reminder typed before the exit (at %d, %d, exit at %d):\n%s",
+			bye, remind, exit, ptytest.Screen(t, term.Output(), 200, 30))
+	}
+	if got := countLines(seen); len(got) != 1 || got[0] != "stop stop" {
+		t.Errorf("the SessionEnd hook saw %q, want it once, before the exit (reason stop)", got)
+	}
+}

@@ -82,6 +82,14 @@ func (c *idleClock) setBusy(busy bool, now time.Time) {
 	c.poke()
 }
 
+// quiet reports whether the agent is idle and when it last showed
+// activity.
+func (c *idleClock) quiet() (bool, time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.idle, c.activity
+}
+
 // rearm begins a new idle period: the agent has real work.
 func (c *idleClock) rearm(now time.Time) {
 	c.mu.Lock()

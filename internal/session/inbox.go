@@ -43,6 +43,7 @@ func (s *Session) serveInbox(ctx context.Context) {
 		cancel()
 	}
 	c := s.client.Load()
+	s.grp.Go(func() { s.serveControl(ctx, c) })
 	if err := c.Inbox(ctx, s.receive); err != nil && ctx.Err() == nil {
 		s.log.Error("inbox stopped", "err", err)
 	}
@@ -124,6 +125,11 @@ func keepAlive(ctx context.Context, d *bus.Delivery, done <-chan struct{}) {
 
 // notice types a short note from relay into the agent.
 func (s *Session) notice(text string) {
+	if s.ended.Load() {
+		s.log.Warn("not typed: the agent has exited", "text", text)
+		return
+	}
+	s.notices.Add(1)
 	s.queue.Add(delivery.Item{Text: s.form().Notice(text)})
 }
 

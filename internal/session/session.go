@@ -95,6 +95,14 @@ type Session struct {
 	command []string
 
 	lastScreen string // the screen at the last Idle; the jobs goroutine's
+
+	// relay stop (stop.go): stopping once asked, ended once the child
+	// exited (its handlers' text can no longer be typed), exited closed
+	// then; notices counts the notices queued.
+	stopping atomic.Bool
+	ended    atomic.Bool
+	exited   chan struct{}
+	notices  atomic.Int64
 }
 
 // newSession returns a session whose owner runs until ctx ends.
@@ -106,8 +114,8 @@ func newSession(ctx context.Context, cfg Config) *Session {
 		cfg: cfg, prof: cfg.Profile, sid: newID(), log: cfg.Logger,
 		ops: make(chan func(*state), 256), ownerDone: make(chan struct{}),
 		presence: newPresenceStage(), jobs: newJobs(), cmds: newCmdQueue(),
-		idleClk: newIdleClock(time.Now()),
-		damper:  delivery.NewDamper(cfg.Damping),
+		idleClk: newIdleClock(time.Now()), exited: make(chan struct{}),
+		damper: delivery.NewDamper(cfg.Damping),
 	}
 	// Starting is real work: its first idle period has an Idle event.
 	go s.own(ctx, &state{name: cfg.Name, busy: true, lastFrom: map[string]received{}})
@@ -222,8 +230,14 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 	})
 	ws.Go(func() { s.publishScreen(ctx, scan, ws.Size) })
 	code := ws.Wait()
+	s.ended.Store(true)
+	close(s.exited)
 	tap.Close()
-	s.fire(context.WithoutCancel(ctx), EventInfo{Event: SessionEnd, ExitCode: code})
+	if !s.stopping.Load() {
+		// The agent exited on its own: SessionEnd after the fact (what
+		// its handlers answer is logged, it cannot be typed).
+		s.fire(context.WithoutCancel(ctx), EventInfo{Event: SessionEnd, ExitCode: code})
+	}
 	return code, nil
 }
 

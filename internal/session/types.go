@@ -96,6 +96,7 @@ type EventInfo struct {
 	Command                    []string
 	ID, From, To, Body, Thread string
 	ExitCode                   int
+	Stopping                   bool // SessionEnd before the agent exits (relay stop)
 	Tool                       string
 	ToolInput                  []byte
 	Line                       string
