@@ -95,7 +95,11 @@ func (h *hookSet) fire(ctx context.Context, e EventInfo) (Result, error) {
 			"RELAY_AGENT": e.Agent, "RELAY_SESSION_ID": e.SessionID, "RELAY_WORKSPACE": e.Workspace, "RELAY_CWD": cwd(h.dir),
 		}})
 	})
-	sess := hooks.Session{Agent: e.Agent, SessionID: e.SessionID, Workspace: e.Workspace, Cwd: cwd(h.dir)}
+	sess := hooks.Session{Agent: e.Agent, SessionID: e.SessionID, Workspace: e.Workspace, Cwd: cwd(h.dir),
+		RecentOutput: append([]string{}, e.RecentOutput...), RecentMessages: []hooks.RecentMessage{}}
+	for _, m := range e.RecentMessages {
+		sess.RecentMessages = append(sess.RecentMessages, hooks.RecentMessage(m))
+	}
 	var subject string
 	var payload any
 	switch e.Event {

@@ -163,6 +163,17 @@ type EventInfo struct {
 	ToolInput []byte
 	// Line is set for Output.
 	Line string
+	// RecentOutput (the agent's last lines: what it wrote, never what
+	// relay or the human typed) and RecentMessages (the last messages it
+	// received or sent) are set for every event, oldest first.
+	RecentOutput   []string
+	RecentMessages []Message
+}
+
+// Message is a message an agent received or sent.
+type Message struct {
+	ID, From, To, Body string
+	At                 time.Time
 }
 
 // EventFunc handles an event; its Result's Inject is typed into the agent.

@@ -89,7 +89,12 @@ func (r *Relay) sessionIdle() []session.IdleHandler {
 }
 
 func eventInfo(e session.EventInfo) EventInfo {
+	var msgs []Message
+	for _, m := range e.RecentMessages {
+		msgs = append(msgs, Message(m))
+	}
 	return EventInfo{
+		RecentOutput: e.RecentOutput, RecentMessages: msgs,
 		Event: Event(e.Event), Agent: e.Agent, SessionID: e.SessionID, Workspace: e.Workspace,
 		Profile: e.Profile, Command: e.Command,
 		ID: e.ID, From: e.From, To: e.To, Body: e.Body, Thread: e.Thread,

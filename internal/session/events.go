@@ -56,9 +56,12 @@ func (j *jobs) run(ctx context.Context) {
 // last call, when commands come from the screen: the agent's own lines,
 // never the rows relay or the human typed on (OwnText).
 func (s *Session) screenOutputJob(ctx context.Context) {
-	if s.hasHandlers(Output) && !s.exactActive() {
-		s.outputLines(ctx, s.newScreenLines(s.scr.OwnText()))
+	if s.exactActive() {
+		return
 	}
+	lines := s.newScreenLines(s.scr.OwnText())
+	s.recent.addLines(lines)
+	s.outputLines(ctx, lines)
 }
 
 func (s *Session) hasHandlers(ev Event) bool {
@@ -86,7 +89,12 @@ func (s *Session) fireOne(ctx context.Context, h EventFunc, e EventInfo) Result 
 
 // fireAll runs hs for e, in order (see fire).
 func (s *Session) fireAll(ctx context.Context, hs []EventFunc, e EventInfo) Result {
+	if len(hs) == 0 {
+		return Result{}
+	}
 	e.Agent, e.SessionID, e.Workspace = s.name(), s.sid, s.cfg.Workspace
+	e.RecentOutput, e.RecentMessages = s.recent.snapshot()
+	ctx = withSession(ctx, s)
 	var out Result
 	for _, h := range hs {
 		res, err := s.callEvent(ctx, h, e)

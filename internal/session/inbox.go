@@ -53,6 +53,7 @@ func (s *Session) serveInbox(ctx context.Context) {
 func (s *Session) receive(ctx context.Context, d *bus.Delivery) {
 	env := d.Envelope
 	s.heard(env.From, env.ID, env.Hops, time.Now())
+	s.recent.addMessage(env)
 	verdict := s.fire(ctx, EventInfo{Event: MessageReceived, ID: env.ID, From: env.From, To: env.To, Body: env.Body, Thread: env.Thread})
 	switch {
 	case verdict.Block:

@@ -103,6 +103,8 @@ type Session struct {
 	ended    atomic.Bool
 	exited   chan struct{}
 	notices  atomic.Int64
+
+	recent recent // the agent's last lines and messages, for events
 }
 
 // newSession returns a session whose owner runs until ctx ends.

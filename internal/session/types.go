@@ -100,6 +100,10 @@ type EventInfo struct {
 	Tool                       string
 	ToolInput                  []byte
 	Line                       string
+	// Every event: the agent's last output lines (what it wrote, not
+	// what relay or the human typed) and its last messages, oldest first.
+	RecentOutput   []string
+	RecentMessages []RecentMessage
 }
 
 // EventFunc handles an event.
