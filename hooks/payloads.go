@@ -16,8 +16,8 @@ type Session struct {
 	// RecentOutput is the agent's last lines (what it wrote, never what
 	// relay or the human typed) and RecentMessages its last messages
 	// received or sent, oldest first (JSON only).
-	RecentOutput   []string        `json:"recent_output"`
-	RecentMessages []RecentMessage `json:"recent_messages"`
+	RecentOutput   []string        `json:"recent_output,omitzero"`
+	RecentMessages []RecentMessage `json:"recent_messages,omitzero"`
 }
 
 // RecentMessage is a message of Session.RecentMessages.
