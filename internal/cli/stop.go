@@ -31,10 +31,21 @@ func parseStop(env *Env, args []string) (*stopOptions, error) {
 	if err := parseFlags(fs, args); err != nil {
 		return nil, err
 	}
-	if fs.NArg() != 1 {
+	if fs.NArg() > 1 { // flags after the name, as in relay stop Alice --timeout 30s
+		name := fs.Arg(0)
+		if err := parseFlags(fs, fs.Args()[1:]); err != nil {
+			return nil, err
+		}
+		if fs.NArg() > 0 {
+			return nil, usagef("want one agent name, have %q and %q", name, fs.Arg(0))
+		}
+		o.name = name
+	} else if fs.NArg() == 1 {
+		o.name = fs.Arg(0)
+	}
+	if o.name == "" {
 		return nil, usagef("want one agent name, e.g. relay stop Alice")
 	}
-	o.name = fs.Arg(0)
 	if err := bus.ValidName("agent", o.name); err != nil {
 		return nil, usagef("%v", err)
 	}
