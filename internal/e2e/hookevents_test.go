@@ -184,3 +184,30 @@ command = 'echo "$RELAY_REASON $RELAY_SUBJECT" >> "%s"; echo "goodbye: write the
 		t.Errorf("the SessionEnd hook saw %q, want it once, before the exit (reason stop)", got)
 	}
 }
+
+// TestStopClaude: relay stop types the SessionEnd hook's text into the
+// real Claude Code, whose model answers it, then ends Claude Code with its
+// own /exit (no signal needed).
+func TestStopClaude(t *testing.T) {
+	tm := newTeam(t)
+	dir := project(t, `
+[[hooks.SessionEnd]]
+[[hooks.SessionEnd.hooks]]
+command = 'echo "wrap up: note what you did in NOTES.md"'
+`)
+	alice := tm.claudeIn("Alice", dir, mockmodel.Fixed("Noted."))
+	tm.waitAgents("Alice")
+	out, err := tm.relay("stop", "Alice", "--timeout", "60s")
+	if err != nil || !strings.Contains(out, "Alice: stopped") {
+		t.Fatalf("relay stop: %v\n%s\nlogs:\n%s", err, out, tm.wrapperLog())
+	}
+	alice.waitTurn(t, "wrap up: note what you did", 5*time.Second) // reached the model before the exit
+	select {
+	case <-alice.term.Done():
+	case <-time.After(30 * time.Second):
+		t.Fatal("Claude Code still runs after relay stop")
+	}
+	if log := tm.wrapperLog(); strings.Contains(log, "signalling the agent") {
+		t.Errorf("Claude Code needed a signal: /exit did not end it\n%s", log)
+	}
+}
