@@ -44,8 +44,16 @@ func (r *Relay) UseConfig(c *config.Config) error {
 			return err
 		}
 	}
+	if c.Memory.PromptOnEnd {
+		defer r.On(SessionEnd, memoryReminder) // after the SessionEnd hooks
+	}
+	for _, g := range c.Hooks[config.Idle] {
+		// Each group keeps its own schedule.
+		set := &hookSet{groups: map[config.Event][]config.HookGroup{config.Idle: {g}}, env: env, dir: r.opts.Dir}
+		r.onIdle(g.After, g.Every, g.Max, set.fire)
+	}
 	for ev, groups := range c.Hooks {
-		if len(groups) == 0 {
+		if len(groups) == 0 || ev == config.Idle {
 			continue
 		}
 		set := &hookSet{groups: map[config.Event][]config.HookGroup{ev: groups}, env: env, dir: r.opts.Dir}
@@ -54,6 +62,18 @@ func (r *Relay) UseConfig(c *config.Config) error {
 		}
 	}
 	return nil
+}
+
+// MemoryReminder is what `[memory] prompt_on_end = true` types in when
+// relay stop ends a session.
+const MemoryReminder = "This session is about to end. Before it does, save what you learned that the team should keep: write one line per fact, starting with @memory:save, then finish."
+
+// memoryReminder is the SessionEnd handler of [memory] prompt_on_end.
+func memoryReminder(_ context.Context, e EventInfo) (Result, error) {
+	if !e.Stopping {
+		return Result{}, nil
+	}
+	return Result{Inject: MemoryReminder}, nil
 }
 
 func cwd(dir string) string {
@@ -80,14 +100,21 @@ func (h *hookSet) fire(ctx context.Context, e EventInfo) (Result, error) {
 			"RELAY_AGENT": e.Agent, "RELAY_SESSION_ID": e.SessionID, "RELAY_WORKSPACE": e.Workspace, "RELAY_CWD": cwd(h.dir),
 		}})
 	})
-	sess := hooks.Session{Agent: e.Agent, SessionID: e.SessionID, Workspace: e.Workspace, Cwd: cwd(h.dir)}
+	sess := hooks.Session{Agent: e.Agent, SessionID: e.SessionID, Workspace: e.Workspace, Cwd: cwd(h.dir),
+		RecentOutput: append([]string{}, e.RecentOutput...), RecentMessages: []hooks.RecentMessage{}}
+	for _, m := range e.RecentMessages {
+		sess.RecentMessages = append(sess.RecentMessages, hooks.RecentMessage(m))
+	}
 	var subject string
 	var payload any
 	switch e.Event {
 	case SessionStart:
 		subject, payload = e.Profile, hooks.SessionStartPayload{Session: sess, Profile: e.Profile, Command: e.Command}
 	case SessionEnd:
-		subject, payload = fmt.Sprint(e.ExitCode), hooks.SessionEndPayload{Session: sess, ExitCode: e.ExitCode}
+		subject, payload = fmt.Sprint(e.ExitCode), hooks.SessionEndPayload{Session: sess, ExitCode: e.ExitCode, Reason: "exit"}
+		if e.Stopping {
+			subject, payload = "stop", hooks.SessionEndPayload{Session: sess, Reason: "stop"}
+		}
 	case Idle:
 		subject, payload = e.Agent, hooks.IdlePayload{Session: sess}
 	case MessageReceived:
@@ -96,7 +123,7 @@ func (h *hookSet) fire(ctx context.Context, e EventInfo) (Result, error) {
 		subject, payload = e.To, hooks.MessagePayload{Session: sess, ID: e.ID, From: e.From, To: e.To, Message: e.Body, Thread: e.Thread}
 	case Output:
 		subject, payload = e.Line, hooks.OutputPayload{Session: sess, Line: e.Line}
-	case ToolCall:
+	case ToolCall, BeforeToolCall:
 		var input any
 		if len(e.ToolInput) > 0 {
 			input = json.RawMessage(e.ToolInput)

@@ -14,8 +14,8 @@ import (
 // "stopReason": "…"} stops the chain and its reason reaches the agent.
 func TestHookStopReasonShown(t *testing.T) {
 	dir := t.TempDir()
-	conf := `[[hooks.Idle]]
-[[hooks.Idle.hooks]]
+	conf := `[[hooks.SessionStart]]
+[[hooks.SessionStart.hooks]]
 type = "command"
 command = "echo '{\"continue\": false, \"stopReason\": \"the build is red, fix it first\"}'"
 `
@@ -36,15 +36,15 @@ command = "echo '{\"continue\": false, \"stopReason\": \"the build is red, fix i
 	if err := r.UseConfig(c); err != nil {
 		t.Fatal(err)
 	}
-	hs := r.eventHandlers(Idle)
+	hs := r.eventHandlers(SessionStart)
 	if len(hs) != 1 {
-		t.Fatalf("%d Idle handlers", len(hs))
+		t.Fatalf("%d SessionStart handlers", len(hs))
 	}
-	res, err := hs[0](context.Background(), EventInfo{Event: Idle, Agent: "Alice"})
+	res, err := hs[0](context.Background(), EventInfo{Event: SessionStart, Agent: "Alice"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.Stop || !strings.Contains(res.Inject, "The Idle hook stopped: the build is red, fix it first") {
+	if !res.Stop || !strings.Contains(res.Inject, "The SessionStart hook stopped: the build is red, fix it first") {
 		t.Errorf("result %+v: want a stop that shows its reason", res)
 	}
 }

@@ -104,9 +104,10 @@ type Result struct {
 	Inject string
 	// Stop ends the chain: later handlers of the namespace do not run.
 	Stop bool
-	// For MessageReceived only: Block refuses the message (its sender gets
-	// a failed receipt with Reason); Hold keeps it in the inbox for later;
-	// Message, when not nil, replaces its text.
+	// For MessageReceived: Block refuses the message (its sender gets a
+	// failed receipt with Reason); Hold keeps it in the inbox for later;
+	// Message, when not nil, replaces its text. For BeforeToolCall: Block
+	// refuses the tool call, and Reason reaches the model.
 	Block   bool
 	Reason  string
 	Hold    bool
@@ -121,12 +122,21 @@ type Event string
 
 // The events of On.
 const (
-	SessionStart    Event = "SessionStart"    // the agent started
-	SessionEnd      Event = "SessionEnd"      // the agent exited
+	SessionStart Event = "SessionStart" // the agent started
+	// SessionEnd fires when `relay stop` ends the session, before the agent
+	// exits (EventInfo.Stopping; a Result's Inject is typed in and relay
+	// waits for the turn it starts), or after the agent exited on its own
+	// (ExitCode; nothing can be typed any more).
+	SessionEnd      Event = "SessionEnd"
 	Idle            Event = "Idle"            // the agent finished a turn
 	MessageReceived Event = "MessageReceived" // a message is about to be typed in
 	MessageSent     Event = "MessageSent"     // the agent sent a message
 	ToolCall        Event = "ToolCall"        // the agent called a tool (profiles that report it: Claude Code)
+	// BeforeToolCall fires before the agent calls a tool, for profiles
+	// whose CLI can hold the call (Claude Code): a Result with Block
+	// refuses it and its Reason reaches the model; Inject is given to the
+	// model beside the call instead of being typed.
+	BeforeToolCall Event = "BeforeToolCall"
 	// Output fires for each new line the agent wrote: each line of a reply
 	// where the profile gives exact text (Claude Code), else each new line on
 	// its screen when it becomes idle.
@@ -144,13 +154,26 @@ type EventInfo struct {
 	Command []string
 	// ID, From, To, Body and Thread are set for message events.
 	ID, From, To, Body, Thread string
-	// ExitCode is set for SessionEnd.
+	// ExitCode is set for SessionEnd after the agent exited; Stopping is
+	// true for SessionEnd before it exits (relay stop).
 	ExitCode int
-	// Tool and ToolInput are set for ToolCall.
+	Stopping bool
+	// Tool and ToolInput are set for ToolCall and BeforeToolCall.
 	Tool      string
 	ToolInput []byte
 	// Line is set for Output.
 	Line string
+	// RecentOutput (the agent's last lines: what it wrote, never what
+	// relay or the human typed) and RecentMessages (the last messages it
+	// received or sent) are set for every event, oldest first.
+	RecentOutput   []string
+	RecentMessages []Message
+}
+
+// Message is a message an agent received or sent.
+type Message struct {
+	ID, From, To, Body string
+	At                 time.Time
 }
 
 // EventFunc handles an event; its Result's Inject is typed into the agent.
@@ -163,6 +186,15 @@ type Relay struct {
 	mu       sync.Mutex
 	patterns []userPattern
 	events   map[Event][]EventFunc
+	idle     []idleHandler // Idle's, with their schedules
+}
+
+// idleHandler is an Idle handler with its schedule (see session.IdleHandler;
+// zero values are the defaults: after 30 s, once per idle period).
+type idleHandler struct {
+	after, every time.Duration
+	max          int
+	h            EventFunc
 }
 
 type userPattern struct {
@@ -231,7 +263,9 @@ func (r *Relay) Pattern(ns string, h HandlerFunc) error {
 // event that is not one of Events() is refused with an error wrapping
 // ErrUnknownEvent (naming the event meant, for "sessionStart" or
 // "onSessionStart"), a nil handler with ErrNilHandler: neither would ever
-// run as meant.
+// run as meant. An Idle handler runs once per idle period, after the agent
+// has been idle (no output, no typing) for 30 s; what relay types on its
+// own never begins a new period.
 func (r *Relay) On(ev Event, h EventFunc) error {
 	if err := checkEvent(ev); err != nil {
 		return err
@@ -239,10 +273,21 @@ func (r *Relay) On(ev Event, h EventFunc) error {
 	if h == nil {
 		return fmt.Errorf("relay: On(%s): %w", ev, ErrNilHandler)
 	}
+	if ev == Idle {
+		r.onIdle(0, 0, 0, h)
+		return nil
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.events[ev] = append(r.events[ev], h)
 	return nil
+}
+
+// onIdle registers an Idle handler with its schedule.
+func (r *Relay) onIdle(after, every time.Duration, max int, h EventFunc) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.idle = append(r.idle, idleHandler{after, every, max, h})
 }
 
 func (r *Relay) eventHandlers(ev Event) []EventFunc {

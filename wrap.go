@@ -46,6 +46,7 @@ func (r *Relay) Wrap(ctx context.Context, command string, args ...string) (int, 
 		Env: o.Env, Dir: o.Dir, Logger: o.Logger,
 		Profile: prof, Command: command, Args: args,
 		Events: r.sessionEvents,
+		Idle:   r.sessionIdle,
 	}
 	for _, p := range r.userPatterns() {
 		h := p.h
@@ -70,11 +71,33 @@ func (r *Relay) sessionEvents(ev session.Event) []session.EventFunc {
 	return out
 }
 
+// sessionIdle adapts the Idle handlers and their schedules.
+func (r *Relay) sessionIdle() []session.IdleHandler {
+	r.mu.Lock()
+	hs := append([]idleHandler(nil), r.idle...)
+	r.mu.Unlock()
+	out := make([]session.IdleHandler, len(hs))
+	for i, ih := range hs {
+		h := ih.h
+		out[i] = session.IdleHandler{After: ih.after, Every: ih.every, Max: ih.max,
+			Handle: func(ctx context.Context, e session.EventInfo) (session.Result, error) {
+				res, err := h(ctx, eventInfo(e))
+				return session.Result(res), err
+			}}
+	}
+	return out
+}
+
 func eventInfo(e session.EventInfo) EventInfo {
+	var msgs []Message
+	for _, m := range e.RecentMessages {
+		msgs = append(msgs, Message(m))
+	}
 	return EventInfo{
+		RecentOutput: e.RecentOutput, RecentMessages: msgs,
 		Event: Event(e.Event), Agent: e.Agent, SessionID: e.SessionID, Workspace: e.Workspace,
 		Profile: e.Profile, Command: e.Command,
 		ID: e.ID, From: e.From, To: e.To, Body: e.Body, Thread: e.Thread,
-		ExitCode: e.ExitCode, Tool: e.Tool, ToolInput: e.ToolInput, Line: e.Line,
+		ExitCode: e.ExitCode, Stopping: e.Stopping, Tool: e.Tool, ToolInput: e.ToolInput, Line: e.Line,
 	}
 }

@@ -58,6 +58,10 @@ type Profile struct {
 	// it. Without it (or when it returns no Source) the screen gives the
 	// commands.
 	Exact func(l Launch) (Setup, error)
+	// Exit, when set, returns what to type (then Enter) to end the CLI
+	// run as command gracefully (relay stop): Claude Code's /exit, a
+	// shell's exit. "" (or no Exit) means SIGTERM.
+	Exit func(command string) string
 	// Diagnose, when set, says where relay gets this CLI's exact text and
 	// state, for relay doctor; without it, the screen.
 	Diagnose func(ctx context.Context, p Probe) Diagnosis

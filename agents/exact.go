@@ -20,9 +20,12 @@ type Launch struct {
 	// there is none (a Go program embedding relay, no relay on PATH).
 	RelayBinary string
 	// Steer says messages may reach the model mid-turn (delivery mode steer).
-	Steer   bool
-	Started time.Time
-	Log     *slog.Logger
+	Steer bool
+	// BeforeToolCall says the session has BeforeToolCall handlers: a CLI
+	// whose hooks can hold a tool call asks Sink.BeforeToolCall first.
+	BeforeToolCall bool
+	Started        time.Time
+	Log            *slog.Logger
 }
 
 // Setup is what a profile adds to one session.
@@ -75,6 +78,9 @@ type Sink interface {
 	Turn(t Turn)
 	// ToolCall reports a tool the agent called (after it ran).
 	ToolCall(ctx context.Context, tool string, input []byte)
+	// BeforeToolCall asks the session's BeforeToolCall handlers about a
+	// tool the agent is about to call (sources whose CLI can hold one).
+	BeforeToolCall(ctx context.Context, tool string, input []byte) ToolVerdict
 	// HandOver takes what waits to be typed into the agent, for a hook
 	// that can give it to the model directly; done reports whether it got
 	// there (an error puts it back). ok is false when nothing waits.
@@ -86,6 +92,15 @@ type Sink interface {
 	// Go runs f in the session's goroutine group: a panic restores the
 	// human's terminal, and the session waits for f before it ends.
 	Go(f func())
+}
+
+// ToolVerdict is what BeforeToolCall handlers made of a tool call: Block
+// refuses it (Reason reaches the model); Context, when not empty, is
+// given to the model beside the call.
+type ToolVerdict struct {
+	Block   bool
+	Reason  string
+	Context string
 }
 
 // Probe is what relay doctor knows of one installed CLI.

@@ -119,6 +119,10 @@ func (a *applier) apply() {
 	}
 	if m := d.Memory; m != nil {
 		a.integer("memory.load_at_start", m.LoadAtStart, 0, 100, &a.c.Memory.LoadAtStart)
+		if m.PromptOnEnd != nil {
+			a.c.Memory.PromptOnEnd = *m.PromptOnEnd
+			a.set("memory.prompt_on_end")
+		}
 	}
 	a.patterns()
 	a.hooks()
@@ -379,6 +383,9 @@ func (a *applier) hooks() {
 				g.Re = re
 				srcs[out+".matcher"] = a.f.source(gkey + ".matcher")
 			}
+			if !a.idleTiming(ev, gkey, out, fg, &g, srcs) {
+				continue
+			}
 			if len(fg.Hooks) == 0 {
 				a.fail(gkey, "no hooks: add [[hooks.%s.hooks]] with type = \"command\" and a command", raw)
 				continue
@@ -425,6 +432,51 @@ func (a *applier) hooks() {
 			}
 		}
 	}
+}
+
+// idleTiming reads an Idle group's after, every and max (refused on any
+// other event); false when one is wrong.
+func (a *applier) idleTiming(ev Event, gkey, out string, fg fileGroup, g *HookGroup, srcs map[string]Source) bool {
+	if ev == Idle {
+		g.After, g.Max = DefaultIdleAfter, DefaultIdleMax
+	}
+	ok := true
+	for _, k := range []struct {
+		name string
+		v    any
+		dst  *time.Duration
+	}{{"after", fg.After, &g.After}, {"every", fg.Every, &g.Every}} {
+		if k.v == nil {
+			continue
+		}
+		if ev != Idle {
+			a.fail(gkey+"."+k.name, "%s is for Idle hooks only", k.name)
+			ok = false
+			continue
+		}
+		d, msg := parseDuration(k.v)
+		if msg != "" {
+			a.fail(gkey+"."+k.name, "%s", msg)
+			ok = false
+			continue
+		}
+		*k.dst = d
+		srcs[out+"."+k.name] = a.f.source(gkey + "." + k.name)
+	}
+	if fg.Max != nil {
+		switch {
+		case ev != Idle:
+			a.fail(gkey+".max", "max is for Idle hooks only")
+			ok = false
+		case *fg.Max < 1 || *fg.Max > 1000:
+			a.fail(gkey+".max", "%d is out of range (want 1 to 1000)", *fg.Max)
+			ok = false
+		default:
+			g.Max = int(*fg.Max)
+			srcs[out+".max"] = a.f.source(gkey + ".max")
+		}
+	}
+	return ok
 }
 
 func eventList() string {

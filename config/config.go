@@ -102,6 +102,9 @@ type Memory struct {
 	// LoadAtStart is how many of the most relevant memories are given to
 	// the agent with its primer (0: none).
 	LoadAtStart int
+	// PromptOnEnd types a reminder to save what was learned with
+	// @memory:save when `relay stop` ends the session.
+	PromptOnEnd bool
 }
 
 // Command is what a hook or handler runs: either an argument vector run
@@ -176,6 +179,11 @@ type HookGroup struct {
 	Re     *regexp.Regexp
 	Hooks  []Hook
 	Source Source
+	// Idle only: After is the quiet time (no output, no typing) before
+	// the group fires (DefaultIdleAfter); Every, when set, repeats it
+	// while the agent stays idle, at most Max times (DefaultIdleMax).
+	After, Every time.Duration
+	Max          int
 }
 
 // Matches reports whether the group applies to subject.
@@ -204,11 +212,12 @@ const (
 	MessageReceived Event = "MessageReceived" // before a message is typed in [the sender]
 	MessageSent     Event = "MessageSent"     // after a message was sent [the target]
 	ToolCall        Event = "ToolCall"        // the agent called a tool [the tool's name]
+	BeforeToolCall  Event = "BeforeToolCall"  // the agent is about to call a tool; may block it [the tool's name]
 )
 
 // Events returns every lifecycle event in documentation order.
 func Events() []Event {
-	return []Event{SessionStart, SessionEnd, Output, Idle, MessageReceived, MessageSent, ToolCall}
+	return []Event{SessionStart, SessionEnd, Output, Idle, MessageReceived, MessageSent, BeforeToolCall, ToolCall}
 }
 
 // ParseEvent returns the event named name, accepting the seed aliases
@@ -239,6 +248,10 @@ const (
 	DefaultAgentMax     = delivery.DefaultAgentMax
 	DefaultMaxHops      = delivery.DefaultMaxHops
 	MaxTimeout          = 24 * time.Hour // longer timeouts are refused as mistakes
+	// DefaultIdleAfter and DefaultIdleMax are an Idle group's after and
+	// max when not set.
+	DefaultIdleAfter = 30 * time.Second
+	DefaultIdleMax   = 3
 )
 
 // Default returns the configuration used when nothing is set: a fresh value

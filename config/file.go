@@ -57,6 +57,7 @@ type fileDamping struct {
 
 type fileMemory struct {
 	LoadAtStart *int64 `toml:"load_at_start"`
+	PromptOnEnd *bool  `toml:"prompt_on_end"`
 }
 
 // Commands are `any`: a string (run by sh -c) or a list of strings (argv).
@@ -72,6 +73,11 @@ type filePattern struct {
 type fileGroup struct {
 	Matcher *string    `toml:"matcher"`
 	Hooks   []fileHook `toml:"hooks"`
+	// Idle only: the quiet time before it fires, the time between
+	// repeats while the agent stays idle, and how many times at most.
+	After any    `toml:"after"`
+	Every any    `toml:"every"`
+	Max   *int64 `toml:"max"`
 }
 
 type fileHook struct {

@@ -54,6 +54,7 @@ func (c *Config) Values() []Value {
 	add("damping.agent_max", int64(c.Damping.AgentMax))
 	add("damping.max_hops", int64(c.Damping.MaxHops))
 	add("memory.load_at_start", int64(c.Memory.LoadAtStart))
+	add("memory.prompt_on_end", c.Memory.PromptOnEnd)
 	for _, p := range c.Patterns {
 		k := p.Key + "."
 		add(k+"command", commandValue(p.Command))
@@ -69,6 +70,11 @@ func (c *Config) Values() []Value {
 		for gi, g := range c.Hooks[ev] {
 			gk := fmt.Sprintf("hooks.%s[%d].", ev, gi)
 			add(gk+"matcher", g.Matcher)
+			if ev == Idle {
+				add(gk+"after", durationText(g.After))
+				add(gk+"every", durationText(g.Every))
+				add(gk+"max", int64(g.Max))
+			}
 			for hi, h := range g.Hooks {
 				hk := fmt.Sprintf("%shooks[%d].", gk, hi)
 				add(hk+"command", commandValue(h.Command))

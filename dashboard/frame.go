@@ -18,6 +18,7 @@ const (
 	TypeScreen        = "screen"         // the selected agent's screen (live, not replayed)
 	TypeSent          = "sent"           // answer to a send request
 	TypeMemoryResults = "memory_results" // answer to a memory_search request
+	TypeStopping      = "stopping"       // answer to a stop request (to: the agent, now ending)
 	TypeError         = "error"          // a request failed, or the feed has a problem
 )
 
@@ -27,6 +28,7 @@ const (
 	ReqMemorySearch = "memory_search" // query
 	ReqSelect       = "select"        // agent: start (or, empty, stop) its screen feed
 	ReqMessage      = "message"       // id: the whole body of a message
+	ReqStop         = "stop"          // agent: end it gracefully, as relay stop does
 )
 
 // MaxFrameBody is how much of a message's body a message frame carries;

@@ -255,6 +255,13 @@ func (s *Server) handle(ctx context.Context, f *feed, req Request) Frame {
 			rs = []memory.Result{}
 		}
 		return Frame{Type: TypeMemoryResults, Query: req.Query, Results: rs}
+	case ReqStop:
+		// As `relay stop`: the agent's wrapper runs its SessionEnd hooks,
+		// waits for that turn, then ends it (bus.ControlSubject).
+		if _, err := f.c.Control(ctx, req.Agent, bus.Control{Op: bus.OpStop, By: "dashboard"}); err != nil {
+			return fail(err)
+		}
+		return Frame{Type: TypeStopping, To: req.Agent}
 	case ReqMessage:
 		e, ok := f.message(req.ID)
 		if !ok {
@@ -271,5 +278,5 @@ func (s *Server) handle(ctx context.Context, f *feed, req Request) Frame {
 		}
 		return Frame{Type: TypeMessage, Full: true, Message: toMessage(e, 0)}
 	}
-	return fail(errors.New("unknown request type " + strconv.Quote(req.Type) + " (want send, memory_search, select or message)"))
+	return fail(errors.New("unknown request type " + strconv.Quote(req.Type) + " (want send, memory_search, select, message or stop)"))
 }

@@ -37,13 +37,20 @@ const (
 	StopTimeout = 5 * time.Second
 	// Timeout is every other event's: the wrapper only takes note.
 	Timeout = 2 * time.Second
+	// PreToolUseTimeout is PreToolUse's: the wrapper runs the user's
+	// BeforeToolCall hooks, which may take as long as a hook may (past
+	// it, the tool call goes on).
+	PreToolUseTimeout = 60 * time.Second
 )
 
 // Limit returns the time limit of event: StopTimeout for Stop and
-// SubagentStop, else Timeout.
+// SubagentStop, PreToolUseTimeout for PreToolUse, else Timeout.
 func Limit(event string) time.Duration {
-	if event == "Stop" || event == "SubagentStop" {
+	switch event {
+	case "Stop", "SubagentStop":
 		return StopTimeout
+	case "PreToolUse":
+		return PreToolUseTimeout
 	}
 	return Timeout
 }

@@ -1,5 +1,7 @@
 package hooks
 
+import "time"
+
 // The payloads of the lifecycle events, as Set.Fire callers should pass
 // them. Each is JSON on the hook's stdin (plus `hook_event_name` and
 // `subject`), and each top-level text, number or boolean field is also an
@@ -11,6 +13,20 @@ type Session struct {
 	SessionID string `json:"session_id"` // RELAY_SESSION_ID
 	Workspace string `json:"workspace"`  // RELAY_WORKSPACE
 	Cwd       string `json:"cwd"`        // RELAY_CWD: the agent's working folder
+	// RecentOutput is the agent's last lines (what it wrote, never what
+	// relay or the human typed) and RecentMessages its last messages
+	// received or sent, oldest first (JSON only).
+	RecentOutput   []string        `json:"recent_output,omitzero"`
+	RecentMessages []RecentMessage `json:"recent_messages,omitzero"`
+}
+
+// RecentMessage is a message of Session.RecentMessages.
+type RecentMessage struct {
+	ID   string    `json:"id"`
+	From string    `json:"from"`
+	To   string    `json:"to"`
+	Body string    `json:"message"`
+	At   time.Time `json:"at"`
 }
 
 // SessionStartPayload is SessionStart's (subject: the profile name).
@@ -20,10 +36,13 @@ type SessionStartPayload struct {
 	Command []string `json:"command"` // the wrapped command line (JSON only)
 }
 
-// SessionEndPayload is SessionEnd's (subject: the exit status, "0").
+// SessionEndPayload is SessionEnd's (subject: the exit status, "0", after
+// the agent exited; "stop" when relay stop ends the session, before the
+// agent exits: then what the hook prints is typed in).
 type SessionEndPayload struct {
 	Session
-	ExitCode int `json:"exit_code"`
+	ExitCode int    `json:"exit_code"`
+	Reason   string `json:"reason"` // "stop" or "exit"
 }
 
 // OutputPayload is Output's (subject: the line).

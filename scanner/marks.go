@@ -53,7 +53,7 @@ func (s *Scanner) BeginInjection(text string) {
 	}
 	s.inj.depth++
 	s.inj.end = time.Time{}
-	s.scr.SetPrintMark(markTyped)
+	s.scr.SetPrintMark(s.printMark())
 }
 
 // EndInjection tells the scanner that the wrapper has written the last of
@@ -86,7 +86,7 @@ func (s *Scanner) endInjection(now time.Time) {
 	case s.inj.depth == 0 && !s.inj.end.IsZero() && now.Sub(s.inj.end) >= echo,
 		s.inj.depth > 0 && now.Sub(s.inj.start) >= maxInjection:
 		s.inj = injection{}
-		s.scr.SetPrintMark(0)
+		s.scr.SetPrintMark(s.printMark()) // the human's mark, if they type
 	}
 }
 

@@ -160,6 +160,7 @@ type Scanner struct {
 	worked    bool   // since then the CLI has said it is working
 	injected  []string
 	inj       injection
+	human     bool // the human's line is unfinished (HumanTyping)
 
 	state      State
 	stateKnown bool

@@ -168,7 +168,7 @@ func (s *Scanner) buildView() *view {
 		}
 		ln := patterns.Line{Text: text, Code: code}
 		hasAt := strings.IndexByte(text, '@') >= 0
-		if mark != 0 || hasAt && s.isInjected(text) {
+		if mark&^markHuman != 0 || hasAt && s.isInjected(text) {
 			// Typed in by relay, or the rest of a line cut by a reset
 			// (marks.go): never a command, and the end of any body.
 			ln.Injected = true

@@ -14,5 +14,6 @@ func Profile() agents.Profile {
 		Name: "aider", CLI: "aider", Commands: []string{"aider"},
 		Paste: true, Settle: 150 * time.Millisecond,
 		TypePrimer: true, Model: true,
+		Exit: func(string) string { return "/exit" },
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/relayhq/relay/agents"
 	"github.com/relayhq/relay/agents/internal/jsonl"
 )
 
@@ -28,8 +29,9 @@ func HookEvents() []string {
 // above `relay hook`'s own limits (5 s for Stop, 2 s for the others), so
 // that Claude Code never kills a hook that is printing its answer.
 const (
-	stopTimeout = 10
-	hookTimeout = 5
+	stopTimeout    = 10
+	hookTimeout    = 5
+	preToolTimeout = 65
 )
 
 // Settings returns the JSON for `claude --settings JSON`: for this
@@ -38,7 +40,10 @@ const (
 // runs hook commands through a shell, so the path is single-quoted.
 // Claude Code merges these hooks with the user's own; no settings file is
 // read or written.
-func Settings(hookCommand string) (string, error) {
+//
+// extra names hook events to add to HookEvents (PreToolUse, when the
+// session has BeforeToolCall handlers).
+func Settings(hookCommand string, extra ...string) (string, error) {
 	if hookCommand == "" {
 		return "", fmt.Errorf("claude settings: the relay binary's path is empty")
 	}
@@ -54,10 +59,13 @@ func Settings(hookCommand string) (string, error) {
 		Hooks []handler `json:"hooks"`
 	}
 	hooks := map[string][]group{}
-	for _, ev := range HookEvents() {
+	for _, ev := range append(HookEvents(), extra...) {
 		timeout := hookTimeout
-		if ev == "Stop" {
+		switch ev {
+		case "Stop":
 			timeout = stopTimeout
+		case "PreToolUse":
+			timeout = preToolTimeout
 		}
 		hooks[ev] = []group{{Hooks: []handler{{Type: "command", Command: ShellQuote(hookCommand) + " hook " + ev, Timeout: timeout}}}}
 	}
@@ -151,6 +159,33 @@ func StopBlock(reason string) string {
 		Decision string `json:"decision"`
 		Reason   string `json:"reason"`
 	}{"block", reason})
+	return string(b)
+}
+
+// PreToolUseAnswer is a PreToolUse hook's answer for v: a denial whose
+// reason reaches the model, context for the model beside the call, or ""
+// (the call goes on as Claude Code decides).
+func PreToolUseAnswer(v agents.ToolVerdict) string {
+	if !v.Block && v.Context == "" {
+		return ""
+	}
+	type specific struct {
+		HookEventName            string `json:"hookEventName"`
+		PermissionDecision       string `json:"permissionDecision,omitempty"`
+		PermissionDecisionReason string `json:"permissionDecisionReason,omitempty"`
+		AdditionalContext        string `json:"additionalContext,omitempty"`
+	}
+	sp := specific{HookEventName: "PreToolUse", AdditionalContext: v.Context}
+	if v.Block {
+		sp.PermissionDecision = "deny"
+		sp.PermissionDecisionReason = v.Reason
+		if sp.PermissionDecisionReason == "" {
+			sp.PermissionDecisionReason = "refused by a BeforeToolCall hook"
+		}
+	}
+	b, _ := json.Marshal(struct {
+		HookSpecificOutput specific `json:"hookSpecificOutput"`
+	}{sp})
 	return string(b)
 }
 

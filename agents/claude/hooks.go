@@ -52,7 +52,11 @@ func startHooks(l agents.Launch) (agents.Setup, error) {
 	if l.RelayBinary == "" {
 		return agents.Setup{}, fmt.Errorf("no relay binary for Claude Code's hooks")
 	}
-	settings, err := Settings(l.RelayBinary)
+	var extra []string
+	if l.BeforeToolCall {
+		extra = append(extra, "PreToolUse")
+	}
+	settings, err := Settings(l.RelayBinary, extra...)
 	if err != nil {
 		return agents.Setup{}, err
 	}
@@ -154,6 +158,13 @@ func (h *hooks) handle(ctx context.Context, req hookrpc.Request) hookrpc.Respons
 			if resp, ok := h.give(func(text string) string { return AdditionalContext("PostToolUse", text) }); ok {
 				return resp
 			}
+		}
+	case "PreToolUse":
+		// The session's BeforeToolCall handlers may refuse the call (the
+		// reason reaches the model) or add context beside it.
+		sink.Turn(agents.Turn{Exact: true, Busy: true})
+		if out := PreToolUseAnswer(sink.BeforeToolCall(ctx, ev.ToolName, ev.ToolInput)); out != "" {
+			return hookrpc.Response{Stdout: out}
 		}
 	case "PermissionRequest":
 		sink.Turn(agents.Turn{Exact: true, Busy: true, Waiting: true})

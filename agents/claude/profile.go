@@ -29,6 +29,7 @@ func Profile() agents.Profile {
 		Name: "claude", CLI: "Claude Code", Commands: []string{"claude"},
 		Cues: Cues(), Paste: true, Settle: 150 * time.Millisecond,
 		PrimerFlag: "--append-system-prompt", Model: true,
+		Exit:     func(string) string { return "/exit" },
 		Detect:   func(head []byte) bool { return bytes.Contains(head, []byte("Claude Code")) },
 		Exact:    exact,
 		Diagnose: diagnose,

@@ -33,6 +33,7 @@ func Profile() agents.Profile {
 		Name: "codex", CLI: "Codex", Commands: []string{"codex"},
 		Cues: Cues(), Paste: true, Settle: 200 * time.Millisecond,
 		TypePrimer: true, Model: true,
+		Exit: func(string) string { return "/quit" },
 		Detect: func(head []byte) bool {
 			return bytes.Contains(head, []byte("OpenAI Codex")) || bytes.Contains(head, []byte("7501;state="))
 		},

@@ -35,6 +35,7 @@ func Profile() agents.Profile {
 		Name: "gemini", CLI: "Gemini CLI", Commands: []string{"gemini"},
 		Cues: Cues(), Paste: true, Settle: 300 * time.Millisecond,
 		TypePrimer: true, Model: true, ReadyTitle: "Ready", EscapeMentions: true,
+		Exit:     func(string) string { return "/quit" },
 		Detect:   func(head []byte) bool { return bytes.Contains(bytes.ToLower(head), []byte("gemini")) },
 		Exact:    exact,
 		Diagnose: diagnose,

@@ -4,6 +4,7 @@
 package shell
 
 import (
+	"path/filepath"
 	"time"
 
 	"github.com/relayhq/relay/agents"
@@ -20,5 +21,16 @@ func Profile() agents.Profile {
 		Name: "generic", CLI: "shell",
 		Cues:  scanner.Cues{LineBreaksEnd: true},
 		Paste: true, Settle: 2 * time.Millisecond,
+		Exit: shellExit,
 	}
+}
+
+// shellExit is `exit` for a shell; any other program is ended by a signal
+// (typing a word into it could be taken as its input).
+func shellExit(command string) string {
+	switch filepath.Base(command) {
+	case "sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "tcsh", "csh":
+		return "exit"
+	}
+	return ""
 }

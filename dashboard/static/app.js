@@ -73,8 +73,9 @@
       case "screen": onScreen(f.screen); break;
       case "sent": sendStatus("sent" + (f.to ? " to " + f.to : "") + (f.warning ? " (" + f.warning + ")" : ""), !!f.warning); break;
       case "memory_results": onMemoryResults(f); break;
+      case "stopping": sendStatus("ending " + f.to + " (SessionEnd hooks, its last turn, then exit)", false); break;
       case "error":
-        if (f.request === "send") sendStatus(f.error, true);
+        if (f.request === "send" || f.request === "stop") sendStatus(f.error, true);
         else if (f.request === "memory_search") onMemoryResults({ error: f.error });
         else console.warn("relay dashboard:", f.error);
         break;
@@ -252,6 +253,15 @@
           ["host", (a.host || "?") + (a.pid ? " (pid " + a.pid + ")" : "")]]
           // seen moves with every heartbeat, which the feed does not send: it means something once offline.
           .concat(a.state === "offline" ? [["last seen", ago(a.seen) + " ago"]] : [])));
+        if (a.state !== "offline") {
+          const stop = el("button", "stop", "Stop");
+          stop.id = "stop-agent";
+          stop.title = "End " + a.name + " gracefully: its SessionEnd hooks, its last turn, then exit (relay stop)";
+          stop.addEventListener("click", () => {
+            if (confirm("End " + a.name + "? Its SessionEnd hooks run and it exits.")) request({ type: "stop", agent: a.name });
+          });
+          box.appendChild(stop);
+        }
       }
       const s = screens.get(selected.id);
       const pre = el("pre", "screen", s ? s.text : "(no screen yet: the agent's wrapper publishes it while it runs)");

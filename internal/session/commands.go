@@ -100,13 +100,6 @@ func sentence(s string) string {
 	return s + "."
 }
 
-func joinLines(a, b string) string {
-	if a == "" {
-		return b
-	}
-	return a + "\n" + b
-}
-
 // failureNotice is what the agent is told of one failed handler: one plain
 // sentence naming the command and what went wrong, without the chain of
 // prefixes the error carries for the log.
@@ -168,6 +161,7 @@ func (s *Session) exactTexts(ctx context.Context, texts []string) {
 		for _, c := range patterns.ExtractText(text, patterns.Options{Namespaces: s.reg.Namespaces(), Mode: patterns.Markdown}) {
 			s.cmds.put(c)
 		}
+		s.recent.addLines(strings.Split(text, "\n"))
 		if s.hasHandlers(Output) {
 			lines := strings.Split(text, "\n")
 			s.jobs.post(func(ctx context.Context) { s.outputLines(ctx, lines) })
@@ -184,7 +178,7 @@ func (s *Session) handleCommands(ctx context.Context) {
 			return
 		}
 		s.log.Info("command", "ns", c.NS, "target", c.Target, "bytes", len(c.Body))
-		results, err := s.reg.Dispatch(ctx, c)
+		results, err := s.reg.Dispatch(withSession(ctx, s), c)
 		for _, r := range results {
 			if r.Inject != "" {
 				s.notice(r.Inject)

@@ -232,6 +232,7 @@ func (s *Session) startOutbox(c *bus.Client) {
 func (s *Session) sent(env bus.Envelope, err error) {
 	switch {
 	case err == nil:
+		s.recent.addMessage(env)
 		s.jobs.post(func(ctx context.Context) {
 			s.fire(ctx, EventInfo{Event: MessageSent, ID: env.ID, From: env.From, To: env.To, Body: env.Body, Thread: env.Thread})
 		})

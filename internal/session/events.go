@@ -52,19 +52,16 @@ func (j *jobs) run(ctx context.Context) {
 	}
 }
 
-// idleJob fires Output for the screen's new lines (when commands come from
-// the screen) and then Idle.
-func (s *Session) idleJob(ctx context.Context) {
-	s.screenOutputJob(ctx)
-	s.fire(ctx, EventInfo{Event: Idle})
-}
-
 // screenOutputJob fires Output for the lines new on the screen since the
-// last call, when commands come from the screen.
+// last call, when commands come from the screen: the agent's own lines,
+// never the rows relay or the human typed on (OwnText).
 func (s *Session) screenOutputJob(ctx context.Context) {
-	if s.hasHandlers(Output) && !s.exactActive() {
-		s.outputLines(ctx, s.newScreenLines(s.scr.Text()))
+	if s.exactActive() {
+		return
 	}
+	lines := s.newScreenLines(s.scr.OwnText())
+	s.recent.addLines(lines)
+	s.outputLines(ctx, lines)
 }
 
 func (s *Session) hasHandlers(ev Event) bool {
@@ -82,15 +79,35 @@ func (s *Session) fire(ctx context.Context, e EventInfo) Result {
 	if s.cfg.Events == nil {
 		return Result{}
 	}
+	return s.fireAll(ctx, s.cfg.Events(e.Event), e)
+}
+
+// fireOne runs one handler of an event as fire does.
+func (s *Session) fireOne(ctx context.Context, h EventFunc, e EventInfo) Result {
+	return s.fireAll(ctx, []EventFunc{h}, e)
+}
+
+// fireAll runs hs for e, in order (see fire).
+func (s *Session) fireAll(ctx context.Context, hs []EventFunc, e EventInfo) Result {
+	if len(hs) == 0 {
+		return Result{}
+	}
 	e.Agent, e.SessionID, e.Workspace = s.name(), s.sid, s.cfg.Workspace
+	e.RecentOutput, e.RecentMessages = s.recent.snapshot()
+	ctx = withSession(ctx, s)
 	var out Result
-	for _, h := range s.cfg.Events(e.Event) {
+	for _, h := range hs {
 		res, err := s.callEvent(ctx, h, e)
 		if err != nil {
 			s.log.Warn("event handler", "event", e.Event, "err", err)
 			continue
 		}
-		if res.Inject != "" {
+		switch {
+		case res.Inject == "":
+		case e.Event == BeforeToolCall:
+			// Given to the model beside the tool call, not typed.
+			out.Inject = joinLines(out.Inject, res.Inject)
+		default:
 			s.notice(res.Inject)
 		}
 		if res.Message != nil {
@@ -153,4 +170,12 @@ func (s *Session) newScreenLines(now string) []string {
 		out = append(out, l)
 	}
 	return out
+}
+
+// joinLines joins two texts with a line break, either may be empty.
+func joinLines(a, b string) string {
+	if a == "" || b == "" {
+		return a + b
+	}
+	return a + "\n" + b
 }

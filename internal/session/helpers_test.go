@@ -24,6 +24,7 @@ type fakeScreen struct {
 
 func (f *fakeScreen) Text() string          { f.mu.Lock(); defer f.mu.Unlock(); return f.text }
 func (f *fakeScreen) Title() string         { return "" }
+func (f *fakeScreen) OwnText() string       { return f.Text() }
 func (f *fakeScreen) State() scanner.State  { return scanner.State{} }
 func (f *fakeScreen) BracketedPaste() bool  { return false }
 func (f *fakeScreen) MarkInjected(t string) { f.BeginInjection(t); f.EndInjection() }

@@ -44,6 +44,7 @@ func (s *Session) serveInbox(ctx context.Context) {
 		cancel()
 	}
 	c := s.client.Load()
+	s.grp.Go(func() { s.serveControl(ctx, c) })
 	if err := c.InboxBatches(ctx, s.receiveAll); err != nil && ctx.Err() == nil {
 		s.log.Error("inbox stopped", "err", err)
 	}
@@ -76,6 +77,7 @@ func (s *Session) receiveAll(ctx context.Context, ds []*bus.Delivery) {
 func (s *Session) accept(ctx context.Context, d *bus.Delivery) (delivery.Item, bool) {
 	env := d.Envelope
 	s.heard(env.From, env.ID, env.Hops, time.Now())
+	s.recent.addMessage(env)
 	verdict := s.fire(ctx, EventInfo{Event: MessageReceived, ID: env.ID, From: env.From, To: env.To, Body: env.Body, Thread: env.Thread})
 	switch {
 	case verdict.Block:
@@ -110,6 +112,7 @@ func (s *Session) accept(ctx context.Context, d *bus.Delivery) (delivery.Item, b
 		switch st {
 		case delivery.StatusDelivered:
 			finish()
+			s.idleClk.rearm(time.Now()) // a peer's message is real work
 			_ = d.Receipt(bg, bus.StatusDelivered, reason)
 			_ = d.Ack()
 		case delivery.StatusConfirmed:
@@ -184,6 +187,11 @@ func keepAlive(ctx context.Context, d *bus.Delivery, done <-chan struct{}) {
 
 // notice types a short note from relay into the agent.
 func (s *Session) notice(text string) {
+	if s.ended.Load() {
+		s.log.Warn("not typed: the agent has exited", "text", text)
+		return
+	}
+	s.notices.Add(1)
 	s.queue.Add(delivery.Item{Text: s.form().Notice(text)})
 }
 

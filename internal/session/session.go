@@ -48,6 +48,8 @@ type screenModel interface {
 	Title() string
 	State() scanner.State
 	BracketedPaste() bool
+	// OwnText is Text without the rows relay or the human typed on.
+	OwnText() string
 	// BeginInjection and EndInjection bracket relay's typing: what the
 	// child prints meanwhile is the typed text, never a command.
 	BeginInjection(text string)
@@ -75,6 +77,7 @@ type Session struct {
 	ownerDone chan struct{}
 	presence  *presenceStage
 	jobs      *jobs
+	idleClk   *idleClock
 	cmds      *cmdQueue
 	out       outgoing
 	client    atomic.Pointer[bus.Client]
@@ -93,6 +96,16 @@ type Session struct {
 
 	lastScreen string // the screen at the last Idle; the jobs goroutine's
 	ready      readiness
+
+	// relay stop (stop.go): stopping once asked, ended once the child
+	// exited (its handlers' text can no longer be typed), exited closed
+	// then; notices counts the notices queued.
+	stopping atomic.Bool
+	ended    atomic.Bool
+	exited   chan struct{}
+	notices  atomic.Int64
+
+	recent recent // the agent's last lines and messages, for events
 }
 
 // newSession returns a session whose owner runs until ctx ends.
@@ -104,9 +117,10 @@ func newSession(ctx context.Context, cfg Config) *Session {
 		cfg: cfg, prof: cfg.Profile, sid: newID(), log: cfg.Logger,
 		ops: make(chan func(*state), 256), ownerDone: make(chan struct{}),
 		presence: newPresenceStage(), jobs: newJobs(), cmds: newCmdQueue(),
+		idleClk: newIdleClock(time.Now()), exited: make(chan struct{}),
 		damper: delivery.NewDamper(cfg.Damping),
 	}
-	// Starting: its first idle moment is an Idle event.
+	// Starting is real work: its first idle period has an Idle event.
 	go s.own(ctx, &state{name: cfg.Name, busy: true, lastFrom: map[string]received{}})
 	return s
 }
@@ -168,7 +182,8 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 		setup, err := s.prof.Exact(agents.Launch{
 			Command: cfg.Command, Args: cfg.Args, Env: env, Dir: s.workDir(), Home: cfg.Home,
 			RelayBinary: s.relayBinary(), Steer: cfg.Delivery == delivery.ModeSteer,
-			Started: started, Log: s.log,
+			BeforeToolCall: s.hasHandlers(BeforeToolCall),
+			Started:        started, Log: s.log,
 		})
 		if err != nil {
 			s.log.Warn("reading its screen only", "why", err)
@@ -191,9 +206,13 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 		Stdout:   cfg.Stdout,
 		Tap:      tap,
 		OnResize: func(c, rows int) { scan.Resize(c, rows) },
-		// The human's unfinished line holds delivery on every profile.
-		OnHumanLine: s.onHumanLine,
-		Logger:      s.log,
+		// The human's unfinished line holds delivery on every profile, and
+		// what the child echoes meanwhile is not its own output.
+		OnHumanLine: func(unfinished bool) {
+			scan.HumanTyping(unfinished)
+			s.onHumanLine(unfinished)
+		},
+		Logger: s.log,
 	})
 	if err != nil {
 		return 0, err
@@ -210,8 +229,14 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 	})
 	ws.Go(func() { s.publishScreen(ctx, scan, ws.Size) })
 	code := ws.Wait()
+	s.ended.Store(true)
+	close(s.exited)
 	tap.Close()
-	s.fire(context.WithoutCancel(ctx), EventInfo{Event: SessionEnd, ExitCode: code})
+	if !s.stopping.Load() {
+		// The agent exited on its own: SessionEnd after the fact (what
+		// its handlers answer is logged, it cannot be typed).
+		s.fire(context.WithoutCancel(ctx), EventInfo{Event: SessionEnd, ExitCode: code})
+	}
 	return code, nil
 }
 
@@ -243,6 +268,7 @@ func (s *Session) start(ctx context.Context, primer string) {
 	s.grp.Go(func() { _ = s.queue.Run(ctx) })
 	s.grp.Go(func() { s.handleCommands(ctx) })
 	s.grp.Go(func() { s.jobs.run(ctx) })
+	s.grp.Go(func() { s.runIdle(ctx) })
 	s.grp.Go(func() { s.runPresence(ctx) })
 	s.grp.Go(func() { s.serveInbox(ctx) })
 	if s.src != nil {
@@ -288,6 +314,10 @@ func (k sink) Commands(cmds []patterns.Command) {
 func (k sink) Turn(t agents.Turn) { k.s.onTurn(t) }
 func (k sink) ToolCall(ctx context.Context, tool string, input []byte) {
 	k.s.fire(ctx, EventInfo{Event: ToolCall, Tool: tool, ToolInput: input})
+}
+func (k sink) BeforeToolCall(ctx context.Context, tool string, input []byte) agents.ToolVerdict {
+	r := k.s.fire(ctx, EventInfo{Event: BeforeToolCall, Tool: tool, ToolInput: input})
+	return agents.ToolVerdict{Block: r.Block, Reason: r.Reason, Context: r.Inject}
 }
 func (k sink) Idle() bool  { return k.s.idle() }
 func (k sink) Pid() int    { return k.s.pid() }

@@ -116,6 +116,9 @@ func (st *state) deliveryState() delivery.State {
 func (s *Session) push(st *state) {
 	d := st.deliveryState()
 	becameIdle := st.busy && !d.Busy
+	if st.busy != d.Busy {
+		s.idleClk.setBusy(d.Busy, time.Now())
+	}
 	st.busy = d.Busy
 	if d.Ready && !d.Busy && st.primer != "" {
 		// Typed like a message, before anything else waiting.
@@ -127,7 +130,6 @@ func (s *Session) push(st *state) {
 		if s.src != nil {
 			s.src.Idle()
 		}
-		s.jobs.post(s.idleJob)
 	}
 	bst := bus.StateIdle
 	switch {

@@ -41,6 +41,9 @@ type Config struct {
 	Args                  []string
 	Patterns              []Pattern
 	Events                func(Event) []EventFunc // the handlers of an event, in order
+	// Idle gives the Idle handlers with their schedules; nil: those of
+	// Events(Idle), each once per idle period after DefaultIdleAfter.
+	Idle func() []IdleHandler
 }
 
 // NoHub is the Config.Hub value that runs the agent alone.
@@ -83,6 +86,7 @@ const (
 	MessageReceived Event = "MessageReceived"
 	MessageSent     Event = "MessageSent"
 	ToolCall        Event = "ToolCall"
+	BeforeToolCall  Event = "BeforeToolCall"
 	Output          Event = "Output"
 )
 
@@ -96,9 +100,14 @@ type EventInfo struct {
 	Command                    []string
 	ID, From, To, Body, Thread string
 	ExitCode                   int
+	Stopping                   bool // SessionEnd before the agent exits (relay stop)
 	Tool                       string
 	ToolInput                  []byte
 	Line                       string
+	// Every event: the agent's last output lines (what it wrote, not
+	// what relay or the human typed) and its last messages, oldest first.
+	RecentOutput   []string
+	RecentMessages []RecentMessage
 }
 
 // EventFunc handles an event.

@@ -1,0 +1,62 @@
+package session
+
+import (
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/relayhq/relay/bus"
+)
+
+// How much context every event carries.
+const (
+	recentLines    = 20 // the agent's last output lines
+	recentMessages = 10 // the last messages it received or sent
+)
+
+// RecentMessage is a message the agent received or sent, as events carry
+// it (EventInfo.RecentMessages).
+type RecentMessage struct {
+	ID, From, To, Body string
+	At                 time.Time
+}
+
+// recent keeps the last lines the agent wrote (never what relay or the
+// human typed) and the last messages it received or sent, for the
+// context of every event. It is safe for concurrent use.
+type recent struct {
+	mu    sync.Mutex
+	lines []string
+	msgs  []RecentMessage
+}
+
+// addLines records lines the agent wrote; blank ones are skipped.
+func (r *recent) addLines(lines []string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, l := range lines {
+		if strings.TrimSpace(l) != "" {
+			r.lines = append(r.lines, l)
+		}
+	}
+	if n := len(r.lines); n > recentLines {
+		r.lines = append(r.lines[:0:0], r.lines[n-recentLines:]...)
+	}
+}
+
+// addMessage records a message received or sent.
+func (r *recent) addMessage(env bus.Envelope) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.msgs = append(r.msgs, RecentMessage{ID: env.ID, From: env.From, To: env.To, Body: env.Body, At: env.Created})
+	if n := len(r.msgs); n > recentMessages {
+		r.msgs = append(r.msgs[:0:0], r.msgs[n-recentMessages:]...)
+	}
+}
+
+// snapshot returns copies of both, oldest first.
+func (r *recent) snapshot() ([]string, []RecentMessage) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.lines...), append([]RecentMessage(nil), r.msgs...)
+}

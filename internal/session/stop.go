@@ -1,0 +1,130 @@
+package session
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"syscall"
+	"time"
+
+	"github.com/relayhq/relay/bus"
+	"github.com/relayhq/relay/scanner"
+)
+
+// Timings of a graceful stop (relay stop).
+const (
+	// DefaultStopTimeout bounds the wait for the turn that the SessionEnd
+	// hooks' text starts.
+	DefaultStopTimeout = 2 * time.Minute
+	// exitWait is how long the agent may take to exit after its profile's
+	// exit command before relay sends SIGTERM, and after SIGTERM before
+	// SIGKILL.
+	exitWait = 10 * time.Second
+	// unansweredWait is how long after its text was typed an agent that
+	// never reacted counts as done with its last turn.
+	unansweredWait = 5 * time.Second
+)
+
+// serveControl answers the requests addressed to this agent on the hub
+// (bus.ControlSubject) until ctx ends.
+func (s *Session) serveControl(ctx context.Context, c *bus.Client) {
+	err := c.ServeControl(ctx, func(req bus.Control) bus.ControlReply {
+		if req.Op != bus.OpStop {
+			return bus.ControlReply{Error: "unknown request " + req.Op}
+		}
+		s.log.Info("stop asked", "by", req.By, "timeout", req.Timeout)
+		if s.stopping.CompareAndSwap(false, true) {
+			s.grp.Go(func() { s.stop(ctx, cmp.Or(req.Timeout, DefaultStopTimeout)) })
+		}
+		return bus.ControlReply{OK: true, SessionID: s.sid}
+	})
+	if err != nil && ctx.Err() == nil {
+		s.log.Warn("control requests", "err", err)
+	}
+}
+
+// stop ends the session gracefully: the SessionEnd handlers run while the
+// agent still runs and what they answer is typed in; relay waits (up to
+// timeout) for the turn that starts, then ends the agent the way its
+// profile says, then with SIGTERM.
+func (s *Session) stop(ctx context.Context, timeout time.Duration) {
+	before := s.notices.Load()
+	s.fire(ctx, EventInfo{Event: SessionEnd, Stopping: true})
+	if s.notices.Load() != before {
+		if err := s.waitLastTurn(ctx, timeout); err != nil {
+			s.log.Warn("stop: the agent's last turn did not end; ending it all the same", "err", err, "timeout", timeout)
+		}
+	}
+	s.endChild(ctx)
+}
+
+// errTurnTimeout is why waitLastTurn gave up.
+var errTurnTimeout = errors.New("no idle moment within the stop timeout")
+
+// waitLastTurn waits until what was queued has been typed and the agent,
+// having reacted to it (or not, for unansweredWait), is idle and quiet.
+func (s *Session) waitLastTurn(ctx context.Context, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	settle := 2 * cmp.Or(s.prof.Cues.QuietTime, scanner.DefaultQuietTime)
+	var typed time.Time
+	for {
+		now := time.Now()
+		if now.After(deadline) {
+			return errTurnTimeout
+		}
+		if s.queue.Pending() == 0 {
+			if typed.IsZero() {
+				typed = now
+			}
+			idle, last := s.idleClk.quiet()
+			reacted := last.After(typed)
+			if idle && now.Sub(last) >= settle && (reacted || now.Sub(typed) >= unansweredWait) {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-s.exited:
+			return nil
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// endChild ends the agent: its profile's exit command typed in, then
+// SIGTERM, then SIGKILL, each after exitWait.
+func (s *Session) endChild(ctx context.Context) {
+	text := ""
+	if s.prof.Exit != nil {
+		text = s.prof.Exit(s.cfg.Command)
+	}
+	if text != "" {
+		if err := s.typeText(ctx, text); err != nil {
+			s.log.Warn("stop: could not type the exit command", "text", text, "err", err)
+		} else if s.waitExit(ctx, exitWait) {
+			return
+		}
+	}
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
+		if pid := s.pid(); pid > 0 {
+			s.log.Info("stop: signalling the agent", "signal", sig)
+			_ = syscall.Kill(pid, sig)
+		}
+		if s.waitExit(ctx, exitWait) {
+			return
+		}
+	}
+}
+
+// waitExit reports whether the agent exited within d.
+func (s *Session) waitExit(ctx context.Context, d time.Duration) bool {
+	select {
+	case <-s.exited:
+		return true
+	case <-ctx.Done():
+		return true
+	case <-time.After(d):
+		return false
+	}
+}
