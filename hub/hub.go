@@ -308,6 +308,9 @@ func start(opts Options, dir string, lock *os.File) (*Hub, error) {
 // URL is the NATS URL clients connect to (without the token).
 func (h *Hub) URL() string { return h.url }
 
+// Home is the state folder the hub runs in.
+func (h *Hub) Home() string { return h.home }
+
 // Token is the secret clients must present.
 func (h *Hub) Token() string { return h.token }
 

@@ -38,9 +38,9 @@ func (s *Session) connect(ctx context.Context) error {
 			ep, err := hub.Discover(s.cfg.Home)
 			return ep.URL, err
 		}
-		ep, err := hub.EnsureRunning(ctx, s.cfg.Home, s.cfg.Executable)
+		ep, err := s.ensureHub(ctx)
 		if err != nil {
-			return fmt.Errorf("start hub: %w", err)
+			return err
 		}
 		url, token, pin = ep.URL, ep.Token, ep.TLSPin
 	}
@@ -169,6 +169,7 @@ func (s *Session) closeAll() {
 	if s.journal != nil {
 		s.journal.Close()
 	}
+	s.stopLocalHub()
 }
 
 // outgoing holds what the agent sends: the bus outbox once the hub was

@@ -78,6 +78,7 @@ type Session struct {
 	cmds      *cmdQueue
 	out       outgoing
 	client    atomic.Pointer[bus.Client]
+	local     localHub // a hub run inside this process, if any
 
 	// Set before the stages start, read-only after.
 	scr     screenModel
@@ -116,6 +117,7 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	s := newSession(ctx, cfg)
+	defer s.stopLocalHub() // when Run returns before closeAll
 
 	// Join the team first (briefly), so that a name clash is said before
 	// the agent starts and the primer can name the peers.
@@ -128,7 +130,7 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 	switch {
 	case errors.Is(err, bus.ErrNameTaken):
 		return 0, fmt.Errorf("%w: the name %q is taken by a live agent in workspace %q: choose another with --name", ErrNameTaken, cfg.Name, cfg.Workspace)
-	case errors.Is(err, bus.ErrUntrustedHub), errors.Is(err, bus.ErrUnauthorized):
+	case errors.Is(err, bus.ErrUntrustedHub), errors.Is(err, bus.ErrUnauthorized), errors.Is(err, ErrNoHub):
 		// Trying again would not help: say so before the agent starts
 		// rather than run it cut off from its team.
 		return 0, err

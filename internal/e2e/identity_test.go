@@ -1,0 +1,169 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/relayhq/relay/internal/ptytest"
+	"github.com/relayhq/relay/internal/testutil"
+)
+
+// buildDeploy builds examples/deploy once per test.
+func buildDeploy(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "deploy")
+	build := exec.Command("go", "build", "-tags", "sqlite_fts5", "-o", bin, "github.com/relayhq/relay/examples/deploy")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build examples/deploy: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// pathWithout is $PATH without the folders that hold a relay binary, plus
+// extra folders first.
+func pathWithout(extra ...string) string {
+	dirs := append([]string(nil), extra...)
+	for _, d := range filepath.SplitList(os.Getenv("PATH")) {
+		if _, err := os.Stat(filepath.Join(d, "relay")); err == nil {
+			continue
+		}
+		dirs = append(dirs, d)
+	}
+	return strings.Join(dirs, string(os.PathListSeparator))
+}
+
+// withEnv returns env with key set to value (replacing it).
+func withEnv(env []string, key, value string) []string {
+	out := make([]string, 0, len(env)+1)
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, key+"=") {
+			out = append(out, kv)
+		}
+	}
+	return append(out, key+"="+value)
+}
+
+// processesOf counts the running processes whose executable is bin.
+func processesOf(t *testing.T, bin string) int {
+	t.Helper()
+	want, err := filepath.EvalSymlinks(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	procs, _ := filepath.Glob("/proc/[0-9]*/exe")
+	n := 0
+	for _, p := range procs {
+		if exe, err := os.Readlink(p); err == nil && strings.TrimSuffix(exe, " (deleted)") == want {
+			n++
+		}
+	}
+	return n
+}
+
+// hubPID reads the pid that hub.json records in home.
+func hubPID(t *testing.T, home string) int {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(home, "hub", "hub.json"))
+	if err != nil {
+		return 0
+	}
+	i := strings.Index(string(b), `"pid":`)
+	if i < 0 {
+		return 0
+	}
+	s := strings.TrimSpace(string(b[i+len(`"pid":`):]))
+	end := strings.IndexAny(s, ",\n}")
+	pid, _ := strconv.Atoi(strings.TrimSpace(s[:end]))
+	return pid
+}
+
+// TestGoExampleHub: examples/deploy, a Go program on the API, with no hub
+// running never starts copies of itself. With no relay binary it runs the
+// hub inside itself and says so; with relay on PATH it starts a detached
+// relay hub; with a hub running it joins that one. Each time a message sent
+// with relay send reaches its agent, and its @deploy: handler answers.
+func TestGoExampleHub(t *testing.T) {
+	bin := buildDeploy(t)
+	relayDir := filepath.Dir(relayBin)
+	cases := []struct {
+		name    string
+		path    string
+		upFirst bool
+		// hub says which process the hub must be: "deploy" or "relay".
+		hub  string
+		says string
+	}{
+		{name: "no relay binary", path: pathWithout(), hub: "deploy", says: "the hub runs inside this program"},
+		{name: "relay on PATH", path: pathWithout(relayDir), hub: "relay"},
+		{name: "hub running", path: pathWithout(), upFirst: true, hub: "relay"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			home := filepath.Join(t.TempDir(), "home")
+			e := withEnv(withEnv(baseEnv(t), "PATH", c.path), "RELAY_HOME", home)
+			e = append(e, "TERM=xterm-256color")
+			for _, k := range []string{"RELAY_HUB", "RELAY_TOKEN", "RELAY_NAME", "RELAY_WORKSPACE"} {
+				e = withEnv(e, k, "")
+			}
+			rl := func(args ...string) (string, error) {
+				cmd := exec.Command(relayBin, args...)
+				cmd.Env = e
+				out, err := runWithin(t, cmd, 20*time.Second)
+				return string(out), err
+			}
+			t.Cleanup(func() { _, _ = rl("down") })
+			var upPID int
+			if c.upFirst {
+				if out, err := rl("up", "--detach", "--dashboard", "off"); err != nil {
+					t.Fatalf("relay up --detach: %v\n%s", err, out)
+				}
+				upPID = hubPID(t, home)
+			}
+			agent := ptytest.Start(t, ptytest.Options{Env: e, Cols: 120, Rows: 30},
+				append([]string{bin, "--"}, script("@deploy:staging Release v1.2.3")...)...)
+			agent.WaitOutput("got: # [relay] Deployed Release v1.2.3 to staging.", 30*time.Second)
+			if c.says != "" {
+				agent.WaitOutput(c.says, time.Second)
+			}
+			testutil.Eventually(t, func() error {
+				out, err := rl("agents")
+				if err != nil {
+					return fmt.Errorf("%v: %s", err, out)
+				}
+				if !strings.Contains(out, "sh ") {
+					return fmt.Errorf("agent sh not listed:\n%s", out)
+				}
+				return nil
+			})
+			if out, err := rl("send", "sh", "hello from the human"); err != nil {
+				t.Fatalf("relay send: %v\n%s", err, out)
+			}
+			agent.WaitOutput("hello from the human", 20*time.Second)
+
+			if n := processesOf(t, bin); n != 1 {
+				t.Errorf("%d processes run examples/deploy, want 1 (no copies of itself)", n)
+			}
+			pid := hubPID(t, home)
+			switch c.hub {
+			case "deploy":
+				if pid != agent.Pid() {
+					t.Errorf("hub pid %d, want the program's own %d", pid, agent.Pid())
+				}
+			case "relay":
+				exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
+				if want, _ := filepath.EvalSymlinks(relayBin); exe != want {
+					t.Errorf("hub pid %d runs %q, want the relay binary %s", pid, exe, want)
+				}
+			}
+			if c.upFirst && pid != upPID {
+				t.Errorf("hub pid %d, want the hub that was running (%d)", pid, upPID)
+			}
+		})
+	}
+}
