@@ -14,6 +14,10 @@ import (
 // already has the name that was asked for.
 var ErrNameTaken = bus.ErrNameTaken
 
+// ErrCommandNotFound is returned by Wrap when the command is not an
+// executable file (in the child's PATH): nothing was started.
+var ErrCommandNotFound = session.ErrCommandNotFound
+
 // NoHub is the Options.Hub value that runs the agent alone, without a
 // team: the wrapper, screen reading and handlers work; nothing is sent.
 const NoHub = config.NoHub

@@ -70,7 +70,12 @@ func busOptions(ctx context.Context, env *Env, f *hubFlags, start bool) (bus.Opt
 		}
 		return o, nil
 	}
-	home, err := env.EnsureHome()
+	// Only a command that may start a hub creates the state folder: one
+	// that only reads (relay log, agents) leaves no trace without a hub.
+	home, err := env.Home()
+	if start {
+		home, err = env.EnsureHome()
+	}
 	if err != nil {
 		return o, err
 	}

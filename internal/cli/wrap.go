@@ -11,7 +11,13 @@ import (
 	"github.com/relayhq/relay/bus"
 	"github.com/relayhq/relay/config"
 	"github.com/relayhq/relay/delivery"
+	"github.com/relayhq/relay/internal/session"
+	"github.com/relayhq/relay/internal/termsafe"
 )
+
+// ExitNotFound is relay wrap's exit code when its command is not found, as
+// a shell's.
+const ExitNotFound = 127
 
 // wrapOptions are the parsed flags of `relay wrap`.
 type wrapOptions struct {
@@ -59,6 +65,11 @@ func runWrap(ctx context.Context, env *Env, args []string) error {
 	o, err := parseWrap(env, args)
 	if err != nil {
 		return err
+	}
+	// Before anything is created or started (state folder, hub, log).
+	if _, err := session.LookPath(o.Command[0], env.environ(), ""); err != nil {
+		fmt.Fprintf(env.Stderr, "relay wrap: %s\n", termsafe.Text(err.Error()))
+		return &ExitError{Code: ExitNotFound}
 	}
 	cfg, err := loadConfig(env, configOptions{flags: config.Flags{Name: o.Name, Workspace: o.Workspace, Hub: o.Hub, Profile: o.Profile, TLSCA: o.TLSCA}})
 	if err != nil {
@@ -118,6 +129,10 @@ func runWrap(ctx context.Context, env *Env, args []string) error {
 		return usagef("%v", err)
 	}
 	code, err := r.Wrap(ctx, o.Command[0], o.Command[1:]...)
+	if errors.Is(err, relay.ErrCommandNotFound) {
+		fmt.Fprintf(env.Stderr, "relay wrap: %s\n", termsafe.Text(err.Error()))
+		return &ExitError{Code: ExitNotFound}
+	}
 	if err != nil {
 		if errors.Is(err, relay.ErrNameTaken) {
 			return usagef("%v", err)

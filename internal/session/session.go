@@ -116,6 +116,10 @@ func newSession(ctx context.Context, cfg Config) *Session {
 func Run(ctx context.Context, cfg Config) (int, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	// A command that is not there starts nothing: no hub is left behind.
+	if _, err := LookPath(cfg.Command, cfg.Env, cfg.Dir); err != nil {
+		return 0, err
+	}
 	s := newSession(ctx, cfg)
 	defer s.stopLocalHub() // when Run returns before closeAll
 
