@@ -34,6 +34,10 @@ type Options struct {
 	// SHA-256 (hex, see CertPin) and skips the CA and host name checks: a
 	// local hub found through RELAY_HOME (hub.Endpoint.TLSPin).
 	TLSPin string
+	// InboxPrefix is the prefix of this connection's reply subjects; empty
+	// means nats.go's (_INBOX). An agent's own credential may read only the
+	// replies under the prefix the hub issued it with.
+	InboxPrefix string
 	// Workspace is joined; empty means DefaultWorkspace.
 	Workspace string
 	// Name is this client's agent name: the sender of what it sends and the

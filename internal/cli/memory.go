@@ -114,6 +114,9 @@ func runMemoryVerb(ctx context.Context, env *Env, api memory.API, f *memoryFlags
 		author := f.author
 		if author == "" {
 			author = defaultSender(env)
+			if id, _ := agentIdentity(env); id != nil {
+				author = id.Name // the agent's own relay memory save
+			}
 		}
 		m, created, err := api.Save(ctx, memory.Memory{
 			Text: text, Tags: append(tags, filter.Tags...), Author: author,

@@ -53,6 +53,13 @@ func busOptions(ctx context.Context, env *Env, f *hubFlags, start bool) (bus.Opt
 	if err := bus.ValidName("workspace", o.Workspace); err != nil {
 		return o, usagef("%v", err)
 	}
+	id, err := agentIdentity(env)
+	if err != nil {
+		return o, err
+	}
+	if useIdentity(&o, id, f) { // inside a wrapped agent: as that agent
+		return o, nil
+	}
 	o.URL, o.Creds, o.TLSCA = cfg.Hub.URL, cfg.Hub.Creds, cfg.Hub.TLSCA
 	if f.creds != "" {
 		o.Creds = f.creds
@@ -133,6 +140,13 @@ func runSend(ctx context.Context, env *Env, args []string) error {
 			return fmt.Errorf("read message from stdin: %w", err)
 		}
 		body = strings.TrimRight(string(b), "\n")
+	}
+	id, err := agentIdentity(env)
+	if err != nil {
+		return err
+	}
+	if id != nil && hf.hub == "" {
+		return sendAsAgent(ctx, env, id, from, target, body, asJSON)
 	}
 	if from == "" {
 		from = defaultSender(env)

@@ -167,3 +167,61 @@ func TestGoExampleHub(t *testing.T) {
 		})
 	}
 }
+
+// TestAgentOwnRelayCommands: inside a wrapped shell, the relay commands
+// act as the agent: relay send goes out from Alice (and past Alice's loop
+// damping), relay memory save|search and relay agents work, the workspace
+// token is not in the shell's environment and the identity file is 0600.
+func TestAgentOwnRelayCommands(t *testing.T) {
+	tm := newTeam(t)
+	tm.env = withEnv(tm.env, "PATH", filepath.Dir(relayBin)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	bob := tm.agent("Bob", script()...)
+	alice := tm.agent("Alice", "bash", "--norc", "--noprofile")
+	tm.waitAgents("Alice", "Bob")
+
+	alice.Type(`echo "token=${RELAY_TOKEN:-none} mode=$(stat -c %a "$RELAY_AGENT_FILE")"` + "\r")
+	alice.WaitOutput("token=none mode=600", 10*time.Second)
+
+	alice.Type("relay send Bob 'tests pass on main' && echo SENT-$((40+2))\r")
+	alice.WaitOutput("SENT-42", 20*time.Second)
+	bob.WaitOutput("Message from agent Alice", 20*time.Second)
+	bob.WaitOutput("tests pass on main", 5*time.Second)
+	testutil.Eventually(t, func() error {
+		out, err := tm.relay("log", "--json")
+		if err != nil {
+			return fmt.Errorf("%v: %s", err, out)
+		}
+		for _, line := range strings.Split(out, "\n") {
+			if strings.Contains(line, "tests pass on main") {
+				if !strings.Contains(line, `"from":"Alice"`) {
+					return fmt.Errorf("the message is not from Alice: %s", line)
+				}
+				return nil
+			}
+		}
+		return fmt.Errorf("message not in the log:\n%s", out)
+	})
+
+	alice.Type("relay send --from Bob Bob 'forged' || echo REFUSED-$((40+2))\r")
+	alice.WaitOutput("REFUSED-42", 20*time.Second)
+
+	alice.Type("relay memory save 'staging needs the VPN #ops' && relay memory search VPN && echo MEM-$((40+2))\r")
+	alice.WaitOutput("MEM-42", 20*time.Second)
+	if out := string(alice.Output()); !strings.Contains(out, ", Alice) #ops") {
+		t.Errorf("the memory search does not name Alice as the author:\n%s", out)
+	}
+	alice.Type("relay agents && echo AGENTS-$((40+2))\r")
+	alice.WaitOutput("AGENTS-42", 20*time.Second)
+	if !strings.Contains(ptytest.Screen(t, alice.Output(), 100, 30), "Bob ") {
+		t.Errorf("relay agents inside Alice does not list Bob:\n%s", ptytest.Screen(t, alice.Output(), 100, 30))
+	}
+
+	// The same damping as @relay: lines: 10 messages a minute to one peer
+	// (one went out above, so the tenth of these is held).
+	alice.Type(`for i in 1 2 3 4 5 6 7 8 9 10; do relay send Bob "ping $i" >/dev/null 2>&1 || echo "HELD:$i"; done; echo LOOP-$((40+2))` + "\r")
+	alice.WaitOutput("LOOP-42", 60*time.Second)
+	out := string(alice.Output())
+	if !strings.Contains(out, "HELD:10") || strings.Contains(out, "HELD:9") {
+		t.Errorf("want only the 10th send held by the loop damping:\n%s", ptytest.Screen(t, alice.Output(), 100, 30))
+	}
+}

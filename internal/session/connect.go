@@ -68,6 +68,8 @@ func (s *Session) connect(ctx context.Context) error {
 			return err
 		}
 		c.SetCLI(s.prof.CLI)
+		s.ident.hubAuth(url, token, pin)
+		s.rewriteAgentFile() // after a reconnection; no file yet at the first
 		s.do(func(st *state) {
 			st.name, st.url = name, url
 			// Tell the hub the agent's state now: it may have changed
@@ -169,6 +171,7 @@ func (s *Session) closeAll() {
 	if s.journal != nil {
 		s.journal.Close()
 	}
+	s.stopAgentFile()
 	s.stopLocalHub()
 }
 

@@ -78,7 +78,8 @@ type Session struct {
 	cmds      *cmdQueue
 	out       outgoing
 	client    atomic.Pointer[bus.Client]
-	local     localHub // a hub run inside this process, if any
+	local     localHub  // a hub run inside this process, if any
+	ident     agentFile // the child's identity file and socket
 
 	// Set before the stages start, read-only after.
 	scr     screenModel
@@ -150,6 +151,16 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 	env := cfg.Env
 	if env == nil {
 		env = os.Environ()
+	}
+	// The child gets its own credential (the identity file), never the
+	// workspace token.
+	env = withoutVar(env, "RELAY_TOKEN")
+	if !s.alone() {
+		idEnv, err := s.startAgentFile(ctx, name)
+		if err != nil {
+			return 0, err
+		}
+		env = append(env, idEnv...)
 	}
 	env = append(env,
 		"RELAY_NAME="+name,
@@ -374,6 +385,17 @@ func (s *Session) publishScreen(ctx context.Context, scr screenModel, size func(
 			s.log.Debug("publish screen", "err", err)
 		}
 	}
+}
+
+// withoutVar returns env without the entries of variable key.
+func withoutVar(env []string, key string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, key+"=") {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
 
 func newID() string {
