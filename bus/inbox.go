@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -117,14 +118,14 @@ func (c *Client) Inbox(ctx context.Context, handle func(context.Context, *Delive
 	}
 	ws, name := c.opts.Workspace, c.opts.Name
 	cfg := jetstream.ConsumerConfig{
-		Durable:       name,
-		Description:   "inbox of " + name,
-		FilterSubject: InboxSubject(ws, name),
-		AckPolicy:     jetstream.AckExplicitPolicy,
-		AckWait:       c.opts.AckWait,
-		DeliverPolicy: jetstream.DeliverAllPolicy,
-		MaxDeliver:    -1,
-		MaxAckPending: 1000,
+		Durable:        name,
+		Description:    "inbox of " + name,
+		FilterSubjects: []string{InboxSubject(ws, name), SenderInboxSubject(ws, name, "*")},
+		AckPolicy:      jetstream.AckExplicitPolicy,
+		AckWait:        c.opts.AckWait,
+		DeliverPolicy:  jetstream.DeliverAllPolicy,
+		MaxDeliver:     -1,
+		MaxAckPending:  1000,
 	}
 	cons, err := c.openInbox(ctx, cfg)
 	if err != nil {
@@ -233,6 +234,9 @@ func (c *Client) deliver(ctx context.Context, m jetstream.Msg, fl *inflight, han
 	if err == nil && env.To != c.opts.Name && env.To != Broadcast {
 		err = invalid("addressed to %q but it came to the inbox of %q", env.To, c.opts.Name)
 	}
+	if err == nil {
+		err = checkSender(m.Subject(), env)
+	}
 	if err != nil {
 		c.reject(ctx, m, md.Sequence.Stream, env, err)
 		return
@@ -286,5 +290,23 @@ func (c *Client) resumeInOrder(ctx context.Context, cfg *jetstream.ConsumerConfi
 	cfg.DeliverPolicy = jetstream.DeliverByStartSequencePolicy
 	cfg.OptStartSeq = info.AckFloor.Stream + 1
 	c.log.Info("inbox resumes in order", "from_seq", cfg.OptStartSeq, "pending", info.NumAckPending)
+	return nil
+}
+
+// checkSender binds an envelope to the subject it came on: one sent with a
+// sender token (an agent's, which the server lets only that agent's
+// credential publish) must name that sender in from and cannot claim to be
+// a human's. One without (the administrator's token) is taken as it says.
+func checkSender(subject string, env Envelope) error {
+	parts := strings.Split(subject, ".")
+	if len(parts) != 5 {
+		return nil
+	}
+	if env.From != parts[4] {
+		return invalid("from %q but sent by %q", env.From, parts[4])
+	}
+	if env.Human {
+		return invalid("marked human but sent by agent %q", parts[4])
+	}
 	return nil
 }

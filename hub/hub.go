@@ -42,6 +42,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
 
 	"github.com/relayhq/relay/internal/statedir"
 )
@@ -107,6 +108,8 @@ type Hub struct {
 	port  int
 	pin   string        // hex SHA-256 of the TLS certificate; "" without TLS
 	guard chan struct{} // closed to stop guardDisk
+	auth  *auth         // the token and the agents' credentials
+	creds *nats.Conn    // answers credential requests
 
 	mu       sync.Mutex
 	st       state // as recorded in hub.json
@@ -234,19 +237,20 @@ func start(opts Options, dir string, lock *os.File) (*Hub, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start hub: %w", err)
 	}
+	au := newAuth(token)
 	sopts := &server.Options{
-		ServerName:            opts.ServerName,
-		Host:                  host,
-		Port:                  port,
-		Authorization:         token,
-		JetStream:             true,
-		StoreDir:              filepath.Join(dir, "jetstream"),
-		JetStreamMaxStore:     opts.MaxStore,
-		JetStreamMaxMemory:    opts.MaxMemory,
-		NoSigs:                true,
-		NoLog:                 opts.Logger == nil,
-		MaxPayload:            1 << 20,
-		DisableShortFirstPing: true,
+		ServerName:                 opts.ServerName,
+		Host:                       host,
+		Port:                       port,
+		CustomClientAuthentication: au,
+		JetStream:                  true,
+		StoreDir:                   filepath.Join(dir, "jetstream"),
+		JetStreamMaxStore:          opts.MaxStore,
+		JetStreamMaxMemory:         opts.MaxMemory,
+		NoSigs:                     true,
+		NoLog:                      opts.Logger == nil,
+		MaxPayload:                 1 << 20,
+		DisableShortFirstPing:      true,
 	}
 	scheme, pin := "nats", ""
 	if opts.TLSCert != "" {
@@ -292,6 +296,11 @@ func start(opts Options, dir string, lock *os.File) (*Hub, error) {
 		lock:  lock,
 		port:  addr.Port,
 		pin:   pin,
+		auth:  au,
+	}
+	if h.creds, err = h.serveCredentials(); err != nil {
+		srv.Shutdown()
+		return nil, fmt.Errorf("start hub: %w", err)
 	}
 	h.lastDash = last.DashboardPort
 	h.guard = make(chan struct{})
@@ -329,6 +338,7 @@ func (h *Hub) Shutdown() {
 		return
 	}
 	close(h.guard)
+	h.creds.Close()
 	h.srv.Shutdown()
 	h.srv.WaitForShutdown()
 	h.mu.Lock()

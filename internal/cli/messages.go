@@ -162,7 +162,15 @@ func runSend(ctx context.Context, env *Env, args []string) error {
 	if len(body) > bus.MaxBody {
 		return usagef("message is %d bytes or more; the limit is %d", len(body), bus.MaxBody)
 	}
-	c, err := connectBus(ctx, env, &hf, from, false)
+	o, err := busOptions(ctx, env, &hf, false)
+	if err != nil {
+		return err
+	}
+	// A human or a script: marked so, with the user's name.
+	o.Name, o.Human = from, true
+	cctx, ccancel := context.WithTimeout(ctx, 10*time.Second)
+	c, err := bus.Connect(cctx, o)
+	ccancel()
 	if err != nil {
 		return err
 	}

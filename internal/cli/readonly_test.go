@@ -9,7 +9,7 @@ import (
 )
 
 // TestNothingStartedOrCreated: relay wrap of a command that is not there
-// fails at once (exit 127, naming it) and creates no state folder and
+// fails at once (exit 1, naming it) and creates no state folder and
 // starts no hub; commands that only read (log, agents, memory list and
 // search) with no hub create no state folder either.
 func TestNothingStartedOrCreated(t *testing.T) {
@@ -19,8 +19,8 @@ func TestNothingStartedOrCreated(t *testing.T) {
 		wantCode int
 		wantErr  string
 	}{
-		{"wrap missing command", []string{"wrap", "--", "no-such-agent-cli"}, ExitNotFound, `"no-such-agent-cli" is not in PATH`},
-		{"wrap missing path", []string{"wrap", "--", "./no/such/agent"}, ExitNotFound, "command not found: ./no/such/agent"},
+		{"wrap missing command", []string{"wrap", "--", "no-such-agent-cli"}, ExitFailure, `"no-such-agent-cli" is not in PATH`},
+		{"wrap missing path", []string{"wrap", "--", "./no/such/agent"}, ExitFailure, "command not found: ./no/such/agent"},
 		{"log", []string{"log"}, ExitFailure, "no hub running"},
 		{"log json", []string{"log", "--json"}, ExitFailure, "no hub running"},
 		{"agents", []string{"agents"}, ExitFailure, "no hub running"},

@@ -12,12 +12,7 @@ import (
 	"github.com/relayhq/relay/config"
 	"github.com/relayhq/relay/delivery"
 	"github.com/relayhq/relay/internal/session"
-	"github.com/relayhq/relay/internal/termsafe"
 )
-
-// ExitNotFound is relay wrap's exit code when its command is not found, as
-// a shell's.
-const ExitNotFound = 127
 
 // wrapOptions are the parsed flags of `relay wrap`.
 type wrapOptions struct {
@@ -68,8 +63,7 @@ func runWrap(ctx context.Context, env *Env, args []string) error {
 	}
 	// Before anything is created or started (state folder, hub, log).
 	if _, err := session.LookPath(o.Command[0], env.environ(), ""); err != nil {
-		fmt.Fprintf(env.Stderr, "relay wrap: %s\n", termsafe.Text(err.Error()))
-		return &ExitError{Code: ExitNotFound}
+		return err
 	}
 	cfg, err := loadConfig(env, configOptions{flags: config.Flags{Name: o.Name, Workspace: o.Workspace, Hub: o.Hub, Profile: o.Profile, TLSCA: o.TLSCA}})
 	if err != nil {
@@ -129,10 +123,6 @@ func runWrap(ctx context.Context, env *Env, args []string) error {
 		return usagef("%v", err)
 	}
 	code, err := r.Wrap(ctx, o.Command[0], o.Command[1:]...)
-	if errors.Is(err, relay.ErrCommandNotFound) {
-		fmt.Fprintf(env.Stderr, "relay wrap: %s\n", termsafe.Text(err.Error()))
-		return &ExitError{Code: ExitNotFound}
-	}
 	if err != nil {
 		if errors.Is(err, relay.ErrNameTaken) {
 			return usagef("%v", err)

@@ -3,16 +3,19 @@ package session
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/nats-io/nuid"
 
 	"github.com/relayhq/relay/bus"
 	"github.com/relayhq/relay/hookrpc"
+	"github.com/relayhq/relay/hub"
 	"github.com/relayhq/relay/internal/identity"
 )
 
@@ -50,11 +53,51 @@ type agentFile struct {
 	f    identity.File
 }
 
-// hubAuth records how the session reached the hub, for the identity file.
-func (a *agentFile) hubAuth(url, token, pin string) {
+// hubAuth records how the agent reaches the hub, for the identity file:
+// its own credential (cred.Token empty when the hub issues none).
+func (a *agentFile) hubAuth(url, pin string, cred hub.Credential) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.f.Hub, a.f.Token, a.f.TLSPin = url, token, pin
+	a.f.Hub, a.f.TLSPin, a.f.Token, a.f.InboxPrefix = url, pin, cred.Token, cred.InboxPrefix
+}
+
+// credentialTimeout bounds a credential request to the hub.
+const credentialTimeout = 2 * time.Second
+
+// issueCredential asks the hub for the agent's own credential. A hub that
+// issues none (an external NATS server, an older hub) gives the agent
+// none: its relay commands then find the hub as any command does.
+func (s *Session) issueCredential(c *bus.Client, name string) hub.Credential {
+	req, _ := json.Marshal(hub.CredentialRequest{Workspace: s.cfg.Workspace, Name: name})
+	m, err := c.Conn().Request(hub.IssueSubject, req, credentialTimeout)
+	var cred hub.Credential
+	if err == nil {
+		err = json.Unmarshal(m.Data, &cred)
+	}
+	if err == nil && cred.Error != "" {
+		err = errors.New(cred.Error)
+	}
+	if err != nil {
+		s.log.Info("the hub issued no credential for the agent", "err", err)
+		return hub.Credential{}
+	}
+	return cred
+}
+
+// revokeCredential tells the hub that the agent left: its credential
+// stops working and the connections made with it are closed.
+func (s *Session) revokeCredential(c *bus.Client) {
+	s.ident.mu.Lock()
+	had := s.ident.f.Token != ""
+	s.ident.f.Token = ""
+	s.ident.mu.Unlock()
+	if !had || !c.Conn().IsConnected() {
+		return
+	}
+	req, _ := json.Marshal(hub.CredentialRequest{Workspace: s.cfg.Workspace, Name: s.name()})
+	if _, err := c.Conn().Request(hub.RevokeSubject, req, credentialTimeout); err != nil {
+		s.log.Warn("revoke the agent's credential", "err", err)
+	}
 }
 
 // startAgentFile writes the identity file of agent name and serves its
@@ -120,8 +163,8 @@ func (s *Session) serveAgent(ctx context.Context, req hookrpc.Request) hookrpc.R
 	}
 	reply := SendReply{From: s.name(), To: sr.To}
 	msg := bus.Message{ID: nuid.Next(), To: sr.To, Body: sr.Body}
-	if err := validTarget(sr.To); err != nil {
-		reply.Notice = err.Error()
+	if n := badTarget(sr.To); n != "" {
+		reply.Notice = n
 	} else if s.alone() {
 		reply.Notice = "Not sent: this agent runs without a hub (--hub none)."
 	} else {
@@ -139,12 +182,13 @@ func (s *Session) serveAgent(ctx context.Context, req hookrpc.Request) hookrpc.R
 	return hookrpc.Response{Stdout: string(b), ExitCode: code}
 }
 
-func validTarget(to string) error {
+// badTarget returns a notice when to is neither an agent name nor "*".
+func badTarget(to string) string {
 	if to == bus.Broadcast {
-		return nil
+		return ""
 	}
 	if err := bus.ValidName("target", to); err != nil {
-		return fmt.Errorf("Not sent: %s", strings.TrimPrefix(err.Error(), bus.ErrBadName.Error()+": "))
+		return "Not sent: " + strings.TrimPrefix(err.Error(), bus.ErrBadName.Error()+": ")
 	}
-	return nil
+	return ""
 }

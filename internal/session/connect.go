@@ -68,7 +68,7 @@ func (s *Session) connect(ctx context.Context) error {
 			return err
 		}
 		c.SetCLI(s.prof.CLI)
-		s.ident.hubAuth(url, token, pin)
+		s.ident.hubAuth(url, pin, s.issueCredential(c, name))
 		s.rewriteAgentFile() // after a reconnection; no file yet at the first
 		s.do(func(st *state) {
 			st.name, st.url = name, url
@@ -166,6 +166,7 @@ func (s *Session) closeAll() {
 		cancel()
 	}
 	if c := s.client.Load(); c != nil {
+		s.revokeCredential(c)
 		c.Close()
 	}
 	if s.journal != nil {
