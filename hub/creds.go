@@ -7,10 +7,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+
+	"github.com/relayhq/relay/internal/statedir"
 )
 
 // Per-agent credentials. The hub's NATS server authenticates every client
@@ -94,13 +97,51 @@ type auth struct {
 	admin string
 
 	mu      sync.Mutex
-	srv     *server.Server
+	path    string // where the issued credentials are kept across restarts
 	byToken map[string]*agentCred
 	byAgent map[string]*agentCred // workspace + "." + name
 }
 
-func newAuth(admin string) *auth {
-	return &auth{admin: admin, byToken: map[string]*agentCred{}, byAgent: map[string]*agentCred{}}
+// newAuth returns the authenticator of a hub whose token is admin, with
+// the credentials issued before a restart (kept in path, 0600): a wrapper
+// that reconnects to the restarted hub does not ask again, and its agent's
+// credential keeps working.
+func newAuth(admin, path string) (*auth, error) {
+	a := &auth{admin: admin, path: path, byToken: map[string]*agentCred{}, byAgent: map[string]*agentCred{}}
+	b, err := statedir.ReadSecret(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return a, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read agents' credentials: %w", err)
+	}
+	var saved []savedCred
+	if err := json.Unmarshal(b, &saved); err != nil {
+		return nil, fmt.Errorf("read agents' credentials %s: %w", path, err)
+	}
+	for _, s := range saved {
+		ac := &agentCred{ws: s.Workspace, name: s.Name, token: s.Token, cids: map[uint64]struct{}{}}
+		a.byToken[ac.token] = ac
+		a.byAgent[ac.ws+"."+ac.name] = ac
+	}
+	return a, nil
+}
+
+// savedCred is one credential in the hub's agents file.
+type savedCred struct {
+	Workspace string `json:"workspace"`
+	Name      string `json:"name"`
+	Token     string `json:"token"`
+}
+
+// save writes the issued credentials; a.mu is held.
+func (a *auth) save() error {
+	saved := make([]savedCred, 0, len(a.byAgent))
+	for _, ac := range a.byAgent {
+		saved = append(saved, savedCred{Workspace: ac.ws, Name: ac.name, Token: ac.token})
+	}
+	b, _ := json.Marshal(saved)
+	return writeFileAtomic(a.path, b)
 }
 
 // Check is nats-server's hook: the administrator's token gets every
@@ -151,7 +192,11 @@ func (h *Hub) Issue(ws, name string) (Credential, error) {
 	a.mu.Lock()
 	a.byToken[ac.token] = ac
 	a.byAgent[ws+"."+name] = ac
+	err := a.save()
 	a.mu.Unlock()
+	if err != nil {
+		return Credential{}, fmt.Errorf("issue credential: %w", err)
+	}
 	return Credential{Token: ac.token, InboxPrefix: AgentInboxPrefix(ws, name)}, nil
 }
 
@@ -164,6 +209,7 @@ func (h *Hub) Revoke(ws, name string) bool {
 	if ac != nil {
 		delete(a.byAgent, ws+"."+name)
 		delete(a.byToken, ac.token)
+		_ = a.save() // a credential kept by mistake dies with the next issue for the name
 	}
 	a.mu.Unlock()
 	if ac == nil {

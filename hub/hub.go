@@ -16,6 +16,8 @@
 //	hub.lock    held by the running hub; a second hub on the same home is refused
 //	start.lock  serialises EnsureRunning so two wrappers start one hub
 //	hub.log     output of a detached hub
+//	agents.json the agents' own credentials, issued when they join and revoked when they
+//	            leave; kept across restarts so that a reconnecting agent's still works
 //	jetstream/  JetStream storage
 //
 // The hub trusts its folders and files only when they belong to the user
@@ -237,7 +239,10 @@ func start(opts Options, dir string, lock *os.File) (*Hub, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start hub: %w", err)
 	}
-	au := newAuth(token)
+	au, err := newAuth(token, filepath.Join(dir, "agents.json"))
+	if err != nil {
+		return nil, fmt.Errorf("start hub: %w", err)
+	}
 	sopts := &server.Options{
 		ServerName:                 opts.ServerName,
 		Host:                       host,
