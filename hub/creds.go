@@ -186,14 +186,20 @@ func (h *Hub) Issue(ws, name string) (Credential, error) {
 	if _, err := rand.Read(raw); err != nil {
 		return Credential{}, fmt.Errorf("issue credential: %w", err)
 	}
-	h.Revoke(ws, name)
 	ac := &agentCred{ws: ws, name: name, token: "agent-" + hex.EncodeToString(raw), cids: map[uint64]struct{}{}}
 	a := h.auth
 	a.mu.Lock()
+	old := a.byAgent[ws+"."+name] // replaced in the same step: never two for one name
+	if old != nil {
+		delete(a.byToken, old.token)
+	}
 	a.byToken[ac.token] = ac
 	a.byAgent[ws+"."+name] = ac
 	err := a.save()
 	a.mu.Unlock()
+	if old != nil {
+		h.disconnect(old)
+	}
 	if err != nil {
 		return Credential{}, fmt.Errorf("issue credential: %w", err)
 	}
@@ -215,10 +221,22 @@ func (h *Hub) Revoke(ws, name string) bool {
 	if ac == nil {
 		return false
 	}
+	h.disconnect(ac)
+	return true
+}
+
+// disconnect closes the connections made with a credential that no longer
+// exists.
+func (h *Hub) disconnect(ac *agentCred) {
+	h.auth.mu.Lock()
+	cids := make([]uint64, 0, len(ac.cids))
 	for cid := range ac.cids {
+		cids = append(cids, cid)
+	}
+	h.auth.mu.Unlock()
+	for _, cid := range cids {
 		_ = h.srv.DisconnectClientByID(cid) // gone already: nothing to do
 	}
-	return true
 }
 
 // validToken is true for a name that is one NATS subject token of letters,

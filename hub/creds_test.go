@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go"
 )
@@ -50,4 +51,42 @@ func TestCredentialsAcrossRestart(t *testing.T) {
 	if err := dial(h, cred.Token); !errors.Is(err, nats.ErrAuthorization) {
 		t.Errorf("revoked credential after a restart: %v, want an authorization violation", err)
 	}
+}
+
+// TestIssueAgainRevokes: a new credential for a name (its agent joined
+// again) revokes the one before, and closes its connections.
+func TestIssueAgainRevokes(t *testing.T) {
+	h, err := Start(context.Background(), Options{Home: t.TempDir(), Listen: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Shutdown()
+	first, err := h.Issue("default", "Alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, err := nats.Connect(h.URL(), nats.Token(first.Token), nats.MaxReconnects(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	closed := make(chan struct{})
+	nc.SetClosedHandler(func(*nats.Conn) { close(closed) })
+	second, err := h.Issue("default", "Alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-closed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the connection made with the first credential is still open")
+	}
+	if _, err := nats.Connect(h.URL(), nats.Token(first.Token), nats.MaxReconnects(0)); !errors.Is(err, nats.ErrAuthorization) {
+		t.Errorf("first credential: %v, want an authorization violation", err)
+	}
+	nc2, err := nats.Connect(h.URL(), nats.Token(second.Token), nats.MaxReconnects(0))
+	if err != nil {
+		t.Fatalf("second credential: %v", err)
+	}
+	nc2.Close()
 }
