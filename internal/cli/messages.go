@@ -290,6 +290,12 @@ func runLog(ctx context.Context, env *Env, args []string) error {
 		}
 		o.Since = t
 	}
+	if id, err := agentIdentity(env); err != nil {
+		return err
+	} else if id != nil && id.Token != "" && hf.hub == "" {
+		// Said at once, not after the server refused and a timeout.
+		return fmt.Errorf("relay log reads every agent's messages, which agent %s's own credential may not; run it outside the agent (with the workspace token)", id.Name)
+	}
 	c, err := connectBus(ctx, env, &hf, "", false)
 	if err != nil {
 		return err

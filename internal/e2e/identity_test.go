@@ -210,6 +210,11 @@ func TestAgentOwnRelayCommands(t *testing.T) {
 	if out := string(alice.Output()); !strings.Contains(out, ", Alice) #ops") {
 		t.Errorf("the memory search does not name Alice as the author:\n%s", out)
 	}
+	alice.Type("relay log || echo NOLOG-$((40+2))\r")
+	alice.WaitOutput("NOLOG-42", 10*time.Second)
+	if out := string(alice.Output()); !strings.Contains(out, "own credential may not") {
+		t.Errorf("relay log inside the agent does not say why it is refused:\n%s", ptytest.Screen(t, alice.Output(), 100, 30))
+	}
 	alice.Type("relay agents && echo AGENTS-$((40+2))\r")
 	alice.WaitOutput("AGENTS-42", 20*time.Second)
 	if !strings.Contains(ptytest.Screen(t, alice.Output(), 100, 30), "Bob ") {
