@@ -45,8 +45,8 @@ type Options struct {
 	Profile string
 	// Home is the state folder (RELAY_HOME).
 	Home string
-	// Hub is a NATS URL; empty means the hub recorded in Home, started in
-	// the background if none runs; NoHub runs the agent alone.
+	// Hub is a NATS URL; empty means the hub recorded in Home, started if
+	// none runs (see Executable); NoHub runs the agent alone.
 	Hub string
 	// Token and Creds authenticate to a hub given by URL; TLSCA is the PEM
 	// file of the CA that signed its TLS certificate, when the system's

@@ -26,7 +26,11 @@ const NoHub = config.NoHub
 // its exit code (128+n when signal n killed it). The agent joins the team
 // while it runs: what it writes is routed, what its peers send is typed in.
 // When no hub can be reached the agent runs all the same, and relay keeps
-// trying; what it sends meanwhile waits.
+// trying; what it sends meanwhile waits. With Options.Hub empty and no hub
+// running for Options.Home, Wrap starts one first (see Options.Executable);
+// when none can be started it returns an error wrapping session's ErrNoHub
+// that names the fix. The agent's own relay commands act as the agent (see
+// docs/security.md).
 func (r *Relay) Wrap(ctx context.Context, command string, args ...string) (int, error) {
 	prof, err := registry.For(r.opts.Profile, command)
 	if err != nil {
