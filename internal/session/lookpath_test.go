@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -60,5 +61,32 @@ func TestLookPath(t *testing.T) {
 				t.Errorf("LookPath(%q) = %q, %v; want %q", c.cmd, got, err, c.want)
 			}
 		})
+	}
+}
+
+// TestRunNoHubNamesTheFix: with no hub, no relay binary and a state folder
+// where no hub can start (others can write it), Run fails before the agent
+// starts, with ErrNoHub and an error that says how to fix it.
+func TestRunNoHubNamesTheFix(t *testing.T) {
+	if _, err := LookPath("relay", nil, ""); err == nil {
+		t.Skip("a relay binary is on PATH")
+	}
+	home := filepath.Join(t.TempDir(), "state")
+	if err := os.Mkdir(home, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(home, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Run(context.Background(), Config{
+		Name: "a", Workspace: "default", Home: home, Command: "true", Env: []string{"PATH=/usr/bin:/bin"},
+	})
+	if !errors.Is(err, ErrNoHub) {
+		t.Fatalf("Run: %v, want ErrNoHub", err)
+	}
+	for _, want := range []string{"relay up --detach", "relay binary on PATH", "Options.Hub", "chmod 700"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
 	}
 }
