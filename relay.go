@@ -45,15 +45,18 @@ type Options struct {
 	Profile string
 	// Home is the state folder (RELAY_HOME).
 	Home string
-	// Hub is a NATS URL; empty means the hub recorded in Home, started in
-	// the background if none runs; NoHub runs the agent alone.
+	// Hub is a NATS URL; empty means the hub recorded in Home, started if
+	// none runs (see Executable); NoHub runs the agent alone.
 	Hub string
 	// Token and Creds authenticate to a hub given by URL; TLSCA is the PEM
 	// file of the CA that signed its TLS certificate, when the system's
 	// CAs did not.
 	Token, Creds, TLSCA string
-	// Executable is the relay binary that starts a detached hub; empty
-	// means this program.
+	// Executable is the relay binary that starts a detached hub (relay up
+	// --detach) when none runs; empty means `relay` on PATH. A program
+	// whose name is not relay* is never run for it. With no relay binary at
+	// all, the hub runs inside this program while Wrap runs (and Wrap says
+	// so on Stdout before the agent starts).
 	Executable string
 	// Delivery is how messages are typed in (wait, queue, steer).
 	Delivery delivery.Mode
@@ -225,9 +228,6 @@ func New(opts Options) (*Relay, error) {
 	}
 	if opts.Stdout == nil {
 		opts.Stdout = os.Stdout
-	}
-	if opts.Executable == "" {
-		opts.Executable, _ = os.Executable()
 	}
 	if opts.Name != "" {
 		if err := bus.ValidName("agent name", opts.Name); err != nil {

@@ -14,6 +14,15 @@ import (
 // already has the name that was asked for.
 var ErrNameTaken = bus.ErrNameTaken
 
+// ErrNoHub is returned by Wrap when no hub runs for Options.Home and none
+// could be started, neither detached (no relay binary) nor inside this
+// program; its message names the fix.
+var ErrNoHub = session.ErrNoHub
+
+// ErrCommandNotFound is returned by Wrap when the command is not an
+// executable file (in the child's PATH): nothing was started.
+var ErrCommandNotFound = session.ErrCommandNotFound
+
 // NoHub is the Options.Hub value that runs the agent alone, without a
 // team: the wrapper, screen reading and handlers work; nothing is sent.
 const NoHub = config.NoHub
@@ -22,7 +31,11 @@ const NoHub = config.NoHub
 // its exit code (128+n when signal n killed it). The agent joins the team
 // while it runs: what it writes is routed, what its peers send is typed in.
 // When no hub can be reached the agent runs all the same, and relay keeps
-// trying; what it sends meanwhile waits.
+// trying; what it sends meanwhile waits. With Options.Hub empty and no hub
+// running for Options.Home, Wrap starts one first (see Options.Executable);
+// when none can be started it returns an error wrapping ErrNoHub that
+// names the fix. The agent's own relay commands act as the agent (see
+// docs/security.md).
 func (r *Relay) Wrap(ctx context.Context, command string, args ...string) (int, error) {
 	prof, err := registry.For(r.opts.Profile, command)
 	if err != nil {

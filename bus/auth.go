@@ -34,6 +34,9 @@ func AuthOptions(o Options) []nats.Option {
 	if o.Creds != "" {
 		nopts = append(nopts, nats.UserCredentials(o.Creds))
 	}
+	if o.InboxPrefix != "" {
+		nopts = append(nopts, nats.CustomInboxPrefix(o.InboxPrefix))
+	}
 	if o.TLSPin != "" {
 		nopts = append(nopts, nats.Secure(pinned(o.TLSPin)))
 	} else if o.TLSCA != "" {

@@ -34,11 +34,19 @@ type Options struct {
 	// SHA-256 (hex, see CertPin) and skips the CA and host name checks: a
 	// local hub found through RELAY_HOME (hub.Endpoint.TLSPin).
 	TLSPin string
+	// InboxPrefix is the prefix of this connection's reply subjects; empty
+	// means nats.go's (_INBOX). An agent's own credential may read only the
+	// replies under the prefix the hub issued it with.
+	InboxPrefix string
 	// Workspace is joined; empty means DefaultWorkspace.
 	Workspace string
 	// Name is this client's agent name: the sender of what it sends and the
 	// owner of its inbox and presence. Required for Send, Register and Inbox.
 	Name string
+	// Human marks this client as a human or a script (relay send): what it
+	// sends is marked human, with Name as the user name, and goes to the
+	// subject without a sender, which needs the administrator's token.
+	Human bool
 	// Replicas of the workspace's stream and bucket when this client creates
 	// them; zero means 1 (use 3 on a three-node cluster).
 	Replicas int
@@ -197,7 +205,7 @@ func (c *Client) setup(ctx context.Context) error {
 	scfg := jetstream.StreamConfig{
 		Name:        StreamName(ws),
 		Description: "relay messages and receipts of workspace " + ws,
-		Subjects:    []string{InboxSubject(ws, "*"), ReceiptSubject(ws, "*")},
+		Subjects:    streamSubjects(ws),
 		Retention:   jetstream.LimitsPolicy,
 		MaxAge:      c.opts.Retention,
 		MaxMsgs:     c.opts.MaxMessages,
@@ -213,6 +221,9 @@ func (c *Client) setup(ctx context.Context) error {
 		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
 			c.stream, err = js.Stream(ctx, scfg.Name)
 		}
+	}
+	if err == nil {
+		c.addSubjects(ctx, scfg.Subjects)
 	}
 	if errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount) ||
 		errors.Is(err, nats.ErrNoResponders) {
@@ -330,4 +341,41 @@ func redact(u string) string {
 		}
 	}
 	return u
+}
+
+// streamSubjects are the subjects of a workspace's stream: inboxes without
+// and with a sender token, and receipts.
+func streamSubjects(ws string) []string {
+	return []string{InboxSubject(ws, "*"), SenderInboxSubject(ws, "*", "*"), ReceiptSubject(ws, "*")}
+}
+
+// addSubjects adds to a stream made by an older relay the subjects it
+// lacks (the inboxes with a sender). An agent's own credential may not
+// update streams: its wrapper, with the administrator's token, does.
+func (c *Client) addSubjects(ctx context.Context, want []string) {
+	info := c.stream.CachedInfo()
+	if info == nil {
+		return
+	}
+	have := map[string]bool{}
+	for _, s := range info.Config.Subjects {
+		have[s] = true
+	}
+	cfg := info.Config
+	changed := false
+	for _, s := range want {
+		if !have[s] {
+			cfg.Subjects = append(cfg.Subjects, s)
+			changed = true
+		}
+	}
+	if !changed {
+		return
+	}
+	st, err := c.js.UpdateStream(ctx, cfg)
+	if err != nil {
+		c.log.Warn("add subjects to the workspace stream", "stream", cfg.Name, "err", err)
+		return
+	}
+	c.stream = st
 }

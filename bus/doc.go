@@ -60,6 +60,10 @@
 // meantime is bounded by Options.ReconnectBuffer and an overflow is
 // returned as an error, never dropped silently.
 //
-// Anyone holding the hub's token can send as any name: the token, not the
-// from field, is the security boundary (see docs/protocol.md).
+// A client sends on SenderInboxSubject, its own name as the sender token,
+// and an inbox refuses an envelope whose from is not that sender: with an
+// agent's own credential, which the hub lets publish only with its own
+// name there, no one can send as another agent. The workspace token (the
+// administrator's) may publish anything, on InboxSubject too, which is how
+// humans (Options.Human) and foreign clients send (see docs/security.md).
 package bus

@@ -43,6 +43,11 @@ type Envelope struct {
 	Hops    int       `json:"hops"`
 	Created time.Time `json:"created"`
 	Kind    Kind      `json:"kind,omitempty"`
+	// Human marks a message sent by a human or a script (relay send) with
+	// the administrator's token; From is then their user name. Only the
+	// subject without a sender (InboxSubject), which agents' credentials
+	// cannot publish to, may carry it.
+	Human bool `json:"human,omitempty"`
 }
 
 // ErrInvalidEnvelope is wrapped by every reason an envelope is rejected.

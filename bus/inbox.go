@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -133,14 +134,14 @@ func (c *Client) consume(ctx context.Context, each func(d *Delivery, pending uin
 	}
 	ws, name := c.opts.Workspace, c.opts.Name
 	cfg := jetstream.ConsumerConfig{
-		Durable:       name,
-		Description:   "inbox of " + name,
-		FilterSubject: InboxSubject(ws, name),
-		AckPolicy:     jetstream.AckExplicitPolicy,
-		AckWait:       c.opts.AckWait,
-		DeliverPolicy: jetstream.DeliverAllPolicy,
-		MaxDeliver:    -1,
-		MaxAckPending: 1000,
+		Durable:        name,
+		Description:    "inbox of " + name,
+		FilterSubjects: []string{InboxSubject(ws, name), SenderInboxSubject(ws, name, "*")},
+		AckPolicy:      jetstream.AckExplicitPolicy,
+		AckWait:        c.opts.AckWait,
+		DeliverPolicy:  jetstream.DeliverAllPolicy,
+		MaxDeliver:     -1,
+		MaxAckPending:  1000,
 	}
 	cons, err := c.openInbox(ctx, cfg)
 	if err != nil {
@@ -250,6 +251,9 @@ func (c *Client) deliver(ctx context.Context, m jetstream.Msg, fl *inflight, eac
 	if err == nil && env.To != c.opts.Name && env.To != Broadcast {
 		err = invalid("addressed to %q but it came to the inbox of %q", env.To, c.opts.Name)
 	}
+	if err == nil {
+		err = checkSender(m.Subject(), env)
+	}
 	if err != nil {
 		c.reject(ctx, m, md.Sequence.Stream, env, err)
 		each(nil, md.NumPending)
@@ -304,5 +308,23 @@ func (c *Client) resumeInOrder(ctx context.Context, cfg *jetstream.ConsumerConfi
 	cfg.DeliverPolicy = jetstream.DeliverByStartSequencePolicy
 	cfg.OptStartSeq = info.AckFloor.Stream + 1
 	c.log.Info("inbox resumes in order", "from_seq", cfg.OptStartSeq, "pending", info.NumAckPending)
+	return nil
+}
+
+// checkSender binds an envelope to the subject it came on: one sent with a
+// sender token (an agent's, which the server lets only that agent's
+// credential publish) must name that sender in from and cannot claim to be
+// a human's. One without (the administrator's token) is taken as it says.
+func checkSender(subject string, env Envelope) error {
+	parts := strings.Split(subject, ".")
+	if len(parts) != 5 {
+		return nil
+	}
+	if env.From != parts[4] {
+		return invalid("from %q but sent by %q", env.From, parts[4])
+	}
+	if env.Human {
+		return invalid("marked human but sent by agent %q", parts[4])
+	}
 	return nil
 }

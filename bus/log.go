@@ -269,13 +269,16 @@ func (r *logReader) forget(keep int) {
 // changed, if any.
 func (c *Client) apply(entries map[string]*Entry, order *[]string, subject string, data []byte, seq uint64, stored time.Time) *Entry {
 	parts := strings.Split(subject, ".")
-	if len(parts) != 4 {
+	if len(parts) != 4 && (len(parts) != 5 || parts[2] != "inbox") {
 		return nil
 	}
 	switch parts[2] {
 	case "inbox":
 		recipient := parts[3]
 		env, err := ParseEnvelope(data)
+		if err == nil {
+			err = checkSender(subject, env)
+		}
 		key := env.ID
 		if ValidName("message id", key) != nil {
 			key = fmt.Sprintf("#%d", seq)

@@ -72,6 +72,17 @@ func InboxSubject(workspace, agent string) string {
 	return "relay." + workspace + ".inbox." + agent
 }
 
+// SenderInboxSubject is where agent from sends to agent to:
+// relay.<workspace>.inbox.<to>.<from>. The sender's name is in the subject
+// so that the server's permissions can bind it to a credential: an agent's
+// own credential may publish only with its own name there, and the
+// recipient refuses an envelope whose from is not that name. InboxSubject
+// (no sender) is for the administrator's token: humans, scripts, the nats
+// CLI.
+func SenderInboxSubject(workspace, to, from string) string {
+	return InboxSubject(workspace, to) + "." + from
+}
+
 // ReceiptSubject carries the receipts of message id: relay.<workspace>.receipt.<id>.
 func ReceiptSubject(workspace, id string) string {
 	return "relay." + workspace + ".receipt." + id

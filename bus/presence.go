@@ -280,12 +280,17 @@ func (c *Client) pending(ctx context.Context, agent string) (uint64, error) {
 	if !errors.Is(err, jetstream.ErrConsumerNotFound) {
 		return 0, fmt.Errorf("pending for %s: %w", agent, err)
 	}
-	subj := InboxSubject(c.opts.Workspace, agent)
-	info, err := c.stream.Info(ctx, jetstream.WithSubjectFilter(subj))
-	if err != nil {
-		return 0, fmt.Errorf("pending for %s: %w", agent, err)
+	var n uint64
+	for _, filter := range []string{InboxSubject(c.opts.Workspace, agent), SenderInboxSubject(c.opts.Workspace, agent, "*")} {
+		info, err := c.stream.Info(ctx, jetstream.WithSubjectFilter(filter))
+		if err != nil {
+			return 0, fmt.Errorf("pending for %s: %w", agent, err)
+		}
+		for _, k := range info.State.Subjects {
+			n += k
+		}
 	}
-	return info.State.Subjects[subj], nil
+	return n, nil
 }
 
 // presenceWatch keeps the names of a workspace's agents up to date, so that

@@ -54,6 +54,7 @@ func (c *Client) SendMessage(ctx context.Context, m Message) (Envelope, error) {
 	env := Envelope{
 		ID: m.ID, Workspace: c.opts.Workspace, From: c.opts.Name, To: m.To, Body: m.Body,
 		Thread: m.Thread, ReplyTo: m.ReplyTo, Hops: m.Hops, Created: time.Now().UTC(), Kind: m.Kind,
+		Human: c.opts.Human,
 	}
 	if env.Kind == "" {
 		env.Kind = KindMessage
@@ -80,7 +81,7 @@ func (c *Client) SendMessage(ctx context.Context, m Message) (Envelope, error) {
 			return env, fmt.Errorf("send to *: %w %q", ErrNoRecipients, c.opts.Workspace)
 		}
 		for _, r := range to {
-			if err := c.publish(ctx, InboxSubject(c.opts.Workspace, r), data, env.ID+"."+r); err != nil {
+			if err := c.publish(ctx, c.inboxSubject(r), data, env.ID+"."+r); err != nil {
 				return env, fmt.Errorf("send to * (copy for %s): %w", r, err)
 			}
 		}
@@ -91,7 +92,7 @@ func (c *Client) SendMessage(ctx context.Context, m Message) (Envelope, error) {
 		_, err := c.kv.Get(ctx, m.To)
 		known = err == nil
 	}
-	if err := c.publish(ctx, InboxSubject(c.opts.Workspace, m.To), data, env.ID); err != nil {
+	if err := c.publish(ctx, c.inboxSubject(m.To), data, env.ID); err != nil {
 		return env, fmt.Errorf("send to %s: %w", m.To, err)
 	}
 	if !known {
@@ -167,4 +168,13 @@ func retryable(err error) bool {
 	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
 		errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse) ||
 		errors.Is(err, nats.ErrDisconnected) || errors.Is(err, nats.ErrConnectionReconnecting)
+}
+
+// inboxSubject is where this client sends to agent to: with its own name
+// as the sender token, or, for a human, without one.
+func (c *Client) inboxSubject(to string) string {
+	if c.opts.Human {
+		return InboxSubject(c.opts.Workspace, to)
+	}
+	return SenderInboxSubject(c.opts.Workspace, to, c.opts.Name)
 }

@@ -347,6 +347,16 @@ func CheckHome(home string) error {
 // with exe (the relay binary) and returns that. A lock file makes two
 // callers at once (two wrappers in two terminals) start only one hub.
 func EnsureRunning(ctx context.Context, home, exe string) (Endpoint, error) {
+	return EnsureRunningWith(ctx, home, func(ctx context.Context) (Endpoint, error) {
+		return StartDetached(ctx, DetachOptions{Home: home, Executable: exe})
+	})
+}
+
+// EnsureRunningWith returns the hub running for home, or the one start
+// starts, under the same lock as EnsureRunning: a program that has no relay
+// binary to run `relay up --detach` with starts a hub inside itself
+// (Start) this way, and two such programs start only one.
+func EnsureRunningWith(ctx context.Context, home string, start func(context.Context) (Endpoint, error)) (Endpoint, error) {
 	if err := ensureDirs(home); err != nil {
 		return Endpoint{}, fmt.Errorf("ensure hub: %w", err)
 	}
@@ -361,7 +371,7 @@ func EnsureRunning(ctx context.Context, home, exe string) (Endpoint, error) {
 	if ep, err := Discover(home); err == nil {
 		return ep, nil
 	}
-	return StartDetached(ctx, DetachOptions{Home: home, Executable: exe})
+	return start(ctx)
 }
 
 // Stop sends SIGTERM to the hub running for home and waits until its

@@ -16,6 +16,8 @@
 //	hub.lock    held by the running hub; a second hub on the same home is refused
 //	start.lock  serialises EnsureRunning so two wrappers start one hub
 //	hub.log     output of a detached hub
+//	agents.json the agents' own credentials, issued when they join and revoked when they
+//	            leave; kept across restarts so that a reconnecting agent's still works
 //	jetstream/  JetStream storage
 //
 // The hub trusts its folders and files only when they belong to the user
@@ -42,6 +44,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
 
 	"github.com/relayhq/relay/internal/statedir"
 )
@@ -112,6 +115,8 @@ type Hub struct {
 	port  int
 	pin   string        // hex SHA-256 of the TLS certificate; "" without TLS
 	guard chan struct{} // closed to stop guardDisk
+	auth  *auth         // the token and the agents' credentials
+	creds *nats.Conn    // answers credential requests
 
 	mu       sync.Mutex
 	st       state // as recorded in hub.json
@@ -258,19 +263,23 @@ func start(opts Options, dir string, lock *os.File) (*Hub, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start hub: %w", err)
 	}
+	au, err := newAuth(token, filepath.Join(dir, "agents.json"))
+	if err != nil {
+		return nil, fmt.Errorf("start hub: %w", err)
+	}
 	sopts := &server.Options{
-		ServerName:            opts.ServerName,
-		Host:                  host,
-		Port:                  port,
-		Authorization:         token,
-		JetStream:             true,
-		StoreDir:              filepath.Join(dir, "jetstream"),
-		JetStreamMaxStore:     opts.MaxStore,
-		JetStreamMaxMemory:    opts.MaxMemory,
-		NoSigs:                true,
-		NoLog:                 opts.Logger == nil,
-		MaxPayload:            1 << 20,
-		DisableShortFirstPing: true,
+		ServerName:                 opts.ServerName,
+		Host:                       host,
+		Port:                       port,
+		CustomClientAuthentication: au,
+		JetStream:                  true,
+		StoreDir:                   filepath.Join(dir, "jetstream"),
+		JetStreamMaxStore:          opts.MaxStore,
+		JetStreamMaxMemory:         opts.MaxMemory,
+		NoSigs:                     true,
+		NoLog:                      opts.Logger == nil,
+		MaxPayload:                 1 << 20,
+		DisableShortFirstPing:      true,
 	}
 	scheme, pin := "nats", ""
 	if opts.TLSCert != "" {
@@ -316,6 +325,11 @@ func start(opts Options, dir string, lock *os.File) (*Hub, error) {
 		lock:  lock,
 		port:  addr.Port,
 		pin:   pin,
+		auth:  au,
+	}
+	if h.creds, err = h.serveCredentials(); err != nil {
+		srv.Shutdown()
+		return nil, fmt.Errorf("start hub: %w", err)
 	}
 	h.lastDash = last.DashboardPort
 	h.guard = make(chan struct{})
@@ -331,6 +345,9 @@ func start(opts Options, dir string, lock *os.File) (*Hub, error) {
 
 // URL is the NATS URL clients connect to (without the token).
 func (h *Hub) URL() string { return h.url }
+
+// Home is the state folder the hub runs in.
+func (h *Hub) Home() string { return h.home }
 
 // Token is the secret clients must present.
 func (h *Hub) Token() string { return h.token }
@@ -350,6 +367,7 @@ func (h *Hub) Shutdown() {
 		return
 	}
 	close(h.guard)
+	h.creds.Close()
 	h.srv.Shutdown()
 	h.srv.WaitForShutdown()
 	h.mu.Lock()

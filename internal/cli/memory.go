@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -87,7 +88,8 @@ func runMemory(ctx context.Context, env *Env, args []string) error {
 		return usagef("unknown verb %q: want save, search, list, get, forget, export or import", verb)
 	}
 
-	api, workspace, done, err := openMemory(ctx, env, &f.hub)
+	readOnly := verb == "search" || verb == "list" || verb == "get" || verb == "export"
+	api, workspace, done, err := openMemory(ctx, env, &f.hub, readOnly)
 	if err != nil {
 		return err
 	}
@@ -112,6 +114,9 @@ func runMemoryVerb(ctx context.Context, env *Env, api memory.API, f *memoryFlags
 		author := f.author
 		if author == "" {
 			author = defaultSender(env)
+			if id, _ := agentIdentity(env); id != nil {
+				author = id.Name // the agent's own relay memory save
+			}
 		}
 		m, created, err := api.Save(ctx, memory.Memory{
 			Text: text, Tags: append(tags, filter.Tags...), Author: author,
@@ -195,9 +200,11 @@ func runMemoryVerb(ctx context.Context, env *Env, api memory.API, f *memoryFlags
 
 // openMemory returns the hub's memory service when a hub runs and serves
 // it, else the store file in RELAY_HOME, saying so on stderr. done closes
-// what was opened.
-func openMemory(ctx context.Context, env *Env, hf *hubFlags) (api memory.API, workspace string, done func(), err error) {
+// what was opened. With readOnly, a store that does not exist yet is not
+// created (nor the state folder): an empty one stands in for it.
+func openMemory(ctx context.Context, env *Env, hf *hubFlags, readOnly bool) (api memory.API, workspace string, done func(), err error) {
 	o, err := busOptions(ctx, env, hf, false)
+	err0 := err
 	workspace = o.Workspace
 	if workspace == "" {
 		workspace = bus.DefaultWorkspace
@@ -225,6 +232,11 @@ func openMemory(ctx context.Context, env *Env, hf *hubFlags) (api memory.API, wo
 			return nil, "", nil, err
 		}
 		why = "the hub serves no memory"
+	}
+	if readOnly && errors.Is(err0, hub.ErrNoHub) {
+		if api, done, ok := emptyMemory(env); ok {
+			return api, workspace, done, nil
+		}
 	}
 	home, err := env.EnsureHome()
 	if err != nil {
@@ -285,4 +297,28 @@ func memPlural(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// emptyMemory is an empty store in a temporary folder, for reading when
+// RELAY_HOME holds no memory store: reading never creates one. ok is false
+// when there is a store to read.
+func emptyMemory(env *Env) (api memory.API, done func(), ok bool) {
+	home, err := env.Home()
+	if err != nil {
+		return nil, nil, false
+	}
+	if _, err := os.Stat(memory.DefaultPath(home)); !errors.Is(err, os.ErrNotExist) {
+		return nil, nil, false
+	}
+	tmp, err := os.MkdirTemp("", "relay-memory-")
+	if err != nil {
+		return nil, nil, false
+	}
+	st, err := memory.Open(filepath.Join(tmp, "memory.db"), nil)
+	if err != nil {
+		os.RemoveAll(tmp)
+		return nil, nil, false
+	}
+	fmt.Fprintf(env.Stderr, "relay: no hub running and no memories in %s yet\n", termsafe.Line(home))
+	return st, func() { st.Close(); os.RemoveAll(tmp) }, true
 }

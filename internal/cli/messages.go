@@ -53,6 +53,13 @@ func busOptions(ctx context.Context, env *Env, f *hubFlags, start bool) (bus.Opt
 	if err := bus.ValidName("workspace", o.Workspace); err != nil {
 		return o, usagef("%v", err)
 	}
+	id, err := agentIdentity(env)
+	if err != nil {
+		return o, err
+	}
+	if useIdentity(&o, id, f) { // inside a wrapped agent: as that agent
+		return o, nil
+	}
 	o.URL, o.Creds, o.TLSCA = cfg.Hub.URL, cfg.Hub.Creds, cfg.Hub.TLSCA
 	if f.creds != "" {
 		o.Creds = f.creds
@@ -70,7 +77,12 @@ func busOptions(ctx context.Context, env *Env, f *hubFlags, start bool) (bus.Opt
 		}
 		return o, nil
 	}
-	home, err := env.EnsureHome()
+	// Only a command that may start a hub creates the state folder: one
+	// that only reads (relay log, agents) leaves no trace without a hub.
+	home, err := env.Home()
+	if start {
+		home, err = env.EnsureHome()
+	}
 	if err != nil {
 		return o, err
 	}
@@ -129,6 +141,13 @@ func runSend(ctx context.Context, env *Env, args []string) error {
 		}
 		body = strings.TrimRight(string(b), "\n")
 	}
+	id, err := agentIdentity(env)
+	if err != nil {
+		return err
+	}
+	if id != nil && hf.hub == "" {
+		return sendAsAgent(ctx, env, id, from, target, body, asJSON)
+	}
 	if from == "" {
 		from = defaultSender(env)
 	}
@@ -143,7 +162,15 @@ func runSend(ctx context.Context, env *Env, args []string) error {
 	if len(body) > bus.MaxBody {
 		return usagef("message is %d bytes or more; the limit is %d", len(body), bus.MaxBody)
 	}
-	c, err := connectBus(ctx, env, &hf, from, false)
+	o, err := busOptions(ctx, env, &hf, false)
+	if err != nil {
+		return err
+	}
+	// A human or a script: marked so, with the user's name.
+	o.Name, o.Human = from, true
+	cctx, ccancel := context.WithTimeout(ctx, 10*time.Second)
+	c, err := bus.Connect(cctx, o)
+	ccancel()
 	if err != nil {
 		return err
 	}
@@ -262,6 +289,12 @@ func runLog(ctx context.Context, env *Env, args []string) error {
 			return usagef("--since: %v", err)
 		}
 		o.Since = t
+	}
+	if id, err := agentIdentity(env); err != nil {
+		return err
+	} else if id != nil && id.Token != "" && hf.hub == "" {
+		// Said at once, not after the server refused and a timeout.
+		return fmt.Errorf("relay log reads every agent's messages, which agent %s's own credential may not; run it outside the agent (with the workspace token)", id.Name)
 	}
 	c, err := connectBus(ctx, env, &hf, "", false)
 	if err != nil {

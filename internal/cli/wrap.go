@@ -11,6 +11,7 @@ import (
 	"github.com/relayhq/relay/bus"
 	"github.com/relayhq/relay/config"
 	"github.com/relayhq/relay/delivery"
+	"github.com/relayhq/relay/internal/session"
 )
 
 // wrapOptions are the parsed flags of `relay wrap`.
@@ -58,6 +59,10 @@ func parseWrap(env *Env, args []string) (*wrapOptions, error) {
 func runWrap(ctx context.Context, env *Env, args []string) error {
 	o, err := parseWrap(env, args)
 	if err != nil {
+		return err
+	}
+	// Before anything is created or started (state folder, hub, log).
+	if _, err := session.LookPath(o.Command[0], env.environ(), ""); err != nil {
 		return err
 	}
 	cfg, err := loadConfig(env, configOptions{flags: config.Flags{Name: o.Name, Workspace: o.Workspace, Hub: o.Hub, Profile: o.Profile, TLSCA: o.TLSCA}})

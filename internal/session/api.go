@@ -24,9 +24,9 @@ func FromContext(ctx context.Context) (*Session, bool) {
 	return s, ok
 }
 
-// ErrNoHub is returned by what needs the hub when the session has none
-// (yet, or at all).
-var ErrNoHub = errors.New("the hub is unreachable")
+// ErrHubAway is returned by what needs the hub (memory from a handler)
+// while the session has none, yet or at all.
+var ErrHubAway = errors.New("the hub is unreachable")
 
 // Name returns the agent's name.
 func (s *Session) Name() string { return s.name() }
@@ -55,7 +55,7 @@ func (s *Session) Inject(text string) {
 func (s *Session) memory() (*memory.Client, error) {
 	c := s.client.Load()
 	if c == nil {
-		return nil, ErrNoHub
+		return nil, ErrHubAway
 	}
 	return memory.NewClient(c.Conn(), memory.DefaultSubjectPrefix), nil
 }

@@ -204,6 +204,16 @@ func (s *Session) handleRelay(ctx context.Context, c patterns.Command) (patterns
 	if c.NS == patterns.NSBroadcast || to == "" {
 		to = bus.Broadcast
 	}
+	notice, _ := s.relayOut(ctx, bus.Message{To: to, Body: c.Body})
+	return patterns.Result{Inject: notice}, nil
+}
+
+// relayOut sends what the agent sends (its @relay: lines and its own relay
+// send) past the loop damping: msg.To and msg.Body are set, msg.ID may be.
+// It returns a notice for the agent, if one is due now, and whether the
+// message went to the outbox.
+func (s *Session) relayOut(ctx context.Context, msg bus.Message) (string, bool) {
+	to := msg.To
 	var name string
 	var last received
 	var known bool
@@ -212,7 +222,7 @@ func (s *Session) handleRelay(ctx context.Context, c patterns.Command) (patterns
 		last, known = st.lastFrom[strings.ToLower(to)]
 	})
 	if strings.EqualFold(to, name) {
-		return patterns.Result{Inject: fmt.Sprintf("Not sent: @relay:%s is you.", to)}, nil
+		return fmt.Sprintf("Not sent: @relay:%s is you.", to), false
 	}
 	hops := 0
 	if known && time.Since(last.at) < hopMemory {
@@ -223,21 +233,22 @@ func (s *Session) handleRelay(ctx context.Context, c patterns.Command) (patterns
 		if v.Quiet {
 			// Held again within the window: counted, not reported again,
 			// so that a notice is never the cause of another notice.
-			return patterns.Result{}, nil
+			return "", false
 		}
 		if cl := s.client.Load(); cl != nil {
 			// Shown in relay log with the status held, in no inbox.
-			if _, err := cl.Hold(ctx, bus.Message{To: to, Body: c.Body, Hops: hops}, v.Why); err != nil {
+			if _, err := cl.Hold(ctx, bus.Message{ID: msg.ID, To: to, Body: msg.Body, Hops: hops}, v.Why); err != nil {
 				s.log.Warn("record held message", "err", err)
 			}
 		}
-		return patterns.Result{Inject: fmt.Sprintf("Not sent to %s (%s). Wait, or ask the human.", to, v.Why)}, nil
+		return fmt.Sprintf("Not sent to %s (%s). Wait, or ask the human.", to, v.Why), false
 	}
-	msg := bus.Message{To: to, Body: c.Body, Hops: hops}
+	msg.Hops = hops
 	if known && hops > 0 {
 		msg.ReplyTo = last.id
 	}
-	return patterns.Result{Inject: s.send(msg)}, nil
+	notice := s.send(msg)
+	return notice, !strings.HasPrefix(notice, "Not sent")
 }
 
 // handleMemory answers @memory: commands through the hub's memory service

@@ -39,9 +39,9 @@ func (s *Session) connect(ctx context.Context) error {
 			ep, err := hub.Discover(s.cfg.Home)
 			return ep.URL, err
 		}
-		ep, err := hub.EnsureRunning(ctx, s.cfg.Home, s.cfg.Executable)
+		ep, err := s.ensureHub(ctx)
 		if err != nil {
-			return fmt.Errorf("start hub: %w", err)
+			return err
 		}
 		url, token, pin = ep.URL, ep.Token, ep.TLSPin
 	}
@@ -69,6 +69,8 @@ func (s *Session) connect(ctx context.Context) error {
 			return err
 		}
 		c.SetCLI(s.prof.CLI)
+		s.ident.hubAuth(url, pin, s.issueCredential(c, name))
+		s.rewriteAgentFile() // after a reconnection; no file yet at the first
 		s.do(func(st *state) {
 			st.name, st.url = name, url
 			// Tell the hub the agent's state now: it may have changed
@@ -165,11 +167,14 @@ func (s *Session) closeAll() {
 		cancel()
 	}
 	if c := s.client.Load(); c != nil {
+		s.revokeCredential(c)
 		c.Close()
 	}
 	if s.journal != nil {
 		s.journal.Close()
 	}
+	s.stopAgentFile()
+	s.stopLocalHub()
 }
 
 // outgoing holds what the agent sends: the bus outbox once the hub was
@@ -262,7 +267,7 @@ func (s *Session) joinFailed(err error) error {
 		return nil
 	}
 	name := s.name()
-	if errors.Is(err, bus.ErrUntrustedHub) || errors.Is(err, bus.ErrUnauthorized) || errors.Is(err, statedir.ErrUnsafe) {
+	if errors.Is(err, bus.ErrUntrustedHub) || errors.Is(err, bus.ErrUnauthorized) || errors.Is(err, statedir.ErrUnsafe) || errors.Is(err, ErrNoHub) {
 		return fmt.Errorf("%s cannot join its team, so it was not started: %w", name, err)
 	}
 	s.log.Warn("hub not reachable; the agent starts alone and relay keeps trying", "err", err)

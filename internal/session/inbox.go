@@ -105,7 +105,7 @@ func (s *Session) accept(ctx context.Context, d *bus.Delivery) (delivery.Item, b
 			close(done)
 		}
 	}
-	from := delivery.Sender{Name: env.From, ToAll: env.To == bus.Broadcast, Human: !s.isAgent(ctx, env.From)}
+	from := delivery.Sender{Name: env.From, ToAll: env.To == bus.Broadcast, Human: env.Human || !s.isAgent(ctx, env.From)}
 	text := s.form().MessageFrom(from, env.ID, env.Body)
 	return delivery.Item{ID: env.ID, Text: text, Done: func(st delivery.Status, reason string) {
 		bg := context.WithoutCancel(ctx)

@@ -81,6 +81,8 @@ type Session struct {
 	cmds      *cmdQueue
 	out       outgoing
 	client    atomic.Pointer[bus.Client]
+	local     localHub  // a hub run inside this process, if any
+	ident     agentFile // the child's identity file and socket
 
 	// Set before the stages start, read-only after.
 	scr     screenModel
@@ -130,7 +132,12 @@ func newSession(ctx context.Context, cfg Config) *Session {
 func Run(ctx context.Context, cfg Config) (int, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	// A command that is not there starts nothing: no hub is left behind.
+	if _, err := LookPath(cfg.Command, cfg.Env, cfg.Dir); err != nil {
+		return 0, err
+	}
 	s := newSession(ctx, cfg)
+	defer s.stopLocalHub() // when Run returns before closeAll
 
 	// Join the team first (briefly), so that a name clash is said before
 	// the agent starts and the primer can name the peers.
@@ -155,6 +162,16 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 	env := cfg.Env
 	if env == nil {
 		env = os.Environ()
+	}
+	// The child gets its own credential (the identity file), never the
+	// workspace token.
+	env = withoutVar(env, "RELAY_TOKEN")
+	if !s.alone() {
+		idEnv, err := s.startAgentFile(ctx, name)
+		if err != nil {
+			return 0, err
+		}
+		env = append(env, idEnv...)
 	}
 	env = append(env,
 		"RELAY_NAME="+name,
@@ -396,6 +413,17 @@ func (s *Session) publishScreen(ctx context.Context, scr screenModel, size func(
 			s.log.Debug("publish screen", "err", err)
 		}
 	}
+}
+
+// withoutVar returns env without the entries of variable key.
+func withoutVar(env []string, key string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, key+"=") {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
 
 func newID() string {

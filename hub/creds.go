@@ -1,0 +1,300 @@
+package hub
+
+import (
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+
+	"github.com/relayhq/relay/internal/statedir"
+)
+
+// Per-agent credentials. The hub's NATS server authenticates every client
+// with the hub's own authenticator (nats-server's CustomClientAuthentication,
+// checked by the server at CONNECT): the workspace token is the
+// administrator's and may do anything; an agent's credential, issued when
+// its wrapper joins and revoked when it leaves, may only do what that
+// agent may do (AgentPermissions), enforced by the server on every publish
+// and subscribe. Revoking closes the connections made with it.
+//
+// Only the administrator's token may ask for credentials: requests go to
+// IssueSubject and RevokeSubject, which no agent's permissions allow.
+
+// IssueSubject is where a wrapper (holding the workspace token) asks the hub
+// for its agent's credential: a CredentialRequest, answered by a Credential.
+const IssueSubject = "relay._creds.issue"
+
+// RevokeSubject is where a wrapper revokes its agent's credential when the
+// agent leaves: a CredentialRequest, answered by a Credential without token.
+const RevokeSubject = "relay._creds.revoke"
+
+// CredentialRequest names the agent a credential is for.
+type CredentialRequest struct {
+	Workspace string `json:"workspace"`
+	Name      string `json:"name"`
+}
+
+// Credential is the hub's answer: the agent's token and the prefix of the
+// reply subjects it may read (nats.CustomInboxPrefix), or an error.
+type Credential struct {
+	Token       string `json:"token,omitempty"`
+	InboxPrefix string `json:"inbox_prefix,omitempty"`
+	Error       string `json:"error,omitempty"`
+}
+
+// AgentInboxPrefix is the prefix of the reply subjects of agent name's
+// credential: _RELAY_INBOX.<workspace>.<name>.
+func AgentInboxPrefix(workspace, name string) string {
+	return "_RELAY_INBOX." + workspace + "." + name
+}
+
+// AgentPermissions is what agent name of workspace ws may do with its own
+// credential: send as itself (the inbox subjects with its name as sender),
+// read its own inbox's consumer, read presence and write its own, use the
+// memory service, and read the replies to its requests. Nothing else: no
+// other inbox, no stream or consumer management, no credentials.
+func AgentPermissions(ws, name string) *server.Permissions {
+	kv := "KV_relay_presence_" + ws
+	stream := "RELAY_" + ws
+	return &server.Permissions{
+		Publish: &server.SubjectPermission{Allow: []string{
+			"relay." + ws + ".inbox.*." + name,
+			"relay._memory.>",
+			"$JS.API.INFO",
+			"$JS.API.STREAM.INFO." + stream,
+			"$JS.API.STREAM.INFO." + kv,
+			"$JS.API.CONSUMER.CREATE." + kv, "$JS.API.CONSUMER.CREATE." + kv + ".>",
+			"$JS.API.CONSUMER.DELETE." + kv + ".>",
+			"$JS.API.CONSUMER.INFO." + kv + ".>",
+			"$JS.API.DIRECT.GET." + kv, "$JS.API.DIRECT.GET." + kv + ".>",
+			"$JS.API.STREAM.MSG.GET." + kv,
+			"$JS.FC." + kv + ".>",
+			"$KV.relay_presence_" + ws + "." + name,
+			// Every inbox's pending count, for relay agents: metadata only.
+			"$JS.API.CONSUMER.INFO." + stream + ".*",
+			"$JS.API.CONSUMER.MSG.NEXT." + stream + "." + name,
+			"$JS.ACK." + stream + "." + name + ".>",
+		}},
+		Subscribe: &server.SubjectPermission{Allow: []string{AgentInboxPrefix(ws, name) + ".>"}},
+	}
+}
+
+// agentCred is one issued credential.
+type agentCred struct {
+	ws, name, token string
+	cids            map[uint64]struct{} // connections made with it
+}
+
+// auth is the hub's authenticator and credential registry.
+type auth struct {
+	admin string
+
+	mu      sync.Mutex
+	path    string // where the issued credentials are kept across restarts
+	byToken map[string]*agentCred
+	byAgent map[string]*agentCred // workspace + "." + name
+}
+
+// newAuth returns the authenticator of a hub whose token is admin, with
+// the credentials issued before a restart (kept in path, 0600): a wrapper
+// that reconnects to the restarted hub does not ask again, and its agent's
+// credential keeps working.
+func newAuth(admin, path string) (*auth, error) {
+	a := &auth{admin: admin, path: path, byToken: map[string]*agentCred{}, byAgent: map[string]*agentCred{}}
+	b, err := statedir.ReadSecret(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return a, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read agents' credentials: %w", err)
+	}
+	var saved []savedCred
+	if err := json.Unmarshal(b, &saved); err != nil {
+		return nil, fmt.Errorf("read agents' credentials %s: %w", path, err)
+	}
+	for _, s := range saved {
+		ac := &agentCred{ws: s.Workspace, name: s.Name, token: s.Token, cids: map[uint64]struct{}{}}
+		a.byToken[ac.token] = ac
+		a.byAgent[ac.ws+"."+ac.name] = ac
+	}
+	return a, nil
+}
+
+// savedCred is one credential in the hub's agents file.
+type savedCred struct {
+	Workspace string `json:"workspace"`
+	Name      string `json:"name"`
+	Token     string `json:"token"`
+}
+
+// save writes the issued credentials; a.mu is held.
+func (a *auth) save() error {
+	saved := make([]savedCred, 0, len(a.byAgent))
+	for _, ac := range a.byAgent {
+		saved = append(saved, savedCred{Workspace: ac.ws, Name: ac.name, Token: ac.token})
+	}
+	b, _ := json.Marshal(saved)
+	return writeFileAtomic(a.path, b)
+}
+
+// Check is nats-server's hook: the administrator's token gets every
+// permission, an agent's credential its own.
+func (a *auth) Check(c server.ClientAuthentication) bool {
+	if c.Kind() != server.CLIENT {
+		return false
+	}
+	token := c.GetOpts().Token
+	if token == "" {
+		return false
+	}
+	if subtle.ConstantTimeCompare([]byte(token), []byte(a.admin)) == 1 {
+		c.RegisterUser(&server.User{Username: "admin"})
+		return true
+	}
+	a.mu.Lock()
+	ac := a.byToken[token]
+	if ac != nil {
+		ac.cids[c.GetID()] = struct{}{}
+	}
+	a.mu.Unlock()
+	if ac == nil {
+		return false
+	}
+	c.RegisterUser(&server.User{Username: "agent." + ac.ws + "." + ac.name, Permissions: AgentPermissions(ac.ws, ac.name)})
+	return true
+}
+
+// ErrBadRequest is returned for a credential request without a valid
+// workspace and agent name.
+var ErrBadRequest = errors.New("bad credential request")
+
+// Issue returns a new credential for agent name of workspace ws,
+// revoking the one it had (a wrapper that joins again, or took over the
+// name of one that crashed).
+func (h *Hub) Issue(ws, name string) (Credential, error) {
+	if !validToken(ws) || !validToken(name) {
+		return Credential{}, fmt.Errorf("%w: workspace %q, agent %q", ErrBadRequest, ws, name)
+	}
+	raw := make([]byte, 32)
+	if _, err := rand.Read(raw); err != nil {
+		return Credential{}, fmt.Errorf("issue credential: %w", err)
+	}
+	ac := &agentCred{ws: ws, name: name, token: "agent-" + hex.EncodeToString(raw), cids: map[uint64]struct{}{}}
+	a := h.auth
+	a.mu.Lock()
+	old := a.byAgent[ws+"."+name] // replaced in the same step: never two for one name
+	if old != nil {
+		delete(a.byToken, old.token)
+	}
+	a.byToken[ac.token] = ac
+	a.byAgent[ws+"."+name] = ac
+	err := a.save()
+	a.mu.Unlock()
+	if old != nil {
+		h.disconnect(old)
+	}
+	if err != nil {
+		return Credential{}, fmt.Errorf("issue credential: %w", err)
+	}
+	return Credential{Token: ac.token, InboxPrefix: AgentInboxPrefix(ws, name)}, nil
+}
+
+// Revoke makes agent name's credential stop working and closes the
+// connections made with it. It reports whether there was one.
+func (h *Hub) Revoke(ws, name string) bool {
+	a := h.auth
+	a.mu.Lock()
+	ac := a.byAgent[ws+"."+name]
+	if ac != nil {
+		delete(a.byAgent, ws+"."+name)
+		delete(a.byToken, ac.token)
+		_ = a.save() // a credential kept by mistake dies with the next issue for the name
+	}
+	a.mu.Unlock()
+	if ac == nil {
+		return false
+	}
+	h.disconnect(ac)
+	return true
+}
+
+// disconnect closes the connections made with a credential that no longer
+// exists.
+func (h *Hub) disconnect(ac *agentCred) {
+	h.auth.mu.Lock()
+	cids := make([]uint64, 0, len(ac.cids))
+	for cid := range ac.cids {
+		cids = append(cids, cid)
+	}
+	h.auth.mu.Unlock()
+	for _, cid := range cids {
+		_ = h.srv.DisconnectClientByID(cid) // gone already: nothing to do
+	}
+}
+
+// validToken is true for a name that is one NATS subject token of letters,
+// digits, '_' and '-' (as bus.ValidName, which hub cannot import).
+func validToken(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || (i > 0 && (c == '_' || c == '-'))) {
+			return false
+		}
+	}
+	return true
+}
+
+// serveCredentials answers IssueSubject and RevokeSubject on an in-process
+// connection with the administrator's token.
+func (h *Hub) serveCredentials() (*nats.Conn, error) {
+	nc, err := nats.Connect("", nats.InProcessServer(h.srv), nats.Token(h.token), nats.Name("relay-hub-credentials"))
+	if err != nil {
+		return nil, fmt.Errorf("credential service: %w", err)
+	}
+	answer := func(m *nats.Msg, c Credential, err error) {
+		if err != nil {
+			c = Credential{Error: err.Error()}
+		}
+		b, _ := json.Marshal(c)
+		_ = m.Respond(b)
+	}
+	if _, err := nc.Subscribe(IssueSubject, func(m *nats.Msg) {
+		var r CredentialRequest
+		if err := json.Unmarshal(m.Data, &r); err != nil {
+			answer(m, Credential{}, fmt.Errorf("%w: %v", ErrBadRequest, err))
+			return
+		}
+		c, err := h.Issue(r.Workspace, r.Name)
+		answer(m, c, err)
+	}); err != nil {
+		nc.Close()
+		return nil, fmt.Errorf("credential service: %w", err)
+	}
+	if _, err := nc.Subscribe(RevokeSubject, func(m *nats.Msg) {
+		var r CredentialRequest
+		if err := json.Unmarshal(m.Data, &r); err != nil {
+			answer(m, Credential{}, fmt.Errorf("%w: %v", ErrBadRequest, err))
+			return
+		}
+		h.Revoke(r.Workspace, r.Name)
+		answer(m, Credential{}, nil)
+	}); err != nil {
+		nc.Close()
+		return nil, fmt.Errorf("credential service: %w", err)
+	}
+	if err := nc.Flush(); err != nil {
+		nc.Close()
+		return nil, fmt.Errorf("credential service: %w", err)
+	}
+	return nc, nil
+}

@@ -1,0 +1,194 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nuid"
+
+	"github.com/relayhq/relay/bus"
+	"github.com/relayhq/relay/hookrpc"
+	"github.com/relayhq/relay/hub"
+	"github.com/relayhq/relay/internal/identity"
+)
+
+// The agent's own relay commands: the wrapper writes an identity file
+// (internal/identity) for its child, names it in the child's environment,
+// and answers `relay send` on a private socket, so that what the agent
+// runs acts as the agent and goes through the same loop damping as its
+// @relay: lines.
+
+// SendEvent is the hookrpc event `relay send` calls inside an agent; its
+// payload is a SendRequest, its answer's Stdout a SendReply.
+const SendEvent = "relay-send"
+
+// SendRequest is what `relay send` asks the wrapper to send.
+type SendRequest struct {
+	To   string `json:"to"`
+	Body string `json:"body"`
+}
+
+// SendReply is the wrapper's answer: the message's id when it went out (or
+// waits for the hub), else only a notice saying why not.
+type SendReply struct {
+	ID     string `json:"id,omitempty"`
+	From   string `json:"from"`
+	To     string `json:"to"`
+	Sent   bool   `json:"sent"`
+	Notice string `json:"notice,omitempty"`
+}
+
+// agentFile is the identity file and socket of the running agent.
+type agentFile struct {
+	mu   sync.Mutex
+	path string
+	srv  *hookrpc.Server
+	f    identity.File
+}
+
+// hubAuth records how the agent reaches the hub, for the identity file:
+// its own credential (cred.Token empty when the hub issues none).
+func (a *agentFile) hubAuth(url, pin string, cred hub.Credential) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.f.Hub, a.f.TLSPin, a.f.Token, a.f.InboxPrefix = url, pin, cred.Token, cred.InboxPrefix
+}
+
+// credentialTimeout bounds a credential request to the hub.
+const credentialTimeout = 2 * time.Second
+
+// issueCredential asks the hub for the agent's own credential. A hub that
+// issues none (an external NATS server, an older hub) gives the agent
+// none: its relay commands then find the hub as any command does.
+func (s *Session) issueCredential(c *bus.Client, name string) hub.Credential {
+	req, _ := json.Marshal(hub.CredentialRequest{Workspace: s.cfg.Workspace, Name: name})
+	m, err := c.Conn().Request(hub.IssueSubject, req, credentialTimeout)
+	var cred hub.Credential
+	if err == nil {
+		err = json.Unmarshal(m.Data, &cred)
+	}
+	if err == nil && cred.Error != "" {
+		err = errors.New(cred.Error)
+	}
+	if err != nil {
+		s.log.Info("the hub issued no credential for the agent", "err", err)
+		return hub.Credential{}
+	}
+	return cred
+}
+
+// revokeCredential tells the hub that the agent left: its credential
+// stops working and the connections made with it are closed.
+func (s *Session) revokeCredential(c *bus.Client) {
+	s.ident.mu.Lock()
+	had := s.ident.f.Token != ""
+	s.ident.f.Token = ""
+	s.ident.mu.Unlock()
+	if !had || !c.Conn().IsConnected() {
+		return
+	}
+	req, _ := json.Marshal(hub.CredentialRequest{Workspace: s.cfg.Workspace, Name: s.name()})
+	if _, err := c.Conn().Request(hub.RevokeSubject, req, credentialTimeout); err != nil {
+		s.log.Warn("revoke the agent's credential", "err", err)
+	}
+}
+
+// startAgentFile writes the identity file of agent name and serves its
+// socket until ctx ends. It returns the child's environment entries.
+func (s *Session) startAgentFile(ctx context.Context, name string) ([]string, error) {
+	dir := filepath.Join(s.cfg.Home, "agents", s.cfg.Workspace, name)
+	srv, err := hookrpc.Listen(filepath.Join(s.cfg.Home, "run"))
+	if err != nil {
+		return nil, fmt.Errorf("agent socket: %w", err)
+	}
+	srv.ErrorLog = func(err error) { s.log.Warn("agent socket", "err", err) }
+	a := &s.ident
+	a.mu.Lock()
+	a.path, a.srv = filepath.Join(dir, "identity.json"), srv
+	a.f.Name, a.f.Workspace, a.f.SessionID, a.f.Socket = name, s.cfg.Workspace, s.sid, srv.Path()
+	f, path := a.f, a.path
+	a.mu.Unlock()
+	if err := identity.Write(path, f); err != nil {
+		srv.Close()
+		return nil, err
+	}
+	go func() { _ = srv.Serve(ctx, s.serveAgent) }()
+	return []string{identity.FileEnv + "=" + path}, nil
+}
+
+// rewriteAgentFile writes the identity file again (a new credential).
+func (s *Session) rewriteAgentFile() {
+	a := &s.ident
+	a.mu.Lock()
+	f, path := a.f, a.path
+	a.mu.Unlock()
+	if path == "" {
+		return
+	}
+	if err := identity.Write(path, f); err != nil {
+		s.log.Warn("rewrite agent file", "err", err)
+	}
+}
+
+// stopAgentFile closes the socket and removes the identity file.
+func (s *Session) stopAgentFile() {
+	a := &s.ident
+	a.mu.Lock()
+	srv, path := a.srv, a.path
+	a.srv, a.path = nil, ""
+	a.mu.Unlock()
+	if srv != nil {
+		srv.Close()
+	}
+	if path != "" {
+		os.Remove(path)
+	}
+}
+
+// serveAgent answers the agent's own relay commands.
+func (s *Session) serveAgent(ctx context.Context, req hookrpc.Request) hookrpc.Response {
+	if req.Event != SendEvent {
+		return hookrpc.Response{ExitCode: 2, Stdout: fmt.Sprintf("unknown request %q", req.Event)}
+	}
+	var sr SendRequest
+	if err := json.Unmarshal(req.Payload, &sr); err != nil {
+		return hookrpc.Response{ExitCode: 2, Stdout: "bad request: " + err.Error()}
+	}
+	reply := SendReply{From: s.name(), To: sr.To}
+	msg := bus.Message{ID: nuid.Next(), To: sr.To, Body: sr.Body}
+	if n := badTarget(sr.To); n != "" {
+		reply.Notice = n
+	} else if s.alone() {
+		reply.Notice = "Not sent: this agent runs without a hub (--hub none)."
+	} else {
+		s.log.Info("relay send from the agent", "to", sr.To, "bytes", len(sr.Body))
+		reply.Notice, reply.Sent = s.relayOut(ctx, msg)
+	}
+	if reply.Sent {
+		reply.ID = msg.ID
+	}
+	b, _ := json.Marshal(reply)
+	code := 0
+	if !reply.Sent {
+		code = 1
+	}
+	return hookrpc.Response{Stdout: string(b), ExitCode: code}
+}
+
+// badTarget returns a notice when to is neither an agent name nor "*".
+func badTarget(to string) string {
+	if to == bus.Broadcast {
+		return ""
+	}
+	if err := bus.ValidName("target", to); err != nil {
+		return "Not sent: " + strings.TrimPrefix(err.Error(), bus.ErrBadName.Error()+": ")
+	}
+	return ""
+}
