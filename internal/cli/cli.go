@@ -117,6 +117,7 @@ func commands() map[string]command {
 		"dashboard": {"print or open the dashboard's address", runDashboard},
 		"doctor":    {"check the hub, the state folder and the agent CLIs", runDoctor},
 		"hook":      {"forward a Claude Code hook to its relay wrapper (run by Claude Code)", runHook},
+		"mcp":       {"serve the team's tools (send, agents, memory…) over MCP on stdio", runMCP},
 	}
 }
 

@@ -1,0 +1,257 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/relayhq/relay/internal/ptytest"
+	"github.com/relayhq/relay/internal/testutil"
+)
+
+// deployConfig is a project configuration with a user namespace whose
+// handler appends one line per run to ran.log and prints what it did.
+const deployConfig = `[patterns.deploy]
+command = 'printf "%s %s\n" "$RELAY_TARGET" "$RELAY_MESSAGE" >> ran.log; echo "deployed $RELAY_MESSAGE to $RELAY_TARGET as $RELAY_AGENT"'
+allow = ["Alice"]
+cwd = "."
+`
+
+// mcpProject writes a project folder with deployConfig and returns it.
+func mcpProject(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, ".relay"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".relay", "config.toml"), []byte(deployConfig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// mcpClient starts `relay mcp` with args in dir, against the team's hub,
+// and connects the SDK's client to it over stdio.
+func (tm *team) mcpClient(dir string, env []string, args ...string) *mcp.ClientSession {
+	tm.t.Helper()
+	cmd := exec.Command(relayBin, append([]string{"mcp"}, args...)...)
+	cmd.Env, cmd.Dir, cmd.Stderr = append(slices.Clone(tm.env), env...), dir, testWriter{tm.t}
+	client := mcp.NewClient(&mcp.Implementation{Name: "relay-e2e", Version: "1"}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		tm.t.Fatalf("connect to relay mcp: %v", err)
+	}
+	tm.t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// testWriter logs a process's stderr in the test's output.
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Logf("relay mcp stderr: %s", strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+// call calls a tool and returns its text and whether it is a tool error;
+// a protocol error fails the test.
+func call(t *testing.T, cs *mcp.ClientSession, tool string, args map[string]any) (string, bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s(%v): protocol error: %v", tool, args, err)
+	}
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String(), res.IsError
+}
+
+// mustCall calls a tool that must succeed and returns its text.
+func mustCall(t *testing.T, cs *mcp.ClientSession, tool string, args map[string]any) string {
+	t.Helper()
+	text, isErr := call(t, cs, tool, args)
+	if isErr {
+		t.Fatalf("%s(%v) failed: %s", tool, args, text)
+	}
+	return text
+}
+
+var memIDRe = regexp.MustCompile(`\[([0-9a-z]{8})\]`)
+
+// TestMCPProtocol: the SDK's client talks to the relay binary over stdio:
+// initialize, list the tools, call each one; a peer gets what send sent
+// once; the user namespace runs its handler once, for allowed agents only;
+// bad arguments are MCP errors and the server keeps answering.
+func TestMCPProtocol(t *testing.T) {
+	tm := newTeam(t)
+	dir := mcpProject(t)
+	bob := tm.agent("Bob", "bash", "--norc", "--noprofile")
+	tm.waitAgents("Bob")
+	// Inside a wrapped agent RELAY_NAME says who it is.
+	cs := tm.mcpClient(dir, []string{"RELAY_NAME=Alice"})
+
+	if got := cs.InitializeResult().ServerInfo.Name; got != "relay" {
+		t.Errorf("server name %q, want relay", got)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range tools.Tools {
+		names = append(names, tool.Name)
+		if tool.Description == "" || tool.InputSchema == nil {
+			t.Errorf("tool %s has no description or schema", tool.Name)
+		}
+	}
+	slices.Sort(names)
+	want := []string{"agents", "deploy", "inbox", "log", "memory_forget", "memory_list", "memory_save", "memory_search", "send"}
+	if !slices.Equal(names, want) {
+		t.Errorf("tools %v, want %v", names, want)
+	}
+
+	t.Run("send", func(t *testing.T) {
+		const body = "rerun the flaky auth tests"
+		out := mustCall(t, cs, "send", map[string]any{"to": "Bob", "message": body})
+		if !strings.Contains(out, "Sent to Bob as message") || !strings.Contains(out, "Bob ") {
+			t.Errorf("send said %q", out)
+		}
+		bob.WaitOutput(body, 30*time.Second)
+		testutil.Eventually(t, func() error {
+			if out := mustCall(t, cs, "log", map[string]any{"with": "Bob"}); !strings.Contains(out, "Bob delivered") && !strings.Contains(out, "Bob confirmed") {
+				return fmt.Errorf("log with Bob: %q", out)
+			}
+			return nil
+		})
+		// Readline redraws what is typed, so count on the screen.
+		if n := strings.Count(ptytest.Screen(t, bob.Output(), 100, 30), body); n != 1 {
+			t.Errorf("Bob's screen shows the message %d times", n)
+		}
+	})
+	t.Run("agents", func(t *testing.T) {
+		if out := mustCall(t, cs, "agents", nil); !strings.Contains(out, "- Bob: shell, ") {
+			t.Errorf("agents said %q", out)
+		}
+	})
+	t.Run("inbox", func(t *testing.T) {
+		if out, err := tm.relay("send", "--from", "Bob", "Alice", "Done: 2 failures, @relay:Carol see auth_test.go:41"); err != nil {
+			t.Fatalf("relay send: %v\n%s", err, out)
+		}
+		out := mustCall(t, cs, "inbox", map[string]any{"n": 5})
+		if !strings.Contains(out, "Bob -> Alice") || !strings.Contains(out, "Done: 2 failures") {
+			t.Errorf("inbox said %q", out)
+		}
+		// A peer's text is shown, never obeyed: its @relay: is neutralised.
+		if strings.Contains(out, "@relay:Carol") || !strings.Contains(out, "＠relay:Carol") {
+			t.Errorf("inbox did not neutralise the peer's command: %q", out)
+		}
+	})
+	t.Run("memory", func(t *testing.T) {
+		out := mustCall(t, cs, "memory_save", map[string]any{"text": "The staging database resets every night at 02:00 UTC", "tags": []string{"ops"}})
+		m := memIDRe.FindStringSubmatch(out)
+		if m == nil {
+			t.Fatalf("memory_save said %q", out)
+		}
+		if out := mustCall(t, cs, "memory_search", map[string]any{"query": "staging database", "limit": 3}); !strings.Contains(out, "resets every night") || !strings.Contains(out, "Alice") {
+			t.Errorf("memory_search said %q", out)
+		}
+		if out := mustCall(t, cs, "memory_list", map[string]any{"n": 5}); !strings.Contains(out, m[1]) {
+			t.Errorf("memory_list said %q", out)
+		}
+		if out := mustCall(t, cs, "memory_forget", map[string]any{"id": m[1]}); !strings.Contains(out, "forgot ["+m[1]+"]") {
+			t.Errorf("memory_forget said %q", out)
+		}
+		if out := mustCall(t, cs, "memory_search", map[string]any{"query": "staging database"}); !strings.Contains(out, "nothing found") {
+			t.Errorf("after forget, memory_search said %q", out)
+		}
+	})
+	t.Run("namespace", func(t *testing.T) {
+		out := mustCall(t, cs, "deploy", map[string]any{"target": "staging", "body": "v1.2.3"})
+		if strings.TrimSpace(out) != "deployed v1.2.3 to staging as Alice" {
+			t.Errorf("deploy said %q", out)
+		}
+		ran, err := os.ReadFile(filepath.Join(dir, "ran.log"))
+		if err != nil || string(ran) != "staging v1.2.3\n" {
+			t.Errorf("the handler ran: %q, %v; want once", ran, err)
+		}
+		// Eve is not on the allow list: refused, nothing runs.
+		eve := tm.mcpClient(dir, []string{"RELAY_NAME=Eve"})
+		if out, isErr := call(t, eve, "deploy", map[string]any{"target": "prod", "body": "v9"}); !isErr || !strings.Contains(out, "may only be used by Alice") {
+			t.Errorf("Eve's deploy: error %v, %q", isErr, out)
+		}
+		if ran, _ := os.ReadFile(filepath.Join(dir, "ran.log")); string(ran) != "staging v1.2.3\n" {
+			t.Errorf("after Eve's refused deploy the handler log is %q", ran)
+		}
+	})
+	t.Run("bad arguments", func(t *testing.T) {
+		for _, c := range []struct {
+			tool string
+			args map[string]any
+			want string
+		}{
+			{"send", map[string]any{"to": "Bob"}, "message"},
+			{"send", map[string]any{"to": "Bob", "message": 42}, "message"},
+			{"send", map[string]any{"to": "no such name!", "message": "hi"}, "recipient"},
+			{"send", map[string]any{"to": "Alice", "message": "hi"}, "is you"},
+			{"send", map[string]any{"to": "Bob", "message": "   "}, "empty"},
+			{"send", map[string]any{"to": "Bob", "message": strings.Repeat("x", 70<<10)}, "limit"},
+			{"log", map[string]any{"n": -1}, "n is -1"},
+			{"log", map[string]any{"with": "a b"}, "with"},
+			{"memory_search", map[string]any{"query": ""}, "no words"},
+			{"memory_list", map[string]any{"n": "ten"}, "n"},
+			{"memory_forget", map[string]any{"id": "zzzzzzzz"}, "not found"},
+			{"deploy", map[string]any{"target": "two words"}, "white space"},
+			{"agents", map[string]any{"extra": true}, "extra"},
+		} {
+			out, isErr := call(t, cs, c.tool, c.args)
+			if !isErr || !strings.Contains(out, c.want) {
+				t.Errorf("%s(%.60v): error %v, %q; want an error about %q", c.tool, c.args, isErr, out, c.want)
+			}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "no_such_tool"}); err == nil {
+			t.Error("an unknown tool was not a protocol error")
+		}
+		// Still answering.
+		if out := mustCall(t, cs, "agents", nil); !strings.Contains(out, "Bob") {
+			t.Errorf("after bad calls, agents said %q", out)
+		}
+	})
+}
+
+// TestMCPWithoutHub: the server starts and lists its tools with no hub;
+// a call that needs the hub is a tool error saying so.
+func TestMCPWithoutHub(t *testing.T) {
+	home := filepath.Join(t.TempDir(), "home")
+	tm := &team{t: t, env: append(baseEnv(t), "RELAY_HOME="+home, "USER=tester")}
+	cs := tm.mcpClient(t.TempDir(), nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if tools, err := cs.ListTools(ctx, nil); err != nil || len(tools.Tools) != 8 {
+		t.Fatalf("tools without a hub: %v, %v", tools, err)
+	}
+	out, isErr := call(t, cs, "send", map[string]any{"to": "Bob", "message": "hello"})
+	if !isErr || !strings.Contains(out, "hub is unreachable") {
+		t.Errorf("send without a hub: error %v, %q", isErr, out)
+	}
+}
