@@ -20,7 +20,10 @@ type Launch struct {
 	// there is none (a Go program embedding relay, no relay on PATH).
 	RelayBinary string
 	// Steer says messages may reach the model mid-turn (delivery mode steer).
-	Steer   bool
+	Steer bool
+	// MCP, when set, is relay's MCP server for this session, for the
+	// profile to register with its CLI; nil leaves it out (mcp = false).
+	MCP     *MCPServer
 	Started time.Time
 	Log     *slog.Logger
 }

@@ -52,7 +52,8 @@ func startHooks(l agents.Launch) (agents.Setup, error) {
 	if l.RelayBinary == "" {
 		return agents.Setup{}, fmt.Errorf("no relay binary for Claude Code's hooks")
 	}
-	settings, err := Settings(l.RelayBinary)
+	mcpArgs, allow := mcpSetup(l)
+	settings, err := SettingsAllowing(l.RelayBinary, allow)
 	if err != nil {
 		return agents.Setup{}, err
 	}
@@ -67,7 +68,7 @@ func startHooks(l agents.Launch) (agents.Setup, error) {
 	h := &hooks{srv: srv, steer: l.Steer, log: l.Log}
 	srv.ErrorLog = func(err error) { l.Log.Warn("hook", "err", err) }
 	return agents.Setup{
-		Args:   []string{"--settings", settings},
+		Args:   append([]string{"--settings", settings}, mcpArgs...),
 		Env:    []string{hookrpc.SocketEnv + "=" + srv.Path()},
 		Source: h,
 	}, nil

@@ -9,11 +9,14 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/relayhq/relay/internal/agenttest"
+	"github.com/relayhq/relay/internal/mockmodel"
 	"github.com/relayhq/relay/internal/ptytest"
 	"github.com/relayhq/relay/internal/testutil"
 )
@@ -254,4 +257,98 @@ func TestMCPWithoutHub(t *testing.T) {
 	if !isErr || !strings.Contains(out, "hub is unreachable") {
 		t.Errorf("send without a hub: error %v, %q", isErr, out)
 	}
+}
+
+// mcpScript is a model that, once told to kick off, calls the MCP tools of
+// calls in order (searching for each first where the CLI defers them) and
+// then answers done. Each call's result must contain its want before the
+// next call is made.
+type mcpCall struct {
+	tool  string
+	input map[string]any
+	want  string // in the tool's result
+}
+
+func mcpScript(t *testing.T, calls ...mcpCall) mockmodel.Script {
+	var mu sync.Mutex
+	next, started := 0, false
+	return func(r mockmodel.Request) mockmodel.Reply {
+		mu.Lock()
+		defer mu.Unlock()
+		if strings.Contains(r.LastUser, "kick off") {
+			started = true
+		}
+		if !started || next == len(calls) {
+			return mockmodel.Reply{Text: "OK."}
+		}
+		if strings.Contains(r.LastUser, calls[next].want) {
+			next++
+			if next == len(calls) {
+				return mockmodel.Reply{Text: "All done."}
+			}
+		}
+		reply, ok := mockmodel.CallTool(r, "", calls[next].tool, calls[next].input)
+		if !ok {
+			t.Errorf("turn %d offers neither %s nor a tool search: %v", r.Turn, calls[next].tool, r.Tools)
+			return mockmodel.Reply{Text: "I cannot find the tool."}
+		}
+		return reply
+	}
+}
+
+// TestMCPClaude: Claude Code's model calls relay's send tool to Bob (a
+// Codex) and memory_search, through the server relay wrap registered
+// (MCP tools deferred behind ToolSearch, as by default, and allowed
+// without a dialog); Bob's model receives the message word for word, once;
+// the search result comes back to Claude's model as the tool's result.
+func TestMCPClaude(t *testing.T) {
+	tm := newTeam(t)
+	const toBob = "Bob, the nightly build broke in pkg/auth: please bisect it between v1.3.0 and main and tell me the first bad commit."
+	const fact = "The staging database resets every night at 02:00 UTC"
+	if out, err := tm.relay("memory", "save", fact); err != nil {
+		t.Fatalf("relay memory save: %v\n%s", err, out)
+	}
+	alice := tm.claude("Alice", 100, 30, mcpScript(t,
+		mcpCall{"mcp__relay__send", map[string]any{"to": "Bob", "message": toBob}, "Sent to Bob as message"},
+		mcpCall{"mcp__relay__memory_search", map[string]any{"query": "staging database"}, fact},
+	))
+	codexModel := mockmodel.NewResponses(mockmodel.Options{Script: mockmodel.Fixed("On it.")})
+	t.Cleanup(codexModel.Close)
+	bob := agenttest.Start(t, agenttest.Codex(t, agenttest.CodexOptions{Model: codexModel.URL, Env: tm.relayEnv()}).
+		Under(relayBin, "wrap", "--name", "Bob", "--"))
+	stopGently(t, bob)
+	if _, err := bob.WaitReady(60*time.Second, agenttest.CodexReady); err != nil {
+		t.Fatalf("Codex not ready: %v", err)
+	}
+	tm.waitAgents("Alice", "Bob")
+
+	alice.term.Submit("kick off the bisect")
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	if _, err := codexModel.WaitForRequest(ctx, toBob); err != nil {
+		t.Fatalf("Bob's model never got the message: %v\nAlice's screen:\n%s\nlogs:\n%s", err,
+			agenttest.TmuxScreen(t, alice.term.Raw(), 100, 30), tm.wrapperLog())
+	}
+	// A permission dialog would stop the turn here: the tools are allowed.
+	res := alice.waitTurn(t, fact, 60*time.Second)
+	if !strings.Contains(string(res.Body), `"tool_result"`) {
+		t.Errorf("the search result did not come back as a tool result: %s", res.LastUser)
+	}
+	for _, r := range alice.model.Turns() {
+		t.Logf("Alice's turn %d offered %d tools, relay's: %q, ToolSearch: %v", r.Turn, len(r.Tools), r.FindTool("__send"), r.HasTool(mockmodel.ToolSearch))
+	}
+	if n := codexModel.Count(toBob); n != 1 {
+		t.Errorf("Bob's model got the message %d times", n)
+	}
+	// The message is from Alice, as the log shows.
+	testutil.Eventually(t, func() error {
+		out, err := tm.relay("log")
+		if err != nil {
+			return err
+		}
+		if !strings.Contains(out, "Alice -> Bob") {
+			return fmt.Errorf("no message from Alice to Bob in the log:\n%s", out)
+		}
+		return nil
+	})
 }

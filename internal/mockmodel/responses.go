@@ -131,6 +131,7 @@ func (m *Responses) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	req.Model = q.Model
 	req.LastUser = q.lastUserText()
+	req.Tools = toolNames(q.Tools)
 	var reply Reply
 	if f := q.Text.Format; f.Type == "json_schema" && len(f.Schema) > 0 {
 		req.Kind = "utility"

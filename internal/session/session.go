@@ -170,7 +170,7 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 	if s.prof.Exact != nil {
 		setup, err := s.prof.Exact(agents.Launch{
 			Command: cfg.Command, Args: cfg.Args, Env: env, Dir: s.workDir(), Home: cfg.Home,
-			RelayBinary: s.relayBinary(), Steer: cfg.Delivery == delivery.ModeSteer,
+			RelayBinary: s.relayBinary(), Steer: cfg.Delivery == delivery.ModeSteer, MCP: s.mcpServer(name),
 			Started: started, Log: s.log,
 		})
 		if err != nil {
