@@ -28,3 +28,9 @@ type MCPServer struct {
 
 // EnvKeys returns the keys of Env, sorted (for a stable command line).
 func (m *MCPServer) EnvKeys() []string { return slices.Sorted(maps.Keys(m.Env)) }
+
+// MCPPrimer is what the primer adds when relay's MCP server is registered
+// with the agent's CLI: the second way to talk, and that one message goes
+// one way.
+const MCPPrimer = ` You may also have relay's tools (MCP server "relay": send, agents, inbox, log, memory_save, memory_search, memory_list, memory_forget):` +
+	` they do the same as these lines, exactly, and return a result you can read. Use either way, but send each message only once.`

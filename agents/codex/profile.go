@@ -85,7 +85,7 @@ func exact(l agents.Launch) (agents.Setup, error) {
 		}
 		return rollout{NewRolloutReader(path, from)}, nil
 	}
-	return agents.Setup{Source: agents.NewFollower("Codex's rollout file", find, l.Log)}, nil
+	return agents.Setup{Args: MCPArgs(l.MCP), Source: agents.NewFollower("Codex's rollout file", find, l.Log)}, nil
 }
 
 // diagnose says where relay reads Codex's exact text: its rollout files

@@ -80,7 +80,11 @@ func exact(l agents.Launch) (agents.Setup, error) {
 		}
 		return chat{NewTranscriptReaderAt(path, 0)}, nil
 	}
-	return agents.Setup{Args: add, Source: agents.NewFollower("Gemini CLI's chat transcript", find, l.Log)}, nil
+	env, err := mcpSetup(l)
+	if err != nil {
+		l.Log.Warn("relay mcp is not registered", "err", err)
+	}
+	return agents.Setup{Args: add, Env: env, Source: agents.NewFollower("Gemini CLI's chat transcript", find, l.Log)}, nil
 }
 
 // diagnose says where relay reads Gemini CLI's exact text: its chat
