@@ -103,6 +103,9 @@ type Probe struct {
 type Diagnosis struct {
 	ExactText string // where relay reads its exact text
 	State     string // where relay reads busy and idle; "" means the screen
-	Problem   string // what is wrong, "" when nothing
-	Fix       string // how to fix Problem
+	// MCP says whether and how relay wrap registers relay's MCP server
+	// (the team's tools) with this CLI; "" means it does not.
+	MCP     string
+	Problem string // what is wrong, "" when nothing
+	Fix     string // how to fix Problem
 }

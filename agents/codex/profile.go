@@ -95,5 +95,6 @@ func diagnose(_ context.Context, p agents.Probe) agents.Diagnosis {
 	if fi, err := os.Stat(home); err == nil && !fi.IsDir() {
 		return agents.Diagnosis{ExactText: "screen (" + home + " is not a folder, so Codex keeps no rollout)"}
 	}
-	return agents.Diagnosis{ExactText: "rollout file (" + filepath.Join(home, "sessions") + "), thread from Codex's open files"}
+	return agents.Diagnosis{ExactText: "rollout file (" + filepath.Join(home, "sessions") + "), thread from Codex's open files",
+		MCP: "registered for each session (-c mcp_servers.relay.…), tools in the namespace mcp__relay"}
 }

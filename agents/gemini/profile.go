@@ -99,7 +99,8 @@ func diagnose(ctx context.Context, p agents.Probe) agents.Diagnosis {
 	if !bytes.Contains(out, []byte("--session-id")) {
 		return agents.Diagnosis{ExactText: "screen (this Gemini CLI has no --session-id, so relay cannot find its transcript)"}
 	}
-	return agents.Diagnosis{ExactText: "chat transcript (" + filepath.Join(Home(p.Env), ".gemini", "tmp", "<project>", "chats") + "), by the --session-id relay passes"}
+	return agents.Diagnosis{ExactText: "chat transcript (" + filepath.Join(Home(p.Env), ".gemini", "tmp", "<project>", "chats") + "), by the --session-id relay passes",
+		MCP: "registered for each session (a system-defaults overlay, " + SystemDefaultsEnv + "), server trusted"}
 }
 
 // newUUID returns a random (version 4) UUID.

@@ -41,9 +41,25 @@ func CallTool(r Request, text, name string, input map[string]any) (reply Reply, 
 	return Reply{}, false
 }
 
+// NamespaceSep joins a Responses namespace and a tool of it in Request.Tools
+// and ToolUse.Name: Codex 0.169 offers an MCP server's tools as a namespace
+// ({"type": "namespace", "name": "mcp__relay", "tools": [{"name": "send"}]})
+// and they are called with both ("namespace": "mcp__relay", "name": "send").
+const NamespaceSep = "/"
+
+// splitNamespace splits a tool name into its Responses namespace (or "")
+// and its name.
+func splitNamespace(tool string) (ns, name string) {
+	if i := strings.LastIndex(tool, NamespaceSep); i >= 0 {
+		return tool[:i], tool[i+1:]
+	}
+	return "", tool
+}
+
 // toolNames reads the names of the tools a request offers, in the three
 // wire formats: Anthropic ({"name"}), Responses ({"name"}, or a
-// namespace's {"tools": […]}) and Gemini ({"functionDeclarations": […]}).
+// namespace's {"tools": […]}, as NAMESPACE/NAME) and Gemini
+// ({"functionDeclarations": […]}).
 func toolNames(tools []json.RawMessage) []string {
 	var names []string
 	for _, raw := range tools {
@@ -57,10 +73,13 @@ func toolNames(tools []json.RawMessage) []string {
 		if json.Unmarshal(raw, &t) != nil {
 			continue
 		}
-		if t.Name != "" {
+		if len(t.Tools) > 0 {
+			for _, n := range toolNames(t.Tools) {
+				names = append(names, t.Name+NamespaceSep+n)
+			}
+		} else if t.Name != "" {
 			names = append(names, t.Name)
 		}
-		names = append(names, toolNames(t.Tools)...)
 		for _, d := range t.Decls {
 			names = append(names, d.Name)
 		}

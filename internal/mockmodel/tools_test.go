@@ -12,7 +12,7 @@ func TestToolNames(t *testing.T) {
 		want        []string
 	}{
 		{"anthropic", `[{"name":"Bash","input_schema":{}},{"name":"mcp__relay__send"}]`, []string{"Bash", "mcp__relay__send"}},
-		{"responses", `[{"type":"function","name":"exec_command"},{"type":"namespace","name":"mcp__relay__","tools":[{"type":"function","name":"send"}]}]`, []string{"exec_command", "mcp__relay__", "send"}},
+		{"responses", `[{"type":"function","name":"exec_command"},{"type":"namespace","name":"mcp__relay__","tools":[{"type":"function","name":"send"}]}]`, []string{"exec_command", "mcp__relay__/send"}},
 		{"gemini", `[{"functionDeclarations":[{"name":"run_shell_command"},{"name":"send"}]}]`, []string{"run_shell_command", "send"}},
 		{"junk", `[1, "x", {"name": 3}]`, nil},
 	} {
