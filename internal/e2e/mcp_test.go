@@ -357,10 +357,16 @@ func TestMCPClaude(t *testing.T) {
 // tool through the server relay wrap registered for them; Alice (a shell)
 // gets each message once, from the right sender.
 func TestMCPCodexAndGemini(t *testing.T) {
-	if os.Getenv("RELAY_E2E_MCP_CODEX_GEMINI") == "" {
-		t.Skip("not passing yet: Codex's call of the mcp__relay namespace and Gemini CLI's tool list are being worked out; set RELAY_E2E_MCP_CODEX_GEMINI=1")
-	}
 	tm := newTeam(t)
+	// Gemini CLI skips a settings file below a folder that others can
+	// write (/tmp, where t.TempDir is): the state folder, where relay
+	// writes its overlay, must be below a private one.
+	home := privateHome(t)
+	for i, kv := range tm.env {
+		if strings.HasPrefix(kv, "RELAY_HOME=") {
+			tm.env[i] = "RELAY_HOME=" + home
+		}
+	}
 	const fromBob = "Bob here: the retry loop in client.go is fixed, please pull"
 	const fromCarol = "Carol here: release notes for v1.4 are in RELEASE.md"
 	alice := tm.agent("Alice", "bash", "--norc", "--noprofile")
@@ -396,8 +402,15 @@ func TestMCPCodexAndGemini(t *testing.T) {
 			t.Fatalf("%s's primer does not name relay's tools: %v", who, err)
 		}
 	}
-	bob.Submit("kick off: tell Alice")
-	carol.Submit("kick off: tell Alice")
+	for who, a := range map[string]struct {
+		term *agenttest.Term
+		m    modelLog
+	}{"Bob": {bob, codexModel}, "Carol": {carol, geminiModel}} {
+		ask := "kick off: tell Alice, " + who
+		if _, err := a.term.SubmitConfirm(ask, 0, 30*time.Second, func() bool { return a.m.Count(ask) > 0 }); err != nil {
+			t.Fatalf("%s: %v", who, err)
+		}
+	}
 	for who, c := range map[string]struct {
 		m    modelLog
 		body string
@@ -423,4 +436,20 @@ func TestMCPCodexAndGemini(t *testing.T) {
 	if err != nil || !strings.Contains(out, "Bob -> Alice") || !strings.Contains(out, "Carol -> Alice") {
 		t.Errorf("log (%v):\n%s", err, out)
 	}
+}
+
+// privateHome is a state folder below the user's home (no folder on its
+// path is writable by others), removed when the test ends.
+func privateHome(t *testing.T) string {
+	t.Helper()
+	base := filepath.Join(os.Getenv("HOME"), ".cache")
+	if err := os.MkdirAll(base, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	dir, err := os.MkdirTemp(base, "relay-e2e-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return filepath.Join(dir, "home")
 }
