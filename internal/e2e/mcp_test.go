@@ -267,11 +267,13 @@ type mcpCall struct {
 	tool  string
 	input map[string]any
 	want  string // in the tool's result
+	text  string // written before the call (an @relay: line, say), in the first reply that makes it
 }
 
 func mcpScript(t *testing.T, calls ...mcpCall) mockmodel.Script {
 	var mu sync.Mutex
 	next, started := 0, false
+	calls = slices.Clone(calls)
 	return func(r mockmodel.Request) mockmodel.Reply {
 		mu.Lock()
 		defer mu.Unlock()
@@ -287,7 +289,9 @@ func mcpScript(t *testing.T, calls ...mcpCall) mockmodel.Script {
 				return mockmodel.Reply{Text: "All done."}
 			}
 		}
-		reply, ok := mockmodel.CallTool(r, "", calls[next].tool, calls[next].input)
+		c := &calls[next]
+		reply, ok := mockmodel.CallTool(r, c.text, c.tool, c.input)
+		c.text = "" // once
 		if !ok {
 			t.Errorf("turn %d offers neither %s nor a tool search: %v", r.Turn, calls[next].tool, r.Tools)
 			return mockmodel.Reply{Text: "I cannot find the tool."}
@@ -300,17 +304,21 @@ func mcpScript(t *testing.T, calls ...mcpCall) mockmodel.Script {
 // Codex) and memory_search, through the server relay wrap registered
 // (MCP tools deferred behind ToolSearch, as by default, and allowed
 // without a dialog); Bob's model receives the message word for word, once;
-// the search result comes back to Claude's model as the tool's result.
+// the search result comes back to Claude's model as the tool's result. The
+// same reply also writes an @relay:Bob line: both ways in one reply, each
+// message delivered once.
 func TestMCPClaude(t *testing.T) {
 	tm := newTeam(t)
 	const toBob = "Bob, the nightly build broke in pkg/auth: please bisect it between v1.3.0 and main and tell me the first bad commit."
 	const fact = "The staging database resets every night at 02:00 UTC"
+	const lineToBob = "Also check whether the flaky retry test in client_test.go fails on main."
 	if out, err := tm.relay("memory", "save", fact); err != nil {
 		t.Fatalf("relay memory save: %v\n%s", err, out)
 	}
 	alice := tm.claude("Alice", 100, 30, mcpScript(t,
-		mcpCall{"mcp__relay__send", map[string]any{"to": "Bob", "message": toBob}, "Sent to Bob as message"},
-		mcpCall{"mcp__relay__memory_search", map[string]any{"query": "staging database"}, fact},
+		// Both ways in one reply: a line and the tool.
+		mcpCall{"mcp__relay__send", map[string]any{"to": "Bob", "message": toBob}, "Sent to Bob as message", "Asking Bob.\n\n@relay:Bob " + lineToBob + "\n\nNow the tool."},
+		mcpCall{"mcp__relay__memory_search", map[string]any{"query": "staging database"}, fact, ""},
 	))
 	codexModel := mockmodel.NewResponses(mockmodel.Options{Script: mockmodel.Fixed("On it.")})
 	t.Cleanup(codexModel.Close)
@@ -337,8 +345,13 @@ func TestMCPClaude(t *testing.T) {
 	for _, r := range alice.model.Turns() {
 		t.Logf("Alice's turn %d offered %d tools, relay's: %q, ToolSearch: %v", r.Turn, len(r.Tools), r.FindTool("__send"), r.HasTool(mockmodel.ToolSearch))
 	}
-	if n := codexModel.Count(toBob); n != 1 {
-		t.Errorf("Bob's model got the message %d times", n)
+	if _, err := codexModel.WaitForRequest(ctx, lineToBob); err != nil {
+		t.Fatalf("Bob's model never got the @relay: line: %v", err)
+	}
+	for _, body := range []string{toBob, lineToBob} {
+		if n := codexModel.Count(body); n != 1 {
+			t.Errorf("Bob's model got %q %d times", body, n)
+		}
 	}
 	// The message is from Alice, as the log shows.
 	testutil.Eventually(t, func() error {
@@ -373,14 +386,14 @@ func TestMCPCodexAndGemini(t *testing.T) {
 	tm.waitAgents("Alice")
 
 	codexModel := mockmodel.NewResponses(mockmodel.Options{Script: mcpScript(t,
-		mcpCall{"send", map[string]any{"to": "Alice", "message": fromBob}, "Sent to Alice as message"})})
+		mcpCall{"send", map[string]any{"to": "Alice", "message": fromBob}, "Sent to Alice as message", ""})})
 	t.Cleanup(codexModel.Close)
 	bob := agenttest.Start(t, agenttest.Codex(t, agenttest.CodexOptions{Model: codexModel.URL, Env: tm.relayEnv()}).
 		Under(relayBin, "wrap", "--name", "Bob", "--"))
 	stopGently(t, bob)
 
 	geminiModel := mockmodel.NewGemini(mockmodel.Options{Script: mcpScript(t,
-		mcpCall{"send", map[string]any{"to": "Alice", "message": fromCarol}, "Sent to Alice as message"})})
+		mcpCall{"send", map[string]any{"to": "Alice", "message": fromCarol}, "Sent to Alice as message", ""})})
 	t.Cleanup(geminiModel.Close)
 	carol := agenttest.Start(t, agenttest.Gemini(t, agenttest.GeminiOptions{Model: geminiModel.URL, Env: tm.relayEnv()}).
 		Under(relayBin, "wrap", "--name", "Carol", "--"))
