@@ -186,7 +186,12 @@ func (s *Server) close() {
 // addTool registers one tool and remembers its name.
 func addTool[In any](s *Server, name, desc string, h func(ctx context.Context, in In) (string, error)) {
 	s.tools = append(s.tools, name)
-	mcp.AddTool(s.mcp, &mcp.Tool{Name: name, Description: desc},
+	tool := &mcp.Tool{Name: name, Description: desc}
+	if readOnly(name) {
+		// Clients may run a read-only tool without asking the human.
+		tool.Annotations = &mcp.ToolAnnotations{ReadOnlyHint: true}
+	}
+	mcp.AddTool(s.mcp, tool,
 		func(ctx context.Context, _ *mcp.CallToolRequest, in In) (*mcp.CallToolResult, any, error) {
 			text, err := h(ctx, in)
 			if err != nil {
@@ -195,6 +200,16 @@ func addTool[In any](s *Server, name, desc string, h func(ctx context.Context, i
 			}
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil, nil
 		})
+}
+
+// readOnly reports whether a tool changes nothing: it only reads the
+// team's presence, log or memory.
+func readOnly(tool string) bool {
+	switch tool {
+	case "agents", "inbox", "log", "memory_search", "memory_list":
+		return true
+	}
+	return false
 }
 
 // readCloser and writeCloser let any stream be a transport; closing them
