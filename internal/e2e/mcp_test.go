@@ -25,18 +25,19 @@ import (
 // handler appends one line per run to ran.log and prints what it did.
 const deployConfig = `[patterns.deploy]
 command = 'printf "%s %s\n" "$RELAY_TARGET" "$RELAY_MESSAGE" >> ran.log; echo "deployed $RELAY_MESSAGE to $RELAY_TARGET as $RELAY_AGENT"'
-allow = ["Alice"]
+allow = [ALLOW]
 cwd = "."
 `
 
-// mcpProject writes a project folder with deployConfig and returns it.
-func mcpProject(t *testing.T) string {
+// mcpProject writes a project folder with deployConfig, allowed for the
+// agents named, and returns it.
+func mcpProject(t *testing.T, allow ...string) string {
 	t.Helper()
 	dir := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(dir, ".relay"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, ".relay", "config.toml"), []byte(deployConfig), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, ".relay", "config.toml"), []byte(strings.Replace(deployConfig, "ALLOW", `"`+strings.Join(allow, `", "`)+`"`, 1)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return dir
@@ -104,7 +105,7 @@ var memIDRe = regexp.MustCompile(`\[([0-9a-z]{8})\]`)
 // bad arguments are MCP errors and the server keeps answering.
 func TestMCPProtocol(t *testing.T) {
 	tm := newTeam(t)
-	dir := mcpProject(t)
+	dir := mcpProject(t, "Alice")
 	bob := tm.agent("Bob", "bash", "--norc", "--noprofile")
 	tm.waitAgents("Bob")
 	// Inside a wrapped agent RELAY_NAME says who it is.
@@ -385,10 +386,14 @@ func TestMCPCodexAndGemini(t *testing.T) {
 	alice := tm.agent("Alice", "bash", "--norc", "--noprofile")
 	tm.waitAgents("Alice")
 
+	// Bob's project configures @deploy: Bob's model calls it as a tool;
+	// the handler runs once and its output is the tool's result.
+	project := mcpProject(t, "Bob")
 	codexModel := mockmodel.NewResponses(mockmodel.Options{Script: mcpScript(t,
-		mcpCall{"send", map[string]any{"to": "Alice", "message": fromBob}, "Sent to Alice as message", ""})})
+		mcpCall{"send", map[string]any{"to": "Alice", "message": fromBob}, "Sent to Alice as message", ""},
+		mcpCall{"deploy", map[string]any{"target": "staging", "body": "v1.2.3"}, "deployed v1.2.3 to staging as Bob", ""})})
 	t.Cleanup(codexModel.Close)
-	bob := agenttest.Start(t, agenttest.Codex(t, agenttest.CodexOptions{Model: codexModel.URL, Env: tm.relayEnv()}).
+	bob := agenttest.Start(t, agenttest.Codex(t, agenttest.CodexOptions{Model: codexModel.URL, Env: tm.relayEnv(), WorkDir: project}).
 		Under(relayBin, "wrap", "--name", "Bob", "--"))
 	stopGently(t, bob)
 
@@ -444,6 +449,14 @@ func TestMCPCodexAndGemini(t *testing.T) {
 		if n := strings.Count(screen, body); n != 1 {
 			t.Errorf("Alice's screen shows %q %d times:\n%s", body, n, screen)
 		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if _, err := codexModel.WaitForRequest(ctx, "deployed v1.2.3 to staging as Bob"); err != nil {
+		t.Errorf("the deploy handler's output did not come back to Bob's model: %v", err)
+	}
+	if ran, err := os.ReadFile(filepath.Join(project, "ran.log")); err != nil || string(ran) != "staging v1.2.3\n" {
+		t.Errorf("the deploy handler ran: %q, %v; want once", ran, err)
 	}
 	out, err := tm.relay("log")
 	if err != nil || !strings.Contains(out, "Bob -> Alice") || !strings.Contains(out, "Carol -> Alice") {
