@@ -75,6 +75,10 @@ type Options struct {
 	Damping delivery.DamperOptions
 	// NoPrimer leaves the agent's protocol primer out.
 	NoPrimer bool
+	// NoMCP leaves relay's MCP server (relay mcp, the team as tools) out
+	// of the agent CLI's session; by default it is registered where the
+	// CLI supports it and a relay binary runs it.
+	NoMCP bool
 	// MemoryAtStart gives the agent, with its primer, up to this many of
 	// the memories most relevant to its project folder; zero gives none.
 	MemoryAtStart int

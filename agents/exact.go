@@ -24,8 +24,11 @@ type Launch struct {
 	// BeforeToolCall says the session has BeforeToolCall handlers: a CLI
 	// whose hooks can hold a tool call asks Sink.BeforeToolCall first.
 	BeforeToolCall bool
-	Started        time.Time
-	Log            *slog.Logger
+	// MCP, when set, is relay's MCP server for this session, for the
+	// profile to register with its CLI; nil leaves it out (mcp = false).
+	MCP     *MCPServer
+	Started time.Time
+	Log     *slog.Logger
 }
 
 // Setup is what a profile adds to one session.
@@ -115,6 +118,9 @@ type Probe struct {
 type Diagnosis struct {
 	ExactText string // where relay reads its exact text
 	State     string // where relay reads busy and idle; "" means the screen
-	Problem   string // what is wrong, "" when nothing
-	Fix       string // how to fix Problem
+	// MCP says whether and how relay wrap registers relay's MCP server
+	// (the team's tools) with this CLI; "" means it does not.
+	MCP     string
+	Problem string // what is wrong, "" when nothing
+	Fix     string // how to fix Problem
 }

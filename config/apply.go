@@ -64,6 +64,10 @@ func (a *applier) apply() {
 			a.set("profile")
 		}
 	}
+	if d.MCP != nil {
+		a.c.MCP = *d.MCP
+		a.set("mcp")
+	}
 	if h := d.Hub; h != nil {
 		if h.URL != nil {
 			if msg := checkHubURL(*h.URL); msg != "" {

@@ -29,6 +29,9 @@ type Config struct {
 	Hub Hub
 	// Profile forces an agent profile ("" picks it from the command).
 	Profile string
+	// MCP registers relay's MCP server (relay mcp) with the agent's CLI
+	// for each wrapped session (default true; `mcp = false` turns it off).
+	MCP bool
 	// Delivery says when incoming messages are typed into the agent.
 	Delivery Delivery
 	// Damping limits message loops between agents.
@@ -259,6 +262,7 @@ const (
 func Default() *Config {
 	c := &Config{
 		Workspace: DefaultWorkspace,
+		MCP:       true,
 		Delivery: Delivery{
 			Mode:         delivery.DefaultMode,
 			IdleQuiet:    DefaultIdleQuiet,

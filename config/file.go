@@ -22,6 +22,7 @@ type fileConfig struct {
 	Workspace *string       `toml:"workspace"`
 	Hub       *fileHub      `toml:"hub"`
 	Profile   *string       `toml:"profile"`
+	MCP       *bool         `toml:"mcp"`
 	Delivery  *fileDelivery `toml:"delivery"`
 	Damping   *fileDamping  `toml:"damping"`
 	Memory    *fileMemory   `toml:"memory"`

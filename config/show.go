@@ -40,6 +40,7 @@ func (c *Config) Values() []Value {
 	add("name", c.Name)
 	add("workspace", c.Workspace)
 	add("profile", c.Profile)
+	add("mcp", c.MCP)
 	add("hub.url", c.Hub.URL)
 	add("hub.token_file", c.Hub.TokenFile)
 	add("hub.creds", c.Hub.Creds)

@@ -44,6 +44,13 @@ const (
 // extra names hook events to add to HookEvents (PreToolUse, when the
 // session has BeforeToolCall handlers).
 func Settings(hookCommand string, extra ...string) (string, error) {
+	return SettingsAllowing(hookCommand, nil, extra...)
+}
+
+// SettingsAllowing is Settings with permission rules that let the listed
+// tools run without asking the human (permissions.allow; Claude Code
+// merges them with the user's own rules): relay's MCP tools.
+func SettingsAllowing(hookCommand string, allow []string, extra ...string) (string, error) {
 	if hookCommand == "" {
 		return "", fmt.Errorf("claude settings: the relay binary's path is empty")
 	}
@@ -69,7 +76,11 @@ func Settings(hookCommand string, extra ...string) (string, error) {
 		}
 		hooks[ev] = []group{{Hooks: []handler{{Type: "command", Command: ShellQuote(hookCommand) + " hook " + ev, Timeout: timeout}}}}
 	}
-	b, err := json.Marshal(map[string]any{"hooks": hooks})
+	settings := map[string]any{"hooks": hooks}
+	if len(allow) > 0 {
+		settings["permissions"] = map[string]any{"allow": allow}
+	}
+	b, err := json.Marshal(settings)
 	if err != nil {
 		return "", fmt.Errorf("claude settings: %w", err)
 	}

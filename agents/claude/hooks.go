@@ -56,7 +56,8 @@ func startHooks(l agents.Launch) (agents.Setup, error) {
 	if l.BeforeToolCall {
 		extra = append(extra, "PreToolUse")
 	}
-	settings, err := Settings(l.RelayBinary, extra...)
+	mcpArgs, allow := mcpSetup(l)
+	settings, err := SettingsAllowing(l.RelayBinary, allow, extra...)
 	if err != nil {
 		return agents.Setup{}, err
 	}
@@ -71,7 +72,7 @@ func startHooks(l agents.Launch) (agents.Setup, error) {
 	h := &hooks{srv: srv, steer: l.Steer, log: l.Log}
 	srv.ErrorLog = func(err error) { l.Log.Warn("hook", "err", err) }
 	return agents.Setup{
-		Args:   []string{"--settings", settings},
+		Args:   append([]string{"--settings", settings}, mcpArgs...),
 		Env:    []string{hookrpc.SocketEnv + "=" + srv.Path()},
 		Source: h,
 	}, nil

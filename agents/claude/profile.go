@@ -86,6 +86,7 @@ func diagnose(_ context.Context, p agents.Probe) agents.Diagnosis {
 		return d
 	}
 	d.ExactText = "hooks (relay hook, via " + p.RelayBinary + ") and its transcript"
+	d.MCP = "registered for each session (--mcp-config), tools mcp__relay__* allowed in the session's settings"
 	d.State = "hooks (UserPromptSubmit, Stop, PermissionRequest); screen before they arrive"
 	return d
 }

@@ -86,7 +86,7 @@ func exact(l agents.Launch) (agents.Setup, error) {
 		}
 		return rollout{NewRolloutReader(path, from)}, nil
 	}
-	return agents.Setup{Source: agents.NewFollower("Codex's rollout file", find, l.Log)}, nil
+	return agents.Setup{Args: MCPArgs(l.MCP), Source: agents.NewFollower("Codex's rollout file", find, l.Log)}, nil
 }
 
 // diagnose says where relay reads Codex's exact text: its rollout files
@@ -96,5 +96,6 @@ func diagnose(_ context.Context, p agents.Probe) agents.Diagnosis {
 	if fi, err := os.Stat(home); err == nil && !fi.IsDir() {
 		return agents.Diagnosis{ExactText: "screen (" + home + " is not a folder, so Codex keeps no rollout)"}
 	}
-	return agents.Diagnosis{ExactText: "rollout file (" + filepath.Join(home, "sessions") + "), thread from Codex's open files"}
+	return agents.Diagnosis{ExactText: "rollout file (" + filepath.Join(home, "sessions") + "), thread from Codex's open files",
+		MCP: "registered for each session (-c mcp_servers.relay.…), tools in the namespace mcp__relay"}
 }

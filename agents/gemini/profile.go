@@ -81,7 +81,11 @@ func exact(l agents.Launch) (agents.Setup, error) {
 		}
 		return chat{NewTranscriptReaderAt(path, 0)}, nil
 	}
-	return agents.Setup{Args: add, Source: agents.NewFollower("Gemini CLI's chat transcript", find, l.Log)}, nil
+	env, err := mcpSetup(l)
+	if err != nil {
+		l.Log.Warn("relay mcp is not registered", "err", err)
+	}
+	return agents.Setup{Args: add, Env: env, Source: agents.NewFollower("Gemini CLI's chat transcript", find, l.Log)}, nil
 }
 
 // diagnose says where relay reads Gemini CLI's exact text: its chat
@@ -96,7 +100,8 @@ func diagnose(ctx context.Context, p agents.Probe) agents.Diagnosis {
 	if !bytes.Contains(out, []byte("--session-id")) {
 		return agents.Diagnosis{ExactText: "screen (this Gemini CLI has no --session-id, so relay cannot find its transcript)"}
 	}
-	return agents.Diagnosis{ExactText: "chat transcript (" + filepath.Join(Home(p.Env), ".gemini", "tmp", "<project>", "chats") + "), by the --session-id relay passes"}
+	return agents.Diagnosis{ExactText: "chat transcript (" + filepath.Join(Home(p.Env), ".gemini", "tmp", "<project>", "chats") + "), by the --session-id relay passes",
+		MCP: "registered for each session (a system-defaults overlay, " + SystemDefaultsEnv + "), server trusted"}
 }
 
 // newUUID returns a random (version 4) UUID.

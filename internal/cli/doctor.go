@@ -46,6 +46,7 @@ type doctorAgent struct {
 	CLI       string `json:"cli"`
 	ExactText string `json:"exact_text"`
 	State     string `json:"state"`
+	MCP       string `json:"mcp"`
 	OK        bool   `json:"ok"`
 	Problem   string `json:"problem,omitempty"`
 	Fix       string `json:"fix,omitempty"`
@@ -105,7 +106,11 @@ func diagnose(ctx context.Context, env *Env) doctorReport {
 			rep.NotFound = append(rep.NotFound, name)
 			continue
 		}
-		rep.Agents = append(rep.Agents, checkAgent(ctx, env, prof, name, path))
+		a := checkAgent(ctx, env, prof, name, path)
+		if cfg != nil && !cfg.MCP {
+			a.MCP = "off (mcp = false, " + cfg.Source("mcp").String() + ")"
+		}
+		rep.Agents = append(rep.Agents, a)
 	}
 	rep.OK = true
 	for _, c := range rep.Checks {
@@ -270,6 +275,7 @@ func checkAgent(ctx context.Context, env *Env, prof agents.Profile, name, path s
 	a := doctorAgent{Command: name, Path: path, OK: true}
 	a.Profile, a.CLI = prof.Name, prof.CLI
 	a.ExactText, a.State = "screen", prof.ScreenState()
+	a.MCP = "not registered by relay wrap (register relay mcp by hand: docs/mcp.md)"
 	vctx, cancel := context.WithTimeout(ctx, doctorTimeout)
 	defer cancel()
 	if v, err := agents.Version(vctx, path, env.environ()); err != nil {
@@ -287,6 +293,9 @@ func checkAgent(ctx context.Context, env *Env, prof agents.Profile, name, path s
 	}
 	if d.State != "" {
 		a.State = d.State
+	}
+	if d.MCP != "" {
+		a.MCP = d.MCP
 	}
 	if d.Problem != "" {
 		a.OK, a.Problem, a.Fix = false, d.Problem, d.Fix
@@ -332,6 +341,7 @@ func printDoctor(w io.Writer, rep doctorReport) error {
 		fmt.Fprintf(&b, "%s  %-12s %s (%s), profile %s\n", mark(a.OK), a.Command, a.Path, version, a.Profile)
 		fmt.Fprintf(&b, "      %-12s exact text: %s\n", "", a.ExactText)
 		fmt.Fprintf(&b, "      %-12s state: %s\n", "", a.State)
+		fmt.Fprintf(&b, "      %-12s mcp tools: %s\n", "", a.MCP)
 		if !a.OK {
 			fmt.Fprintf(&b, "      %-12s problem: %s\n", "", a.Problem)
 			fmt.Fprintf(&b, "      %-12s fix: %s\n", "", a.Fix)

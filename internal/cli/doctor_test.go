@@ -117,6 +117,9 @@ func TestDoctorHealthy(t *testing.T) {
 		if a.Version != w.version || a.Profile != w.profile || !strings.HasPrefix(a.ExactText, w.exact) || !strings.Contains(a.State, w.state) || !a.OK {
 			t.Errorf("%s: got %+v, want %+v", a.Command, a, w)
 		}
+		if !strings.HasPrefix(a.MCP, "registered for each session") {
+			t.Errorf("%s: mcp tools %q, want registered", a.Command, a.MCP)
+		}
 	}
 	if strings.Join(rep.NotFound, ",") != "aider" {
 		t.Errorf("not found: %v, want aider", rep.NotFound)

@@ -75,6 +75,15 @@ func busOptions(ctx context.Context, env *Env, f *hubFlags, start bool) (bus.Opt
 			}
 			o.Token = strings.TrimSpace(string(b))
 		}
+		if o.Token == "" && o.Creds == "" {
+			// Inside a wrapped agent RELAY_HUB names the local hub the
+			// wrapper found (or started): its token is in RELAY_HOME.
+			if home, err := env.Home(); err == nil {
+				if ep, err := hub.Discover(home); err == nil && ep.URL == o.URL {
+					o.Token, o.TLSPin = ep.Token, ep.TLSPin
+				}
+			}
+		}
 		return o, nil
 	}
 	// Only a command that may start a hub creates the state folder: one

@@ -111,6 +111,7 @@ func runWrap(ctx context.Context, env *Env, args []string) error {
 		Damping:       delivery.DamperOptions(cfg.Damping),
 		MemoryAtStart: cfg.Memory.LoadAtStart,
 		NoPrimer:      o.NoPrimer,
+		NoMCP:         !cfg.MCP,
 		Stdin:         stdin,
 		Stdout:        env.Stdout,
 		Env:           env.environ(),

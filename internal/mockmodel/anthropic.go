@@ -132,6 +132,7 @@ func (m *Anthropic) messages(w http.ResponseWriter, r *http.Request, req Request
 	}
 	req.Model = ar.Model
 	req.LastUser = ar.lastUserText()
+	req.Tools = toolNames(ar.Tools)
 	var reply Reply
 	switch kind := anthropicSideKind(ar, req.LastUser); kind {
 	case "":

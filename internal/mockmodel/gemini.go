@@ -102,6 +102,7 @@ func (m *Gemini) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req.LastUser = g.lastUserText()
+	req.Tools = toolNames(g.Tools)
 	switch method {
 	case "countTokens":
 		req.Kind = "count_tokens"

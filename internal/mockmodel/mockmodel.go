@@ -40,6 +40,8 @@ type Request struct {
 	// LastUser is the text of the last user message, its content blocks
 	// flattened and joined with newlines (tool results included).
 	LastUser string
+	// Tools names the tools the request offers (CallTool, FindTool).
+	Tools []string
 	// Body is the request body as sent.
 	Body json.RawMessage
 	// Time is when the request arrived.

@@ -131,6 +131,7 @@ func (m *Responses) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	req.Model = q.Model
 	req.LastUser = q.lastUserText()
+	req.Tools = toolNames(q.Tools)
 	var reply Reply
 	if f := q.Text.Format; f.Type == "json_schema" && len(f.Schema) > 0 {
 		req.Kind = "utility"
@@ -213,13 +214,20 @@ func (m *Responses) stream(ctx context.Context, w http.ResponseWriter, model str
 			callID = m.ids.next("call_mock")
 		}
 		itemID := m.ids.next("fc_mock")
-		item := map[string]any{"id": itemID, "type": "function_call", "status": "in_progress", "call_id": callID, "name": tu.Name, "arguments": ""}
+		ns, name := splitNamespace(tu.Name)
+		item := map[string]any{"id": itemID, "type": "function_call", "status": "in_progress", "call_id": callID, "name": name, "arguments": ""}
+		if ns != "" {
+			item["namespace"] = ns
+		}
 		if !ev("response.output_item.added", map[string]any{"output_index": index, "item": item}) ||
 			!ev("response.function_call_arguments.delta", map[string]any{"item_id": itemID, "output_index": index, "delta": string(args)}) ||
 			!ev("response.function_call_arguments.done", map[string]any{"item_id": itemID, "output_index": index, "arguments": string(args)}) {
 			return false
 		}
-		done := map[string]any{"id": itemID, "type": "function_call", "status": "completed", "call_id": callID, "name": tu.Name, "arguments": string(args)}
+		done := map[string]any{"id": itemID, "type": "function_call", "status": "completed", "call_id": callID, "name": name, "arguments": string(args)}
+		if ns != "" {
+			done["namespace"] = ns
+		}
 		if !ev("response.output_item.done", map[string]any{"output_index": index, "item": done}) {
 			return false
 		}

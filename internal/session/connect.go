@@ -115,6 +115,9 @@ func (s *Session) peers(ctx context.Context, self string) []string {
 // if asked, the memories most relevant to its project.
 func (s *Session) primer(ctx context.Context, name string) string {
 	p := agents.Primer(name, s.cfg.Workspace, s.peers(ctx, name))
+	if s.mcpServer(name) != nil {
+		p += agents.MCPPrimer
+	}
 	c := s.client.Load()
 	if s.cfg.MemoryAtStart <= 0 || c == nil {
 		return p

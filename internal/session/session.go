@@ -199,8 +199,8 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 		setup, err := s.prof.Exact(agents.Launch{
 			Command: cfg.Command, Args: cfg.Args, Env: env, Dir: s.workDir(), Home: cfg.Home,
 			RelayBinary: s.relayBinary(), Steer: cfg.Delivery == delivery.ModeSteer,
-			BeforeToolCall: s.hasHandlers(BeforeToolCall),
-			Started:        started, Log: s.log,
+			BeforeToolCall: s.hasHandlers(BeforeToolCall), MCP: s.mcpServer(name),
+			Started: started, Log: s.log,
 		})
 		if err != nil {
 			s.log.Warn("reading its screen only", "why", err)

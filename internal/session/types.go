@@ -29,6 +29,7 @@ type Config struct {
 	MaxBodyBytes          int
 	Damping               delivery.DamperOptions
 	NoPrimer              bool
+	NoMCP                 bool // do not register relay mcp with the agent's CLI
 	MemoryAtStart         int
 	Stdin                 *os.File
 	Stdout                io.Writer

@@ -1,0 +1,98 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+
+	"github.com/relayhq/relay/bus"
+	"github.com/relayhq/relay/config"
+	"github.com/relayhq/relay/delivery"
+	"github.com/relayhq/relay/internal/mcpserver"
+	"github.com/relayhq/relay/memory"
+)
+
+const mcpSynopsis = `[--name NAME] [--workspace W] [--hub URL]
+
+An MCP server over stdio: the team's tools (send, agents, inbox, log,
+memory_save, memory_search, memory_list, memory_forget, and one per user
+namespace of the configuration) for any MCP client. Run by a wrapped
+agent's CLI (RELAY_NAME set by relay wrap) it acts as that agent; outside a
+wrapper as --name, else $USER. relay wrap registers it with Claude Code,
+Codex and Gemini CLI by itself; see docs/mcp.md to register it by hand.`
+
+// mcpIdent is who `relay mcp` acts as.
+type mcpIdent struct {
+	Name  string
+	Agent bool // a wrapped agent (relay wrap set RELAY_NAME), not a person
+}
+
+// mcpIdentity says who `relay mcp` acts as: --name when given; else the
+// wrapped agent whose CLI runs it (RELAY_NAME, set by relay wrap in the
+// agent's environment); else the person ($USER, else human). The hub
+// credential comes with the identity through busOptions (RELAY_CREDS,
+// RELAY_TOKEN, the state folder's token). This is the one place to change
+// when agents get credentials of their own.
+func mcpIdentity(env *Env, flagName string) (mcpIdent, error) {
+	id := mcpIdent{Name: flagName}
+	if id.Name == "" {
+		if n := env.getenv("RELAY_NAME"); n != "" {
+			id = mcpIdent{Name: n, Agent: true}
+		} else {
+			id.Name = defaultSender(env)
+		}
+	}
+	if err := bus.ValidName("name", id.Name); err != nil {
+		return id, usagef("%v", err)
+	}
+	return id, nil
+}
+
+func runMCP(ctx context.Context, env *Env, args []string) error {
+	var hf hubFlags
+	var name string
+	fs := newFlags(env, "mcp", mcpSynopsis)
+	addHubFlags(fs, &hf)
+	fs.StringVar(&name, "name", "", "act as `name` (default: the wrapped agent's RELAY_NAME, else $USER, else human)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected argument %q", fs.Arg(0))
+	}
+	id, err := mcpIdentity(env, name)
+	if err != nil {
+		return err
+	}
+	cfg, err := loadConfig(env, configOptions{flags: config.Flags{Workspace: hf.workspace, Hub: hf.hub, TLSCA: hf.tlsCA}})
+	if err != nil {
+		return err
+	}
+	dir, _ := os.Getwd()
+	// stdout is the protocol: diagnostics go to stderr, which MCP clients
+	// keep as the server's log.
+	logger := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	srv, err := mcpserver.New(mcpserver.Options{
+		Name:       id.Name,
+		Agent:      id.Agent,
+		Workspace:  cfg.Workspace,
+		Damping:    delivery.DamperOptions(cfg.Damping),
+		Patterns:   cfg.Patterns,
+		HandlerEnv: env.environ(),
+		Dir:        dir,
+		Version:    Version,
+		Logger:     logger,
+		Connect: func(ctx context.Context) (mcpserver.Team, error) {
+			c, err := connectBus(ctx, env, &hf, id.Name, false)
+			if err != nil {
+				return mcpserver.Team{}, err
+			}
+			return mcpserver.Team{Bus: c, Memory: memory.NewClient(c.Conn(), memory.DefaultSubjectPrefix)}, nil
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("relay mcp: %w", err)
+	}
+	return srv.Run(ctx, env.Stdin, env.Stdout)
+}
