@@ -224,6 +224,8 @@ func TestScreenCLIBusyThenIdle(t *testing.T) {
 			tm.waitAgents("Bob")
 
 			bob.submit(t, "start the long task")
+			bob.waitTurn(t, "long task", 30*time.Second)
+			tm.waitState("Bob", bus.StateBusy) // the team sees Bob working
 			if out, err := tm.relay("send", "Bob", aliceAsk); err != nil {
 				t.Fatalf("relay send: %v\n%s", err, out)
 			}

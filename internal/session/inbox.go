@@ -1,6 +1,7 @@
 package session
 
 import (
+	"cmp"
 	"context"
 	"time"
 
@@ -146,6 +147,13 @@ func (s *Session) waitReason() string {
 			why = "busy: it goes in when the agent's turn ends"
 		}
 	})
+	if why == "" && s.in != nil {
+		// The queue also waits while the human is typing.
+		quiet := cmp.Or(s.cfg.HumanQuiet, delivery.DefaultHumanQuiet)
+		if t := s.in.LastHuman(); !t.IsZero() && time.Since(t) < quiet {
+			why = "typing: the human typed just now"
+		}
+	}
 	return why
 }
 
