@@ -135,7 +135,7 @@ type channelRun struct {
 // with the channel server "relaych" registered through --mcp-config and
 // named by flag ("--channels" or "--dangerously-load-development-channels"),
 // and answers the development-channels dialog if it shows.
-func startChannels(t *testing.T, flag, protocol string, script mockmodel.Script, env ...string) *channelRun {
+func startChannels(t *testing.T, flag, protocol string, flags map[string]any, script mockmodel.Script, env ...string) *channelRun {
 	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
@@ -153,10 +153,14 @@ func startChannels(t *testing.T, flag, protocol string, script mockmodel.Script,
 		"type": "stdio", "command": self,
 		"env": map[string]string{channelServerEnv: r.sock, channelProtocolEnv: protocol},
 	}}})
-	r.term = agenttest.Start(t, agenttest.Claude(t, agenttest.ClaudeOptions{
+	cmd := agenttest.Claude(t, agenttest.ClaudeOptions{
 		Model: r.model.URL, Env: env,
 		ExtraArgs: []string{"--mcp-config", string(cfg), "--debug-file", r.debug, flag, "server:relaych"},
-	}))
+	})
+	if flags != nil {
+		cacheFlags(t, cmd.ConfigDir, flags)
+	}
+	r.term = agenttest.Start(t, cmd)
 	stopGently(t, r.term)
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
@@ -225,17 +229,21 @@ func TestChannels(t *testing.T) {
 	for _, c := range []struct {
 		name, flag, protocol string
 		env                  []string
+		flags                map[string]any
 	}{
-		{"channels", "--channels", "", nil},
-		{"development", "--dangerously-load-development-channels", "", nil},
-		{"development modern protocol", "--dangerously-load-development-channels", "2026-07-28", nil},
-		// Internal feature-flag override: what it takes past the flag gate.
-		{"development flag override", "--dangerously-load-development-channels", "", []string{`CLAUDE_INTERNAL_FC_OVERRIDES={"tengu_harbor":true}`}},
+		{name: "channels", flag: "--channels"},
+		{name: "development", flag: "--dangerously-load-development-channels"},
+		// Claude Code's internal feature-flag knobs: what it takes past
+		// the "disabled" gate (neither is something relay could ship).
+		{name: "development env override", flag: "--dangerously-load-development-channels",
+			env: []string{`CLAUDE_INTERNAL_FC_OVERRIDES={"tengu_harbor":true}`}},
+		{name: "development cached flag", flag: "--dangerously-load-development-channels",
+			flags: map[string]any{"tengu_harbor": true}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			gate := make(chan struct{})
 			var once sync.Once
-			r := startChannels(t, c.flag, c.protocol, func(req mockmodel.Request) mockmodel.Reply {
+			r := startChannels(t, c.flag, c.protocol, c.flags, func(req mockmodel.Request) mockmodel.Reply {
 				if strings.Contains(req.LastUser, "work slowly") {
 					return mockmodel.Reply{Text: "Working.", Gate: gate}
 				}
@@ -294,4 +302,49 @@ func TestChannels(t *testing.T) {
 
 // channelLines matches what Claude Code's debug log says about channels
 // (not the temporary paths, which carry the test's name).
-var channelLines = regexp.MustCompile(`Channel notifications|Channel gate|notifications/claude/channel|channels|Channels|relaych.*(initialize|protocol)`)
+var channelLines = regexp.MustCompile(`Channel notifications|Channel gate|notifications/claude/channel|channels aren|--channels|development-channels|protocolEra|Server stderr`)
+
+// cacheFlags writes feature flags into the cache of Claude Code's state
+// file (.claude.json in configDir, cachedGrowthBookFeatures), where it
+// keeps the flags it last fetched: offline, it never fetches them.
+func cacheFlags(t *testing.T, configDir string, flags map[string]any) {
+	t.Helper()
+	p := filepath.Join(configDir, ".claude.json")
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := map[string]any{}
+	if err := json.Unmarshal(b, &state); err != nil {
+		t.Fatal(err)
+	}
+	state["cachedGrowthBookFeatures"] = flags
+	b, _ = json.Marshal(state)
+	if err := os.WriteFile(p, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestChannelsRelayEra logs the protocol revision and era Claude Code
+// negotiates with relay's own server (go-sdk v1.8.0): channels are skipped
+// on a "modern" (2026-07-28) connection whatever the flags.
+func TestChannelsRelayEra(t *testing.T) {
+	m := mockmodel.NewAnthropic(mockmodel.Options{})
+	t.Cleanup(m.Close)
+	debug := filepath.Join(t.TempDir(), "debug.log")
+	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"relay": map[string]any{
+		"type": "stdio", "command": relayBin, "args": []string{"mcp"},
+		"env": map[string]string{"RELAY_HOME": filepath.Join(t.TempDir(), "home"), "USER": "tester"},
+	}}})
+	term := agenttest.Start(t, agenttest.Claude(t, agenttest.ClaudeOptions{Model: m.URL,
+		ExtraArgs: []string{"--mcp-config", string(cfg), "--debug-file", debug}}))
+	stopGently(t, term)
+	r := &channelRun{debug: debug}
+	hits := r.waitDebug(t, regexp.MustCompile(`MCP server "relay".*protocolEra`), 60*time.Second)
+	if len(hits) == 0 {
+		t.Fatal("Claude Code never connected to relay mcp")
+	}
+	for _, l := range hits {
+		t.Logf("RESULT relay mcp: %s", l)
+	}
+}
