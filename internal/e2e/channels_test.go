@@ -227,9 +227,10 @@ func (r *channelRun) push(t *testing.T, text string) time.Time {
 // experiment itself breaks; its findings are in the log.
 func TestChannels(t *testing.T) {
 	for _, c := range []struct {
-		name, flag, protocol string
-		env                  []string
-		flags                map[string]any
+		name, flag string
+		protocol   string         // the revision the server answers; empty: 2025-06-18
+		env        []string       // added to Claude Code's environment
+		flags      map[string]any // written to Claude Code's feature-flag cache
 	}{
 		{name: "channels", flag: "--channels"},
 		{name: "development", flag: "--dangerously-load-development-channels"},
@@ -250,7 +251,12 @@ func TestChannels(t *testing.T) {
 				return mockmodel.Reply{Text: "OK."}
 			}, c.env...)
 			defer once.Do(func() { close(gate) })
-			for _, l := range r.waitDebug(t, channelLines, 10*time.Second) {
+			decided := r.waitDebug(t, regexp.MustCompile(`Channel notifications (registered|skipped)`), 30*time.Second)
+			if len(decided) == 0 {
+				t.Fatal("Claude Code's debug log never says what the channel gate decided")
+			}
+			t.Logf("RESULT %s: gate: %s", c.name, decided[0])
+			for _, l := range r.waitDebug(t, channelLines, time.Second) {
 				t.Logf("debug: %s", l)
 			}
 			// Idle: does a push start a turn?
@@ -318,7 +324,7 @@ func cacheFlags(t *testing.T, configDir string, flags map[string]any) {
 	if err := json.Unmarshal(b, &state); err != nil {
 		t.Fatal(err)
 	}
-	state["cachedGrowthBookFeatures"] = flags
+	state["cachedGrowthBookFeatures"], state["cachedFeatureFlags"] = flags, flags
 	b, _ = json.Marshal(state)
 	if err := os.WriteFile(p, b, 0o600); err != nil {
 		t.Fatal(err)
