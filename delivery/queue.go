@@ -346,9 +346,20 @@ func (q *Queue) next() ([]Item, time.Duration) {
 // deliver types a batch as one injection and reports its fate.
 func (q *Queue) deliver(ctx context.Context, batch []Item) {
 	text := join(batch, q.o.Join)
+	// The journal is written when Type commits (Commit, right before its
+	// first byte reaches the agent): a line-reading child takes each line
+	// the moment it is written, so a crash after that must not type the
+	// batch again, and a failure before it must not count it typed.
+	var jerr error
+	committed := false
+	tctx := context.WithValue(ctx, commitKey{}, func() {
+		if !committed {
+			committed, jerr = true, q.mark(batch)
+		}
+	})
 	var err error
 	for try := 0; try <= q.o.Retries; try++ {
-		if err = q.o.Type(ctx, text); err == nil || ctx.Err() != nil {
+		if err = q.o.Type(tctx, text); err == nil || ctx.Err() != nil {
 			break
 		}
 	}
@@ -362,10 +373,13 @@ func (q *Queue) deliver(ctx context.Context, batch []Item) {
 		report(q.land(batch, false), StatusFailed, fmt.Sprintf("typing failed: %v", err))
 		return
 	}
-	// Journal first, then forget the ids as in flight: an Add in between
-	// finds the id typed, never neither.
+	// Journal first (if Type never committed), then forget the ids as in
+	// flight: an Add in between finds the id typed, never neither.
 	reason := ""
-	if jerr := q.mark(batch); jerr != nil {
+	if !committed {
+		jerr = q.mark(batch)
+	}
+	if jerr != nil {
 		// Typed all the same; a crash now could type it twice.
 		reason = "journal: " + jerr.Error()
 	}
@@ -487,4 +501,16 @@ func (q *Queue) Handed(items []Item) {
 	all := q.land(items, true)
 	report(all, StatusDelivered, reason)
 	report(all, StatusConfirmed, "")
+}
+
+type commitKey struct{}
+
+// Commit tells the queue, from inside Options.Type, that the text is about
+// to reach the agent: the queue journals the batch as typed now, so that a
+// crash from here on never types it twice. Type calls it right before its
+// first write; a Type that never calls it is journaled when it returns.
+func Commit(ctx context.Context) {
+	if f, ok := ctx.Value(commitKey{}).(func()); ok {
+		f()
+	}
 }

@@ -295,3 +295,48 @@ func TestTakeRequeueHanded(t *testing.T) {
 		t.Fatalf("receipts %q", got)
 	}
 }
+
+// TestJournalAtCommit: the batch is journaled when Type commits (right
+// before its first write reaches the agent), so a crash while Type still
+// waits for its Enter does not type it again; a Type that fails before it
+// commits leaves nothing journaled.
+func TestJournalAtCommit(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		commit bool
+		fail   bool
+		seen   bool // journaled while Type still runs
+	}{
+		{"committed then crashed", true, false, true},
+		{"failed before commit", false, true, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			j, err := OpenJournal(filepath.Join(t.TempDir(), "journal"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer j.Close()
+			seen := false
+			q := NewQueue(Options{Journal: j, Type: func(ctx context.Context, text string) error {
+				if c.commit {
+					Commit(ctx)
+				}
+				seen = j.Seen("m1") // the crash would come here
+				if c.fail {
+					return errors.New("no terminal")
+				}
+				return nil
+			}})
+			q.Add(Item{ID: "m1", Text: "first"})
+			q.SetState(idle)
+			b, _ := q.next()
+			q.deliver(context.Background(), b)
+			if seen != c.seen {
+				t.Errorf("journaled while typing: %v, want %v", seen, c.seen)
+			}
+			if c.fail && j.Seen("m1") {
+				t.Error("a batch never typed was journaled")
+			}
+		})
+	}
+}

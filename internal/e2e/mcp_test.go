@@ -199,7 +199,7 @@ func TestMCPProtocol(t *testing.T) {
 		}
 		// Eve is not on the allow list: refused, nothing runs.
 		eve := tm.mcpClient(dir, []string{"RELAY_NAME=Eve"})
-		if out, isErr := call(t, eve, "deploy", map[string]any{"target": "prod", "body": "v9"}); !isErr || !strings.Contains(out, "may only be used by Alice") {
+		if out, isErr := call(t, eve, "deploy", map[string]any{"target": "prod", "body": "v9"}); !isErr || !strings.Contains(out, "only Alice may use it") {
 			t.Errorf("Eve's deploy: error %v, %q", isErr, out)
 		}
 		if ran, _ := os.ReadFile(filepath.Join(dir, "ran.log")); string(ran) != "staging v1.2.3\n" {

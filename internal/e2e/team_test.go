@@ -189,7 +189,7 @@ func TestTeamOfflineDelivery(t *testing.T) {
 		t.Fatalf("relay send: %v: %s", err, out)
 	}
 	bob := tm.agent("Bob", script()...)
-	bob.WaitOutput("got: # [relay] Message from agent Alice", 15*time.Second)
+	bob.WaitOutput("got: # [relay] Message from Alice", 15*time.Second)
 	// Give a duplicate every chance to show up: wait for the receipt.
 	testutil.Eventually(t, func() error {
 		log, _ := tm.relay("log", "--json")
@@ -198,7 +198,7 @@ func TestTeamOfflineDelivery(t *testing.T) {
 		}
 		return nil
 	})
-	if n := count(bob.Output(), "got: # [relay] Message from agent Alice"); n != 1 {
+	if n := count(bob.Output(), "got: # [relay] Message from Alice"); n != 1 {
 		t.Errorf("Bob got it %d times", n)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -278,10 +279,14 @@ func (s *Session) joinFailed(err error) error {
 	if errors.Is(err, bus.ErrHubFull) {
 		why = "the hub's message store is full: free disk space where the hub keeps its store, or give it more with relay up --max-store; it starts alone and joins once there is room"
 	}
-	w := s.cfg.Stderr
-	if w == nil {
-		w = os.Stderr
-	}
-	fmt.Fprintf(w, "relay: %s has not joined workspace %s: %s.\n", termsafe.Line(name), termsafe.Line(s.cfg.Workspace), termsafe.Line(why))
+	fmt.Fprintf(s.stderr(), "relay: %s has not joined workspace %s: %s.\n", termsafe.Line(name), termsafe.Line(s.cfg.Workspace), termsafe.Line(why))
 	return nil
+}
+
+// stderr is where the session speaks to the human before the agent starts.
+func (s *Session) stderr() io.Writer {
+	if s.cfg.Stderr != nil {
+		return s.cfg.Stderr
+	}
+	return os.Stderr
 }

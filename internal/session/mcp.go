@@ -1,6 +1,9 @@
 package session
 
-import "github.com/relayhq/relay/agents"
+import (
+	"github.com/relayhq/relay/agents"
+	"github.com/relayhq/relay/internal/identity"
+)
 
 // mcpServer is `relay mcp` for this session, as the profile registers it
 // with its CLI: run by the same relay binary as the hooks, acting as this
@@ -24,7 +27,8 @@ func (s *Session) mcpServer(name string) *agents.MCPServer {
 			"RELAY_SESSION_ID": s.sid,
 		},
 		// Values that may be secret (a token, a URL with a password)
-		// pass by name only.
-		PassEnv: []string{"RELAY_HUB", "RELAY_TOKEN", "RELAY_CREDS", "RELAY_TLS_CA"},
+		// pass by name only; the identity file (the agent's own
+		// credential) too.
+		PassEnv: []string{"RELAY_HUB", "RELAY_TOKEN", "RELAY_CREDS", "RELAY_TLS_CA", identity.FileEnv},
 	}
 }

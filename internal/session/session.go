@@ -33,6 +33,7 @@ import (
 	"github.com/relayhq/relay/agents"
 	"github.com/relayhq/relay/bus"
 	"github.com/relayhq/relay/delivery"
+	"github.com/relayhq/relay/internal/termsafe"
 	"github.com/relayhq/relay/patterns"
 	"github.com/relayhq/relay/scanner"
 	"github.com/relayhq/relay/wrapper"
@@ -169,7 +170,10 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 	if !s.alone() {
 		idEnv, err := s.startAgentFile(ctx, name)
 		if err != nil {
-			return 0, err
+			// A full disk, say: the agent still runs, but the relay
+			// commands it runs cannot act as it. Said, not fatal.
+			s.log.Warn("no identity file for the agent", "err", err)
+			fmt.Fprintf(s.stderr(), "relay: %s: the relay commands the agent runs will not act as it: %s.\n", termsafe.Line(name), termsafe.Line(err.Error()))
 		}
 		env = append(env, idEnv...)
 	}

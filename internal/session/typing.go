@@ -30,6 +30,9 @@ func (s *Session) typeText(ctx context.Context, text string) error {
 	defer s.scr.EndInjection()
 	ready := s.beforeTyping(text)
 	return s.in.Inject(func(write func([]byte) error) error {
+		// A shell takes each line the moment it is written: from here on
+		// the batch counts as typed, even if relay dies before the Enter.
+		delivery.Commit(ctx)
 		var err error
 		if paste {
 			err = write([]byte(pasteStart + text + pasteEnd))
