@@ -126,7 +126,16 @@ func TestPingPongEnds(t *testing.T) {
 				return nil
 			}
 		}
-		return fmt.Errorf("no answer to a held notice held quietly yet")
+		var held []string
+		for _, name := range []string{"PA", "PB"} {
+			data, _ := os.ReadFile(filepath.Join(home, "logs", "wrap-"+name+".log"))
+			for _, l := range strings.Split(string(data), "\n") {
+				if strings.Contains(l, "held") || strings.Contains(l, "typed") {
+					held = append(held, name+": "+l)
+				}
+			}
+		}
+		return fmt.Errorf("no answer to a held notice held quietly yet; the wrappers logged:\n%s", strings.Join(held[max(0, len(held)-30):], "\n"))
 	})
 	log, err := tm.relay("log", "--json")
 	if err != nil {
