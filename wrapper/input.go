@@ -28,6 +28,9 @@ type Input struct {
 	line      lineTracker  // the human's line, under mu
 	draft     atomic.Bool  // line.unfinished, readable without mu
 	notify    *lineNotifier
+	// inOutput, when set, is told of each change of the human's line at
+	// once, before the keys reach the child (Options.HumanLineInOutput).
+	inOutput func(unfinished bool)
 }
 
 // ErrHumanLine is returned by Inject, without running its function, while
@@ -61,6 +64,9 @@ func (in *Input) human(p []byte) error {
 	changed := in.line.feed(p)
 	unfinished := in.line.unfinished
 	in.draft.Store(unfinished)
+	if changed && in.inOutput != nil {
+		in.inOutput(unfinished)
+	}
 	err := in.write(p)
 	in.mu.Unlock()
 	if changed {

@@ -24,7 +24,14 @@ type Tap struct {
 	total   int64  // bytes dropped since the tap was made
 	limit   int
 	closed  bool
+	notes   []tapNote     // calls due at positions in pending, in order
 	ready   chan struct{} // has a token when pending or closed changed
+}
+
+// tapNote is a call due once the reader has taken every byte before at.
+type tapNote struct {
+	at int // index into pending
+	fn func()
 }
 
 // NewTap returns a Tap that holds at most limit bytes (DefaultTapLimit when
@@ -49,6 +56,9 @@ func (t *Tap) Write(p []byte) (int, error) {
 		// Skip ahead: the reader gets the newest bytes, never stale ones.
 		t.drop(int64(len(t.pending)))
 		t.pending = t.pending[:0]
+		for i := range t.notes {
+			t.notes[i].at = 0 // due before what is left
+		}
 		if len(p) > t.limit {
 			t.drop(int64(len(p) - t.limit))
 			p = p[len(p)-t.limit:]
@@ -79,9 +89,26 @@ func (t *Tap) signal() {
 func (t *Tap) Next(ctx context.Context) (chunk []byte, skipped int64, err error) {
 	for {
 		t.mu.Lock()
+		if len(t.notes) > 0 && t.notes[0].at == 0 && t.skipped == 0 {
+			// Every byte before the note was taken (and handled: Next
+			// is called again only after): run it now.
+			fn := t.notes[0].fn
+			t.notes = t.notes[1:]
+			t.mu.Unlock()
+			fn()
+			continue
+		}
 		if len(t.pending) > 0 || t.skipped > 0 {
 			chunk = t.pending
-			t.pending = t.spare[:0]
+			end := len(chunk)
+			if len(t.notes) > 0 {
+				end = t.notes[0].at
+				for i := range t.notes {
+					t.notes[i].at -= end
+				}
+			}
+			t.pending = append(t.spare[:0], chunk[end:]...)
+			chunk = chunk[:end]
 			t.spare = chunk
 			skipped, t.skipped = t.skipped, 0
 			t.mu.Unlock()
@@ -98,6 +125,21 @@ func (t *Tap) Next(ctx context.Context) (chunk []byte, skipped int64, err error)
 			return nil, 0, ctx.Err()
 		}
 	}
+}
+
+// Note has the reader call fn after it has taken every byte written so
+// far and before any byte written later: an event put in the order of the
+// output (the human pressed Enter, so what the child prints next is its
+// own). fn runs on the reader's goroutine, between two calls of Next.
+func (t *Tap) Note(fn func()) {
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		return
+	}
+	t.notes = append(t.notes, tapNote{at: len(t.pending), fn: fn})
+	t.mu.Unlock()
+	t.signal()
 }
 
 // Skipped returns how many bytes the tap has dropped since it was made.

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"strings"
 	"testing"
 	"time"
 )
@@ -101,4 +103,55 @@ func BenchmarkTapWrite(b *testing.B) {
 		tap.Write(p)
 	}
 	tap.Close()
+}
+
+// TestTapNoteInOrder: a note runs after the reader took every byte written
+// before it and before any byte written after, also across a skip.
+func TestTapNoteInOrder(t *testing.T) {
+	tap := NewTap(16)
+	var seen []string
+	tap.Write([]byte("abc"))
+	tap.Note(func() { seen = append(seen, "N1") })
+	tap.Write([]byte("def"))
+	tap.Note(func() { seen = append(seen, "N2") })
+	tap.Close()
+	for {
+		chunk, skipped, err := tap.Next(context.Background())
+		if err != nil {
+			break
+		}
+		if skipped > 0 {
+			seen = append(seen, fmt.Sprintf("skip%d", skipped))
+		}
+		if len(chunk) > 0 {
+			seen = append(seen, string(chunk))
+		}
+	}
+	if got := strings.Join(seen, "|"); got != "abc|N1|def|N2" {
+		t.Errorf("read %q, want abc|N1|def|N2", got)
+	}
+
+	// A note whose bytes before it were dropped runs after the skip,
+	// before the newest bytes.
+	tap = NewTap(4)
+	seen = nil
+	tap.Write([]byte("abc"))
+	tap.Note(func() { seen = append(seen, "N") })
+	tap.Write([]byte("wxyz"))
+	tap.Close()
+	for {
+		chunk, skipped, err := tap.Next(context.Background())
+		if err != nil {
+			break
+		}
+		if skipped > 0 {
+			seen = append(seen, fmt.Sprintf("skip%d", skipped))
+		}
+		if len(chunk) > 0 {
+			seen = append(seen, string(chunk))
+		}
+	}
+	if got := strings.Join(seen, "|"); got != "skip3|N|wxyz" {
+		t.Errorf("read %q, want skip3|N|wxyz", got)
+	}
 }

@@ -57,6 +57,12 @@ type Options struct {
 	// quick succession may be merged while a call runs). None comes after
 	// Wait returns.
 	OnHumanLine func(unfinished bool)
+	// HumanLineInOutput is OnHumanLine in the order of the child's output,
+	// for the screen model: it is called from the Tap's reader after every
+	// byte the child wrote before the human's key and before any byte it
+	// wrote after (needs a Tap that has Note, as *Tap does). It must be
+	// quick.
+	HumanLineInOutput func(unfinished bool)
 	// Cursor gives the child's cursor position (0-based), to answer the
 	// child's cursor queries when no human terminal does; nil means 0,0.
 	Cursor func() (col, row int)
@@ -139,6 +145,10 @@ func Start(opts Options) (*Session, error) {
 	}
 	s.cmd, s.ptmx = cmd, ptmx
 	s.input = newInput(ptmx, opts.OnHumanLine, s.goSafe)
+	if tap, ok := opts.Tap.(interface{ Note(func()) }); ok && opts.HumanLineInOutput != nil {
+		fn := opts.HumanLineInOutput
+		s.input.inOutput = func(v bool) { tap.Note(func() { fn(v) }) }
+	}
 	s.log.Info("child started", "pid", cmd.Process.Pid, "cmd", opts.Command, "cols", s.cols, "rows", s.rows)
 
 	if _, err := s.human.enterRaw(); err != nil {

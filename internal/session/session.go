@@ -229,11 +229,11 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 		OnResize: func(c, rows int) { scan.Resize(c, rows) },
 		// The human's unfinished line holds delivery on every profile, and
 		// what the child echoes meanwhile is not its own output.
-		OnHumanLine: func(unfinished bool) {
-			scan.HumanTyping(unfinished)
-			s.onHumanLine(unfinished)
-		},
-		Logger: s.log,
+		OnHumanLine: s.onHumanLine,
+		// In the order of the output: the echo of the human's keys is
+		// theirs, what the child prints after their Enter its own.
+		HumanLineInOutput: scan.HumanTyping,
+		Logger:            s.log,
 	})
 	if err != nil {
 		return 0, err
