@@ -346,10 +346,11 @@ func (q *Queue) next() ([]Item, time.Duration) {
 // deliver types a batch as one injection and reports its fate.
 func (q *Queue) deliver(ctx context.Context, batch []Item) {
 	text := join(batch, q.o.Join)
-	// The journal is written when Type commits (Commit, right before its
-	// first byte reaches the agent): a line-reading child takes each line
-	// the moment it is written, so a crash after that must not type the
-	// batch again, and a failure before it must not count it typed.
+	// The journal is written when Type commits (Commit, the moment its last
+	// byte is written), not after what Type does next: the shorter the
+	// time between the child taking the text and the journal, the smaller
+	// the chance that a crash types it twice; a failure before it never
+	// counts the batch typed.
 	var jerr error
 	committed := false
 	tctx := context.WithValue(ctx, commitKey{}, func() {
@@ -505,10 +506,10 @@ func (q *Queue) Handed(items []Item) {
 
 type commitKey struct{}
 
-// Commit tells the queue, from inside Options.Type, that the text is about
-// to reach the agent: the queue journals the batch as typed now, so that a
-// crash from here on never types it twice. Type calls it right before its
-// first write; a Type that never calls it is journaled when it returns.
+// Commit tells the queue, from inside Options.Type, that the text has
+// reached the agent: the queue journals the batch as typed now, so that a
+// crash from here on never types it twice. Type calls it right after its
+// last write; a Type that never calls it is journaled when it returns.
 func Commit(ctx context.Context) {
 	if f, ok := ctx.Value(commitKey{}).(func()); ok {
 		f()

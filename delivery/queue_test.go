@@ -297,9 +297,9 @@ func TestTakeRequeueHanded(t *testing.T) {
 }
 
 // TestJournalAtCommit: the batch is journaled when Type commits (right
-// before its first write reaches the agent), so a crash while Type still
-// waits for its Enter does not type it again; a Type that fails before it
-// commits leaves nothing journaled.
+// after its last write), so a crash while Type still does its bookkeeping
+// does not type it again; a Type that fails before it commits leaves
+// nothing journaled.
 func TestJournalAtCommit(t *testing.T) {
 	for _, c := range []struct {
 		name   string

@@ -35,6 +35,7 @@ type injection struct {
 	depth int       // BeginInjection calls not yet ended
 	start time.Time // the outermost BeginInjection
 	end   time.Time // the last EndInjection while depth is 0; zero when none waits
+	seq   uint64    // counts outermost BeginInjection calls
 }
 
 // BeginInjection tells the scanner that the wrapper starts typing text into
@@ -50,6 +51,7 @@ func (s *Scanner) BeginInjection(text string) {
 	defer s.mu.Unlock()
 	if s.inj.depth == 0 {
 		s.inj.start = s.now()
+		s.inj.seq++
 	}
 	s.inj.depth++
 	s.inj.end = time.Time{}
@@ -70,6 +72,33 @@ func (s *Scanner) EndInjection() {
 	if s.inj.depth == 0 {
 		s.inj.end = s.now()
 	}
+}
+
+// Injection returns the number of the injection under way (0: none), for
+// EndInjectionOf.
+func (s *Scanner) Injection() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.inj.depth == 0 {
+		return 0
+	}
+	return s.inj.seq
+}
+
+// EndInjectionOf is EndInjection for injection n only: it does nothing when
+// n has ended or another injection is under way. The session calls it in
+// the order of the output (when the scanner reaches the bytes written with
+// the Enter), so that what the child prints after the Enter is never taken
+// for typed-in text, however late the typing goroutine gets to its own
+// EndInjection.
+func (s *Scanner) EndInjectionOf(n uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if n == 0 || s.inj.seq != n || s.inj.depth == 0 {
+		return
+	}
+	s.inj.depth = 0
+	s.inj.end = s.now()
 }
 
 // endInjection stops marking typed-in rows once the echo time has passed

@@ -34,7 +34,9 @@ func (f *fakeScreen) BeginInjection(t string) {
 	f.injected = append(f.injected, t)
 	f.open++
 }
-func (f *fakeScreen) EndInjection() { f.mu.Lock(); f.open--; f.mu.Unlock() }
+func (f *fakeScreen) EndInjection()         { f.mu.Lock(); f.open--; f.mu.Unlock() }
+func (f *fakeScreen) Injection() uint64     { return 0 }
+func (f *fakeScreen) EndInjectionOf(uint64) {}
 
 // fakeTypist records what is typed into the child.
 type fakeTypist struct {

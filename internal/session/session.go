@@ -55,6 +55,10 @@ type screenModel interface {
 	// child prints meanwhile is the typed text, never a command.
 	BeginInjection(text string)
 	EndInjection()
+	// Injection numbers the injection under way; EndInjectionOf ends that
+	// one only, in the order of the output.
+	Injection() uint64
+	EndInjectionOf(n uint64)
 }
 
 // typist is the single writer of the child's stdin.
@@ -108,7 +112,8 @@ type Session struct {
 	exited   chan struct{}
 	notices  atomic.Int64
 
-	recent recent // the agent's last lines and messages, for events
+	recent recent       // the agent's last lines and messages, for events
+	tap    *wrapper.Tap // the child's output as the scanner reads it
 }
 
 // newSession returns a session whose owner runs until ctx ends.
@@ -216,6 +221,7 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 	}
 
 	tap := wrapper.NewTap(0)
+	s.tap = tap
 	s.reg = s.registry()
 	scan := scanner.New(scanner.Options{Namespaces: s.reg.Namespaces(), Cues: s.prof.Cues})
 	s.command = append([]string{cfg.Command}, args...)

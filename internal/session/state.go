@@ -155,14 +155,15 @@ func (s *Session) onScreenState(ss scanner.State, title string) {
 		if !ss.Busy {
 			// Quiet says it too; the prompt's word is no longer needed.
 			st.promptBack = false
+			// Output on the screen path follows the screen, not the idle
+			// edge (a line drawn before the first state report is still
+			// seen); posted before push, so before the Idle it may cause.
+			s.jobs.post(s.screenOutputJob)
 		}
 		s.push(st)
 	})
 	if !ss.Busy {
 		s.ready.arm(nil) // the fallback: quiet came first
-		// Output on the screen path follows the screen, not the idle edge:
-		// a line drawn before the first state report is still seen.
-		s.jobs.post(s.screenOutputJob)
 	}
 }
 

@@ -28,11 +28,9 @@ func (s *Session) typeText(ctx context.Context, text string) error {
 	// typed text, never the agent's own command.
 	s.scr.BeginInjection(text)
 	defer s.scr.EndInjection()
+	inj := s.scr.Injection()
 	ready := s.beforeTyping(text)
 	return s.in.Inject(func(write func([]byte) error) error {
-		// A shell takes each line the moment it is written: from here on
-		// the batch counts as typed, even if relay dies before the Enter.
-		delivery.Commit(ctx)
 		var err error
 		if paste {
 			err = write([]byte(pasteStart + text + pasteEnd))
@@ -52,6 +50,16 @@ func (s *Session) typeText(ctx context.Context, text string) error {
 		}
 		if err := write([]byte("\r")); err != nil {
 			return err
+		}
+		// Journaled the moment the Enter is written, not after the
+		// bookkeeping that follows: a wrapper killed from here on does
+		// not type the batch again, and one killed before types it again
+		// (at least once, never lost: bytes the child has not read yet
+		// die with the terminal).
+		delivery.Commit(ctx)
+		if s.tap != nil {
+			// The injection ends where the Enter is in the output.
+			s.tap.Note(func() { s.scr.EndInjectionOf(inj) })
 		}
 		s.afterEnter(ready)
 		return nil
