@@ -110,8 +110,13 @@ func TestStallTypesOnce(t *testing.T) {
 func TestPingPongEnds(t *testing.T) {
 	tm := newTeam(t)
 	answer := `while IFS= read -r l; do echo "@relay:$1 re: got it"; done`
-	tm.agent("PA", "sh", "-c", answer, "answer", "PB")
+	pa := tm.agent("PA", "sh", "-c", answer, "answer", "PB")
 	tm.agent("PB", "sh", "-c", answer, "answer", "PA")
+	defer func() {
+		if t.Failed() {
+			t.Logf("PA's terminal: %q", pa.Output())
+		}
+	}()
 	tm.waitAgents("PA", "PB")
 	if out, err := tm.relay("send", "PA", "start the exchange"); err != nil {
 		t.Fatalf("relay send: %v\n%s", err, out)
@@ -130,7 +135,7 @@ func TestPingPongEnds(t *testing.T) {
 		for _, name := range []string{"PA", "PB"} {
 			data, _ := os.ReadFile(filepath.Join(home, "logs", "wrap-"+name+".log"))
 			for _, l := range strings.Split(string(data), "\n") {
-				if strings.Contains(l, "held") || strings.Contains(l, "typed") {
+				if strings.Contains(l, "held") || strings.Contains(l, "typed") || strings.Contains(l, "command") || strings.Contains(l, "WARN") {
 					held = append(held, name+": "+l)
 				}
 			}

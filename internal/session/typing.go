@@ -48,6 +48,12 @@ func (s *Session) typeText(ctx context.Context, text string) error {
 		if err := s.waitShown(ctx); err != nil {
 			return err
 		}
+		if s.tap != nil {
+			// The injection ends where its Enter is in the output: what
+			// the child prints from there on (a shell's answer) is its
+			// own, however late this goroutine gets to EndInjection.
+			s.tap.Note(func() { s.scr.EndInjectionOf(inj) })
+		}
 		if err := write([]byte("\r")); err != nil {
 			return err
 		}
@@ -57,10 +63,6 @@ func (s *Session) typeText(ctx context.Context, text string) error {
 		// (at least once, never lost: bytes the child has not read yet
 		// die with the terminal).
 		delivery.Commit(ctx)
-		if s.tap != nil {
-			// The injection ends where the Enter is in the output.
-			s.tap.Note(func() { s.scr.EndInjectionOf(inj) })
-		}
 		s.afterEnter(ready)
 		return nil
 	})
