@@ -30,10 +30,15 @@ func (r *Relay) UseConfig(c *config.Config) error {
 			register = r.Override
 		}
 		if err := register(p.Name, func(ctx context.Context, m Match) (Result, error) {
-			out, err := ns.Handle(ctx, hooks.Match{
+			hm := hooks.Match{
 				Namespace: m.Namespace, Target: m.Target, Body: m.Body,
 				Agent: m.Agent, SessionID: m.SessionID, Workspace: m.Workspace, Cwd: cwd(dir),
-			})
+				RecentOutput: m.RecentOutput,
+			}
+			for _, msg := range m.RecentMessages {
+				hm.RecentMessages = append(hm.RecentMessages, hooks.RecentMessage(msg))
+			}
+			out, err := ns.Handle(ctx, hm)
 			if err != nil {
 				return Result{}, err
 			}

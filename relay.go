@@ -103,6 +103,11 @@ type Match struct {
 	Agent     string // the agent that wrote it
 	SessionID string
 	Workspace string
+	// RecentOutput (the agent's last lines: what it wrote, never what
+	// relay or the human typed) and RecentMessages (the last messages it
+	// received or sent), oldest first, as EventInfo has them.
+	RecentOutput   []string
+	RecentMessages []Message
 }
 
 // Result is what a handler made of a command or an event.

@@ -64,7 +64,7 @@ func (r *Relay) Wrap(ctx context.Context, command string, args ...string) (int, 
 	for _, p := range r.userPatterns() {
 		h := p.h
 		cfg.Patterns = append(cfg.Patterns, session.Pattern{Namespace: p.ns, Override: p.override, Handle: func(ctx context.Context, m session.Match) (session.Result, error) {
-			res, err := h(ctx, Match(m))
+			res, err := h(ctx, match(m))
 			return session.Result(res), err
 		}})
 	}
@@ -101,13 +101,23 @@ func (r *Relay) sessionIdle() []session.IdleHandler {
 	return out
 }
 
-func eventInfo(e session.EventInfo) EventInfo {
-	var msgs []Message
-	for _, m := range e.RecentMessages {
-		msgs = append(msgs, Message(m))
+func match(m session.Match) Match {
+	return Match{Namespace: m.Namespace, Target: m.Target, Body: m.Body,
+		Agent: m.Agent, SessionID: m.SessionID, Workspace: m.Workspace,
+		RecentOutput: m.RecentOutput, RecentMessages: messages(m.RecentMessages)}
+}
+
+func messages(ms []session.RecentMessage) []Message {
+	var out []Message
+	for _, m := range ms {
+		out = append(out, Message(m))
 	}
+	return out
+}
+
+func eventInfo(e session.EventInfo) EventInfo {
 	return EventInfo{
-		RecentOutput: e.RecentOutput, RecentMessages: msgs,
+		RecentOutput: e.RecentOutput, RecentMessages: messages(e.RecentMessages),
 		Event: Event(e.Event), Agent: e.Agent, SessionID: e.SessionID, Workspace: e.Workspace,
 		Profile: e.Profile, Command: e.Command,
 		ID: e.ID, From: e.From, To: e.To, Body: e.Body, Thread: e.Thread,

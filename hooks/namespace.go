@@ -18,17 +18,25 @@ type Match struct {
 	SessionID string
 	Workspace string
 	Cwd       string // the agent's working folder
+	// RecentOutput is the agent's last lines (what it wrote, never what
+	// relay or the human typed) and RecentMessages its last messages
+	// received or sent, oldest first, as the lifecycle hooks get them.
+	RecentOutput   []string
+	RecentMessages []RecentMessage
 }
 
-// matchInput is the JSON a namespace handler reads on stdin.
+// matchInput is the JSON a namespace handler reads on stdin. The recent
+// lists are always there, empty when there is nothing yet.
 type matchInput struct {
-	Namespace string `json:"namespace"`
-	Target    string `json:"target"`
-	Body      string `json:"body"`
-	Agent     string `json:"agent"`
-	SessionID string `json:"session_id"`
-	Workspace string `json:"workspace"`
-	Cwd       string `json:"cwd"`
+	Namespace      string          `json:"namespace"`
+	Target         string          `json:"target"`
+	Body           string          `json:"body"`
+	Agent          string          `json:"agent"`
+	SessionID      string          `json:"session_id"`
+	Workspace      string          `json:"workspace"`
+	Cwd            string          `json:"cwd"`
+	RecentOutput   []string        `json:"recent_output"`
+	RecentMessages []RecentMessage `json:"recent_messages"`
 }
 
 // Namespace is the handler of one user namespace, from `[patterns.NAME]`.
@@ -61,7 +69,10 @@ func (n *Namespace) Handle(ctx context.Context, m Match) (Outcome, error) {
 		dir = m.Cwd
 	}
 	cmd := Command{Argv: n.p.Command.Argv, Shell: n.p.Command.Shell, Dir: dir, Timeout: n.p.Timeout, Env: n.env}
-	in := matchInput(m)
+	in := matchInput{Namespace: m.Namespace, Target: m.Target, Body: m.Body, Agent: m.Agent,
+		SessionID: m.SessionID, Workspace: m.Workspace, Cwd: m.Cwd,
+		RecentOutput:   append([]string{}, m.RecentOutput...),
+		RecentMessages: append([]RecentMessage{}, m.RecentMessages...)}
 	vars := map[string]string{
 		"RELAY_NAMESPACE":  m.Namespace,
 		"RELAY_TARGET":     m.Target,

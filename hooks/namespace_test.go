@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/relayhq/relay/config"
 	"github.com/relayhq/relay/hooks"
@@ -40,7 +41,8 @@ func namespace(t testing.TB, c *config.Config, name string) *hooks.Namespace {
 }
 
 // TestNamespaceInput checks the JSON on stdin and the RELAY_* variables a
-// handler gets, and that its answer comes back.
+// handler gets, and that its answer comes back. The JSON carries the
+// agent's recent output and messages, as the lifecycle hooks' does.
 func TestNamespaceInput(t *testing.T) {
 	t.Parallel()
 	c, dir := loadConfig(t, `
@@ -49,7 +51,9 @@ command = 'cat > input.json; env | grep ^RELAY_ | sort > env.txt; echo "Deployed
 cwd = "."
 `)
 	m := hooks.Match{Namespace: "deploy", Target: "staging", Body: "Release v1.2.3", Agent: "alice",
-		SessionID: "s-1", Workspace: "team", Cwd: "/work/app"}
+		SessionID: "s-1", Workspace: "team", Cwd: "/work/app",
+		RecentOutput:   []string{"$ make", "build ok"},
+		RecentMessages: []hooks.RecentMessage{{ID: "m1", From: "bob", To: "alice", Body: "ship it", At: time.Date(2026, 12, 4, 21, 0, 0, 0, time.UTC)}}}
 	out, err := namespace(t, c, "deploy").Handle(context.Background(), m)
 	if err != nil {
 		t.Fatal(err)
@@ -58,7 +62,16 @@ cwd = "."
 		t.Errorf("Inject = %q", out.Inject)
 	}
 	assertFile(t, filepath.Join(dir, "input.json"),
-		`{"namespace":"deploy","target":"staging","body":"Release v1.2.3","agent":"alice","session_id":"s-1","workspace":"team","cwd":"/work/app"}`)
+		`{"namespace":"deploy","target":"staging","body":"Release v1.2.3","agent":"alice","session_id":"s-1","workspace":"team","cwd":"/work/app",`+
+			`"recent_output":["$ make","build ok"],"recent_messages":[{"id":"m1","from":"bob","to":"alice","message":"ship it","at":"2026-12-04T21:00:00Z"}]}`)
+	// Nothing recent yet: empty lists, never null, so that jq '.recent_output[]' works.
+	m.RecentOutput, m.RecentMessages = nil, nil
+	if _, err := namespace(t, c, "deploy").Handle(context.Background(), m); err != nil {
+		t.Fatal(err)
+	}
+	assertFile(t, filepath.Join(dir, "input.json"),
+		`{"namespace":"deploy","target":"staging","body":"Release v1.2.3","agent":"alice","session_id":"s-1","workspace":"team","cwd":"/work/app",`+
+			`"recent_output":[],"recent_messages":[]}`)
 	env, err := os.ReadFile(filepath.Join(dir, "env.txt"))
 	if err != nil {
 		t.Fatal(err)

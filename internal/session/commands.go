@@ -136,7 +136,9 @@ func firstLine(s string) string {
 }
 
 func (s *Session) match(c patterns.Command) Match {
-	return Match{Namespace: c.NS, Target: c.Target, Body: c.Body, Agent: s.name(), SessionID: s.sid, Workspace: s.cfg.Workspace}
+	lines, msgs := s.recent.snapshot()
+	return Match{Namespace: c.NS, Target: c.Target, Body: c.Body, Agent: s.name(), SessionID: s.sid, Workspace: s.cfg.Workspace,
+		RecentOutput: lines, RecentMessages: msgs}
 }
 
 // putCommand takes a command the agent wrote, from whichever source saw it.
@@ -158,10 +160,12 @@ func (s *Session) exactTexts(ctx context.Context, texts []string) {
 		if strings.TrimSpace(text) == "" {
 			continue
 		}
+		// Recorded first: a handler's RecentOutput holds the text that
+		// holds its command.
+		s.recent.addLines(strings.Split(text, "\n"))
 		for _, c := range patterns.ExtractText(text, patterns.Options{Namespaces: s.reg.Namespaces(), Mode: patterns.Markdown}) {
 			s.cmds.put(c)
 		}
-		s.recent.addLines(strings.Split(text, "\n"))
 		if s.hasHandlers(Output) {
 			lines := strings.Split(text, "\n")
 			s.jobs.post(func(ctx context.Context) { s.outputLines(ctx, lines) })

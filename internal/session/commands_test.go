@@ -2,10 +2,13 @@ package session
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/relayhq/relay/bus"
 	"github.com/relayhq/relay/hooks"
 	"github.com/relayhq/relay/hub/hubtest"
 	"github.com/relayhq/relay/patterns"
@@ -86,4 +89,28 @@ func TestUnknownAgentHint(t *testing.T) {
 	r.screenBusy(false)
 	r.s.putCommand(patterns.Command{NS: "relay", Target: "bob", Body: "please run the tests"})
 	r.waitTyped(t, "No agent named bob has joined workspace default yet (did you mean Bob?); your message (id ")
+}
+
+// TestHandlerGetsRecent: a pattern handler's Match carries the agent's
+// recent output (up to the text that holds its command) and messages, as
+// the lifecycle events do.
+func TestHandlerGetsRecent(t *testing.T) {
+	got := make(chan Match, 1)
+	r := startRig(t, Config{Patterns: []Pattern{{Namespace: "deploy", Handle: func(_ context.Context, m Match) (Result, error) {
+		got <- m
+		return Result{}, nil
+	}}}})
+	r.s.recent.addMessage(bus.Envelope{ID: "m1", From: "Bob", To: "Alice", Body: "ship it"})
+	r.s.exactTexts(context.Background(), []string{"The build is green.\n@deploy:staging v1.2.3"})
+	select {
+	case m := <-got:
+		if want := []string{"The build is green.", "@deploy:staging v1.2.3"}; !slices.Equal(m.RecentOutput, want) {
+			t.Errorf("RecentOutput = %q, want %q", m.RecentOutput, want)
+		}
+		if len(m.RecentMessages) != 1 || m.RecentMessages[0].Body != "ship it" || m.RecentMessages[0].From != "Bob" {
+			t.Errorf("RecentMessages = %+v", m.RecentMessages)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the handler never ran")
+	}
 }

@@ -54,6 +54,10 @@ const NoHub = "none"
 type Match struct {
 	Namespace, Target, Body     string
 	Agent, SessionID, Workspace string
+	// The agent's last output lines and messages when it wrote the
+	// command, oldest first (as EventInfo's).
+	RecentOutput   []string
+	RecentMessages []RecentMessage
 }
 
 // Result is what a handler made of a command or an event (see the relay
