@@ -274,7 +274,7 @@ func (r *Relay) Pattern(ns string, h HandlerFunc) error {
 // "onSessionStart"), a nil handler with ErrNilHandler: neither would ever
 // run as meant. An Idle handler runs once per idle period, after the agent
 // has been idle (no output, no typing) for 30 s; what relay types on its
-// own never begins a new period.
+// own never begins a new period. OnIdle takes another schedule.
 func (r *Relay) On(ev Event, h EventFunc) error {
 	if err := checkEvent(ev); err != nil {
 		return err

@@ -137,6 +137,11 @@ func (c *idleClock) due(hs []IdleHandler, now, lastHuman time.Time) ([]int, time
 			r.n++
 			r.last = now
 			run = append(run, i)
+			if r.n < h.limit() && h.Every < wait {
+				// Its next run is due in Every if nothing happens: the
+				// caller must wake then, not only on the agent's activity.
+				wait = h.Every
+			}
 			continue
 		}
 		if d := at.Sub(now); d < wait {

@@ -1,7 +1,9 @@
 package session
 
 import (
+	"context"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 )
@@ -68,6 +70,20 @@ func TestIdleClock(t *testing.T) {
 			}
 		})
 	}
+	t.Run("after a run, the next is due in every", func(t *testing.T) {
+		// Nothing else may wake the caller: a handler whose answer does
+		// not make the agent busy still repeats.
+		c := newIdleClock(t0)
+		c.setBusy(false, t0)
+		got, wait := c.due([]IdleHandler{every}, at(1), time.Time{})
+		if !slices.Equal(got, []int{0}) || wait != every.Every {
+			t.Fatalf("at 1s: due %v, next in %v; want [0], next in %v", got, wait, every.Every)
+		}
+		got, wait = c.due([]IdleHandler{every}, at(4), time.Time{})
+		if !slices.Equal(got, []int{0}) || wait != time.Hour {
+			t.Fatalf("at 4s: due %v, next in %v; want [0] and no more (max 2)", got, wait)
+		}
+	})
 	t.Run("every, at most max", func(t *testing.T) {
 		c := newIdleClock(t0)
 		c.setBusy(false, t0)
@@ -85,4 +101,54 @@ func TestIdleClock(t *testing.T) {
 			t.Fatalf("ran at %v, want [1 4] (after 1s, every 3s, max 2)", runs)
 		}
 	})
+}
+
+// TestIdleScheduleRuns: in a running session, an Idle handler with a short
+// After and Every runs Max times in an idle period, and no more, even
+// though its answer is typed in. The proof of "no more" is a positive
+// signal: a second handler on the same clock with a larger Max runs its
+// later runs after the first one's would have been due, on the same jobs
+// queue, so they are seen only once the first one had every chance.
+func TestIdleScheduleRuns(t *testing.T) {
+	const every = 30 * time.Millisecond
+	var mu sync.Mutex
+	runs := map[string]int{}
+	seen := make(chan struct{}, 100)
+	handler := func(name string) EventFunc {
+		return func(context.Context, EventInfo) (Result, error) {
+			mu.Lock()
+			runs[name]++
+			mu.Unlock()
+			seen <- struct{}{}
+			return Result{Inject: name + " reminder"}, nil
+		}
+	}
+	r := startRig(t, Config{Idle: func() []IdleHandler {
+		return []IdleHandler{
+			{After: every, Every: every, Max: 3, Handle: handler("three")},
+			{After: every, Every: every, Max: 6, Handle: handler("sentinel")},
+		}
+	}})
+	r.screenBusy(false)
+	deadline := time.After(20 * time.Second)
+	for {
+		mu.Lock()
+		done := runs["sentinel"] == 6
+		mu.Unlock()
+		if done {
+			break
+		}
+		select {
+		case <-seen:
+		case <-deadline:
+			mu.Lock()
+			defer mu.Unlock()
+			t.Fatalf("ran %v; the sentinel never reached 6", runs)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if runs["three"] != 3 {
+		t.Errorf("the Max 3 handler ran %d times in one idle period, want 3 (all: %v)", runs["three"], runs)
+	}
 }
