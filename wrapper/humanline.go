@@ -38,6 +38,13 @@ type lineTracker struct {
 	params     []byte // CSI parameter and intermediate bytes, bounded
 	overflow   bool   // params ran past maxKeyParams
 	paste      int    // how many bytes of pasteEndSeq matched, inside a paste
+	// breaks counts, in the last feed up to its first Enter that submitted
+	// text, the line breaks inside a paste and that Enter: the line feeds
+	// the child's echo of the submitted line will hold. What a later line
+	// of the same feed echoes comes after the first one's output, which
+	// relay cannot count.
+	breaks    int
+	submitted bool // the last feed submitted text
 }
 
 const (
@@ -58,6 +65,7 @@ var pasteEndSeq = []byte("\x1b[201~")
 // reports whether the line's unfinished state changed.
 func (t *lineTracker) feed(p []byte) (changed bool) {
 	before := t.unfinished
+	t.breaks, t.submitted = 0, false
 	for i := 0; i < len(p); i++ {
 		b := p[i]
 		switch t.state {
@@ -126,6 +134,10 @@ func (t *lineTracker) taint() {
 func (t *lineTracker) ground(b byte) {
 	switch {
 	case b == '\r' || b == '\n' || b == 0x03 || b == 0x15:
+		if t.unfinished && (b == '\r' || b == '\n') && !t.submitted {
+			t.breaks++
+			t.submitted = true
+		}
 		t.clear()
 	case b == 0x1b:
 		t.state = keyEsc
@@ -246,5 +258,8 @@ func (t *lineTracker) inPaste(b byte) {
 	t.paste = 0
 	if b == pasteEndSeq[0] {
 		t.paste = 1
+	}
+	if (b == '\r' || b == '\n') && !t.submitted {
+		t.breaks++
 	}
 }

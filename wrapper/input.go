@@ -31,6 +31,14 @@ type Input struct {
 	// inOutput, when set, is told of each change of the human's line at
 	// once, before the keys reach the child (Options.HumanLineInOutput).
 	inOutput func(unfinished bool)
+	// inOutputNow is HumanLineInOutput itself, for afterEcho's calls (made
+	// already in the order of the output).
+	inOutputNow func(unfinished bool)
+	// afterEcho, when set, has fn called in the order of the output once
+	// the child has echoed lines line feeds (or maxBytes bytes): the end
+	// of the echo of keys that typed a line and submitted it at once.
+	afterEcho func(lines, maxBytes int, fn func())
+	outGen    atomic.Uint64 // counts inOutput calls, so that a stale afterEcho is skipped
 }
 
 // ErrHumanLine is returned by Inject, without running its function, while
@@ -61,11 +69,28 @@ func (in *Input) write(p []byte) error {
 func (in *Input) human(p []byte) error {
 	in.lastHuman.Store(time.Now().UnixNano())
 	in.mu.Lock()
+	before := in.line.unfinished
 	changed := in.line.feed(p)
 	unfinished := in.line.unfinished
 	in.draft.Store(unfinished)
-	if changed && in.inOutput != nil {
+	switch {
+	case in.inOutput == nil:
+	case changed:
+		in.outGen.Add(1)
 		in.inOutput(unfinished)
+	case !before && !unfinished && in.line.submitted && in.afterEcho != nil && in.inOutputNow != nil:
+		// One read typed a line and submitted it (a paste ending in
+		// Enter): its echo comes after these keys, so the line is the
+		// human's until the child has echoed the Enter, as if typed key
+		// by key. (Of several lines submitted in one read, only the
+		// first: the others are echoed after the first one's output.)
+		g := in.outGen.Add(1)
+		in.inOutput(true)
+		in.afterEcho(in.line.breaks, 4*len(p)+4096, func() {
+			if in.outGen.Load() == g { // else a later change of the line decides
+				in.inOutputNow(false)
+			}
+		})
 	}
 	err := in.write(p)
 	in.mu.Unlock()

@@ -3,6 +3,7 @@ package wrapper
 import (
 	"context"
 	"io"
+	"slices"
 	"sync"
 )
 
@@ -25,7 +26,15 @@ type Tap struct {
 	limit   int
 	closed  bool
 	notes   []tapNote     // calls due at positions in pending, in order
+	waits   []tapWait     // calls due after line feeds not written yet
 	ready   chan struct{} // has a token when pending or closed changed
+}
+
+// tapWait is a call due after the reader has taken lines more line feeds,
+// or bytes more bytes, whichever comes first (NoteAfterLines).
+type tapWait struct {
+	lines, bytes int
+	fn           func()
 }
 
 // tapNote is a call due once the reader has taken every byte before at.
@@ -64,10 +73,40 @@ func (t *Tap) Write(p []byte) (int, error) {
 			p = p[len(p)-t.limit:]
 		}
 	}
+	t.placeWaits(p)
 	t.pending = append(t.pending, p...)
 	t.mu.Unlock()
 	t.signal()
 	return n, nil
+}
+
+// placeWaits turns the waits that p completes into notes at their place
+// in p, which is about to be appended to pending. Called with t.mu held.
+func (t *Tap) placeWaits(p []byte) {
+	if len(t.waits) == 0 {
+		return
+	}
+	kept := t.waits[:0]
+	for _, w := range t.waits {
+		at := -1
+		for i, b := range p {
+			w.bytes--
+			if b == '\n' {
+				w.lines--
+			}
+			if w.lines <= 0 || w.bytes <= 0 {
+				at = i + 1
+				break
+			}
+		}
+		if at < 0 {
+			kept = append(kept, w)
+			continue
+		}
+		t.notes = append(t.notes, tapNote{at: len(t.pending) + at, fn: w.fn})
+	}
+	t.waits = kept
+	slices.SortStableFunc(t.notes, func(a, b tapNote) int { return a.at - b.at })
 }
 
 func (t *Tap) drop(n int64) {
@@ -140,6 +179,20 @@ func (t *Tap) Note(fn func()) {
 	t.notes = append(t.notes, tapNote{at: len(t.pending), fn: fn})
 	t.mu.Unlock()
 	t.signal()
+}
+
+// NoteAfterLines has the reader call fn after it has taken lines line
+// feeds written after this call (the echo of that many Enters), or
+// maxBytes bytes when fewer line feeds come first, and before any byte
+// written later: the end of an echo the child has not written yet. A tap
+// closed before that never calls fn.
+func (t *Tap) NoteAfterLines(lines, maxBytes int, fn func()) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return
+	}
+	t.waits = append(t.waits, tapWait{lines: max(lines, 1), bytes: max(maxBytes, 1), fn: fn})
 }
 
 // Skipped returns how many bytes the tap has dropped since it was made.

@@ -155,3 +155,41 @@ func TestTapNoteInOrder(t *testing.T) {
 		t.Errorf("read %q, want skip3|N|wxyz", got)
 	}
 }
+
+// TestTapNoteAfterLines: a note due after line feeds not written yet runs
+// right after the one that completes it (or its byte budget), before the
+// bytes written after it.
+func TestTapNoteAfterLines(t *testing.T) {
+	for _, c := range []struct {
+		name          string
+		lines, budget int
+		writes        []string
+		before, after string // what the reader takes before and after the note
+	}{
+		{"one line", 1, 100, []string{"echo x", "\r\nout\r\n"}, "echo x\r\n", "out\r\n"},
+		{"two lines", 2, 100, []string{"a\nb", "\nc\n"}, "a\nb\n", "c\n"},
+		{"the budget first", 5, 4, []string{"abcdef"}, "abcd", "ef"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tap := NewTap(0)
+			var got [2]strings.Builder
+			noted := 0
+			tap.NoteAfterLines(c.lines, c.budget, func() { noted++ })
+			for _, w := range c.writes {
+				tap.Write([]byte(w))
+			}
+			tap.Close()
+			for {
+				chunk, _, err := tap.Next(context.Background())
+				if err != nil {
+					break
+				}
+				got[min(noted, 1)].Write(chunk)
+			}
+			if noted != 1 || got[0].String() != c.before || got[1].String() != c.after {
+				t.Errorf("noted %d times, after %q and before %q; want once, after %q and before %q",
+					noted, got[0].String(), got[1].String(), c.before, c.after)
+			}
+		})
+	}
+}

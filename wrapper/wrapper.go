@@ -61,7 +61,11 @@ type Options struct {
 	// for the screen model: it is called from the Tap's reader after every
 	// byte the child wrote before the human's key and before any byte it
 	// wrote after (needs a Tap that has Note, as *Tap does). It must be
-	// quick.
+	// quick. Keys that type a line and submit it in one read (a paste
+	// ending in Enter) give true before them and false once the child
+	// has echoed their Enters (with a Tap that has NoteAfterLines), so
+	// that the row holding the submitted line is the human's, as for
+	// keys typed one by one.
 	HumanLineInOutput func(unfinished bool)
 	// Cursor gives the child's cursor position (0-based), to answer the
 	// child's cursor queries when no human terminal does; nil means 0,0.
@@ -148,6 +152,9 @@ func Start(opts Options) (*Session, error) {
 	if tap, ok := opts.Tap.(interface{ Note(func()) }); ok && opts.HumanLineInOutput != nil {
 		fn := opts.HumanLineInOutput
 		s.input.inOutput = func(v bool) { tap.Note(func() { fn(v) }) }
+		if tap, ok := opts.Tap.(interface{ NoteAfterLines(int, int, func()) }); ok {
+			s.input.inOutputNow, s.input.afterEcho = fn, tap.NoteAfterLines
+		}
 	}
 	s.log.Info("child started", "pid", cmd.Process.Pid, "cmd", opts.Command, "cols", s.cols, "rows", s.rows)
 
