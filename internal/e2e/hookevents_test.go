@@ -29,12 +29,18 @@ func countLines(file string) []string {
 // `every` after `after` of quiet), not again for the shell's answer to its
 // own text; an Output hook whose matcher matches relay's typed notice sees
 // only the line the shell wrote, never relay's notice nor the human's
-// typed command. Both loop without the fix (relay typed dozens of
-// notices in 20 s).
+// typed command, typed key by key or pasted with its Enter in one write.
+// Both loop without the fix (relay typed dozens of notices in 20 s).
+//
+// "No more runs" is shown by a positive signal, not by a window of time:
+// a silent second Idle group on the same clock (after 1s, every 1s, max
+// 10) runs its last run of a period after the first group's 4th would have
+// been due, on the same queue of slow reactions; the Output jobs of the
+// screens that showed relay's notices ran before it too.
 func TestIdleAndOutputHooksDoNotLoop(t *testing.T) {
 	tm := newTeam(t)
 	tmp := t.TempDir()
-	idle, out := filepath.Join(tmp, "idle"), filepath.Join(tmp, "out")
+	idle, out, tick := filepath.Join(tmp, "idle"), filepath.Join(tmp, "out"), filepath.Join(tmp, "tick")
 	dir := project(t, fmt.Sprintf(`
 [[hooks.Idle]]
 after = "1s"
@@ -43,27 +49,42 @@ max = 3
 [[hooks.Idle.hooks]]
 command = 'echo idle >> "%s"; echo "still idle: build the docs"'
 
+[[hooks.Idle]]
+after = "1s"
+every = "1s"
+max = 10
+[[hooks.Idle.hooks]]
+command = 'echo tick >> "%s"'
+
 [[hooks.Output]]
 matcher = "build"
 [[hooks.Output.hooks]]
 command = 'printf "%%s\n" "$RELAY_LINE" >> "%s"; echo "saw a build line"'
-`, idle, out))
+`, idle, tick, out))
 	term := ptytest.Start(t, ptytest.Options{Env: tm.env, Dir: dir, Cols: 100, Rows: 30},
 		relayBin, "wrap", "--name", "Alice", "--", "sh", "-c", "echo 'build started'; exec bash --norc --noprofile -i")
 
-	// Over 20 s: three Idle runs (one period, max = 3), one Output line.
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		if n := len(countLines(idle)); n > 3 {
-			t.Fatalf("Idle ran %d times in one idle period (max 3): it loops on its own text\nscreen:\n%s", n, ptytest.Screen(t, term.Output(), 100, 30))
-		}
-		if o := countLines(out); len(o) > 1 {
-			t.Fatalf("Output ran for %q: it sees relay's own notices", o)
-		}
-		time.Sleep(200 * time.Millisecond)
+	// waitPeriod waits until the sentinel has run its 10 runs of the
+	// period (ticks in all), failing at once when the Idle hook runs more
+	// than idles times or Output sees more than outs lines.
+	waitPeriod := func(ticks, idles, outs int) {
+		t.Helper()
+		testutil.WaitFor(t, 90*time.Second, 100*time.Millisecond, func() error {
+			if n := len(countLines(idle)); n > idles {
+				t.Fatalf("Idle ran %d times, want %d (max 3 per idle period): it loops on its own text\nscreen:\n%s", n, idles, ptytest.Screen(t, term.Output(), 100, 30))
+			}
+			if o := countLines(out); len(o) > outs {
+				t.Fatalf("Output ran for %q: it sees relay's own notices or the human's typing", o)
+			}
+			if n := len(countLines(tick)); n < ticks {
+				return fmt.Errorf("the sentinel Idle group ran %d times, want %d (the Idle hook ran %d times)", n, ticks, len(countLines(idle)))
+			}
+			return nil
+		})
 	}
+	waitPeriod(10, 3, 1)
 	if n := len(countLines(idle)); n != 3 {
-		t.Fatalf("Idle ran %d times in 20 s, want 3 (after 1s, every 2s, max 3)", n)
+		t.Fatalf("Idle ran %d times in the first idle period, want 3 (after 1s, every 2s, max 3)", n)
 	}
 	if o := countLines(out); len(o) != 1 || o[0] != "build started" {
 		t.Fatalf("Output saw %q, want only the shell's own line \"build started\"", o)
@@ -78,18 +99,19 @@ command = 'printf "%%s\n" "$RELAY_LINE" >> "%s"; echo "saw a build line"'
 		term.Type(string(k))
 		time.Sleep(30 * time.Millisecond)
 	}
-	testutil.WaitFor(t, 20*time.Second, 100*time.Millisecond, func() error {
-		if n := len(countLines(idle)); n != 6 {
-			return fmt.Errorf("Idle ran %d times, want 6 after the human's command", n)
-		}
-		return nil
-	})
-	time.Sleep(3 * time.Second) // and no more: the period's runs are spent
+	waitPeriod(20, 6, 2)
 	if n := len(countLines(idle)); n != 6 {
-		t.Fatalf("Idle ran %d times, want 6", n)
+		t.Fatalf("Idle ran %d times in all, want 6 after the human's command (3 per idle period)", n)
 	}
 	if o := countLines(out); strings.Join(o, "|") != "build started|build two" {
 		t.Fatalf("Output saw %q, want the shell's own lines only (not the prompt row holding the typed command)", o)
+	}
+
+	// A command pasted with its Enter, in one write, is the human's too.
+	term.Type("\x1b[200~echo build three\x1b[201~\r")
+	waitPeriod(30, 9, 3)
+	if o := countLines(out); strings.Join(o, "|") != "build started|build two|build three" {
+		t.Fatalf("Output saw %q, want the shell's own lines only (not the prompt row holding the pasted command)", o)
 	}
 }
 
