@@ -83,6 +83,7 @@ func (s *Session) connect(ctx context.Context) error {
 			}
 		})
 		s.client.Store(c)
+		s.presence.poke() // a state set before the client was stored
 		// Open the outbox now, not when the inbox starts: what the agent
 		// writes in its first moments goes out at once, and it is not told
 		// that a hub it has just reached is unreachable.

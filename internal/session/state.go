@@ -241,6 +241,21 @@ func (p *presenceStage) set(st bus.State) {
 	p.mu.Lock()
 	p.state, p.dirty = st, true
 	p.mu.Unlock()
+	p.poke()
+}
+
+// restore marks st as still to be sent unless a newer state was set, and
+// does not wake the stage: the next connect does.
+func (p *presenceStage) restore(st bus.State) {
+	p.mu.Lock()
+	if !p.dirty {
+		p.state, p.dirty = st, true
+	}
+	p.mu.Unlock()
+}
+
+// poke wakes the stage to send what is pending.
+func (p *presenceStage) poke() {
 	select {
 	case p.wake <- struct{}{}:
 	default:
@@ -263,14 +278,20 @@ func (s *Session) runPresence(ctx context.Context) {
 			return
 		case <-s.presence.wake:
 		}
+		// Without a client the state stays pending: connect wakes the
+		// stage again once it has stored one (a state taken here and
+		// dropped left a late-joining agent "starting").
+		c := s.client.Load()
+		if c == nil {
+			continue
+		}
 		st, ok := s.presence.take()
 		if !ok {
 			continue
 		}
-		if c := s.client.Load(); c != nil {
-			if err := c.SetState(ctx, st); err != nil && ctx.Err() == nil {
-				s.log.Debug("presence", "state", st, "err", err)
-			}
+		if err := c.SetState(ctx, st); err != nil && ctx.Err() == nil {
+			s.log.Debug("presence", "state", st, "err", err)
+			s.presence.restore(st) // sent again after the next connect
 		}
 	}
 }
