@@ -59,11 +59,36 @@ func (g chat) Read(idle bool) ([]string, []string, error) {
 
 // exact follows the chat transcript of the session: relay passes a new
 // --session-id, or follows the user's own (then the session may have
-// history: it is read from its end).
+// history: it is read from its end). When the session has BeforeToolCall
+// handlers it also installs Gemini CLI's BeforeTool and AfterTool hooks
+// (in the system-defaults overlay, beside relay's MCP server), even when
+// the transcript cannot be followed.
 func exact(l agents.Launch) (agents.Setup, error) {
-	id, add, err := Session(l.Args, newUUID)
+	hooks, hookSettings, err := startHooks(l)
 	if err != nil {
-		return agents.Setup{}, fmt.Errorf("transcript of Gemini CLI is not followed: %w", err)
+		l.Log.Warn("BeforeToolCall handlers will not see Gemini CLI's tool calls", "err", err)
+	}
+	id, add, follow := Session(l.Args, newUUID)
+	if follow != nil {
+		follow = fmt.Errorf("transcript of Gemini CLI is not followed: %w", follow)
+		if hooks == nil {
+			return agents.Setup{}, follow
+		}
+	}
+	env, err := overlaySetup(l, hookSettings)
+	if err != nil {
+		l.Log.Warn("relay's settings overlay for Gemini CLI is not written", "err", err)
+		if hooks != nil {
+			hooks.srv.Close()
+			hooks = nil
+		}
+	}
+	if follow != nil {
+		if hooks == nil {
+			return agents.Setup{}, follow
+		}
+		l.Log.Warn("reading its screen only", "why", follow)
+		return agents.Setup{Env: env, Source: hooks}, nil
 	}
 	own := len(add) == 0
 	home := Home(l.Env)
@@ -81,11 +106,12 @@ func exact(l agents.Launch) (agents.Setup, error) {
 		}
 		return chat{NewTranscriptReaderAt(path, 0)}, nil
 	}
-	env, err := mcpSetup(l)
-	if err != nil {
-		l.Log.Warn("relay mcp is not registered", "err", err)
+	var src agents.Source = agents.NewFollower("Gemini CLI's chat transcript", find, l.Log)
+	if hooks != nil {
+		hooks.inner = src
+		src = hooks
 	}
-	return agents.Setup{Args: add, Env: env, Source: agents.NewFollower("Gemini CLI's chat transcript", find, l.Log)}, nil
+	return agents.Setup{Args: add, Env: env, Source: src}, nil
 }
 
 // diagnose says where relay reads Gemini CLI's exact text: its chat
