@@ -3,6 +3,7 @@ package gemini
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"os"
@@ -77,7 +78,7 @@ func TestExactInstallsToolHooks(t *testing.T) {
 		{"handlers, resumed", true, []string{"--resume", "latest"}, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			setup, err := exact(launch(c.before, c.args...))
+			setup, err := exactWith(launch(c.before, c.args...), readAll)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -116,7 +117,7 @@ func TestExactInstallsToolHooks(t *testing.T) {
 		})
 	}
 	t.Run("no handlers", func(t *testing.T) {
-		setup, err := exact(launch(false))
+		setup, err := exactWith(launch(false), readAll)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -125,7 +126,7 @@ func TestExactInstallsToolHooks(t *testing.T) {
 		}
 		l := launch(false)
 		l.MCP = &agents.MCPServer{Command: relay, Args: []string{"mcp"}, Env: map[string]string{"RELAY_NAME": "Carol", "RELAY_WORKSPACE": "ws"}}
-		setup, err = exact(l)
+		setup, err = exactWith(l, readAll)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -134,12 +135,31 @@ func TestExactInstallsToolHooks(t *testing.T) {
 			t.Errorf("want relay's MCP server and the admin's hook only:\n%s", raw)
 		}
 	})
+	t.Run("overlay skipped by Gemini CLI", func(t *testing.T) {
+		var logged strings.Builder
+		l := launch(true)
+		l.Log = slog.New(slog.NewTextHandler(&logged, nil))
+		setup, err := exactWith(l, SystemFileRead) // below /tmp: skipped
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := setup.Source.(*hookSource); ok {
+			t.Errorf("the hooks are kept though Gemini CLI will not read them")
+		}
+		if !strings.Contains(logged.String(), "BeforeToolCall handlers will not see its tool calls") || !strings.Contains(logged.String(), "writable by its group or others") {
+			t.Errorf("the log does not say why the hooks are missing:\n%s", logged.String())
+		}
+	})
 	t.Run("resumed, no handlers", func(t *testing.T) {
-		if _, err := exact(launch(false, "-r", "latest")); err == nil {
+		if _, err := exactWith(launch(false, "-r", "latest"), readAll); err == nil {
 			t.Error("a resumed session without handlers should read the screen only")
 		}
 	})
 }
+
+// readAll stands for Gemini CLI reading every overlay (the tests' folders
+// are below /tmp, which it would skip).
+func readAll(string) error { return nil }
 
 func TestOverlayBadHooks(t *testing.T) {
 	hooks, err := HookSettings("/bin/relay", "/run/x.sock")
@@ -279,5 +299,47 @@ func TestPendingContextIsBounded(t *testing.T) {
 	}
 	if len(h.pending) != maxPending || h.take("a") != "" || h.take(string(rune('a'+maxPending+9))) != "x" {
 		t.Errorf("pending holds %d, want the last %d", len(h.pending), maxPending)
+	}
+}
+
+// TestSystemFileRead: Gemini CLI reads a system settings file only below
+// folders that root owns and others cannot write.
+func TestSystemFileRead(t *testing.T) {
+	tmp := t.TempDir()
+	file := filepath.Join(tmp, "defaults.json")
+	if err := os.WriteFile(file, []byte("{}"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	root := os.Geteuid() == 0
+	for _, c := range []struct {
+		name string
+		path string
+		ok   bool
+		why  string
+	}{
+		{"below /tmp", file, false, "/tmp is writable by its group or others"},
+		{"a missing file in root's folder", "/etc/relay-test-missing.json", true, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := SystemFileRead(c.path)
+			if (err == nil) != c.ok {
+				t.Fatalf("SystemFileRead(%s) = %v, want read %v", c.path, err, c.ok)
+			}
+			if err != nil && (!errors.Is(err, ErrSkipped) || (root && !strings.Contains(err.Error(), c.why))) {
+				t.Errorf("SystemFileRead(%s) = %v, want %q", c.path, err, c.why)
+			}
+		})
+	}
+	if root {
+		private := filepath.Join(tmp, "x")
+		t.Run("a group-writable file", func(t *testing.T) {
+			if err := os.WriteFile(private, nil, 0o620); err != nil {
+				t.Fatal(err)
+			}
+			os.Chmod(private, 0o620)
+			if err := secure(private, false); err == nil || !strings.Contains(err.Error(), "mode 620") {
+				t.Errorf("secure = %v", err)
+			}
+		})
 	}
 }

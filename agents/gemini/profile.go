@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/relayhq/relay/agents"
@@ -63,7 +64,12 @@ func (g chat) Read(idle bool) ([]string, []string, error) {
 // handlers it also installs Gemini CLI's BeforeTool and AfterTool hooks
 // (in the system-defaults overlay, beside relay's MCP server), even when
 // the transcript cannot be followed.
-func exact(l agents.Launch) (agents.Setup, error) {
+func exact(l agents.Launch) (agents.Setup, error) { return exactWith(l, SystemFileRead) }
+
+// exactWith is exact with the check of whether Gemini CLI will read the
+// overlay (SystemFileRead; tests, whose folders are below /tmp, pass
+// their own).
+func exactWith(l agents.Launch, read func(path string) error) (agents.Setup, error) {
 	hooks, hookSettings, err := startHooks(l)
 	if err != nil {
 		l.Log.Warn("BeforeToolCall handlers will not see Gemini CLI's tool calls", "err", err)
@@ -76,12 +82,22 @@ func exact(l agents.Launch) (agents.Setup, error) {
 		}
 	}
 	env, err := overlaySetup(l, hookSettings)
+	if err == nil && len(env) > 0 {
+		if err = read(lookup(env, SystemDefaultsEnv)); err != nil {
+			err = fmt.Errorf("not read by Gemini CLI: %w", err)
+		}
+	}
 	if err != nil {
-		l.Log.Warn("relay's settings overlay for Gemini CLI is not written", "err", err)
+		var lost []string
+		if l.MCP != nil {
+			lost = append(lost, "relay's MCP tools")
+		}
 		if hooks != nil {
+			lost = append(lost, "its BeforeTool hook (BeforeToolCall handlers will not see its tool calls)")
 			hooks.srv.Close()
 			hooks = nil
 		}
+		l.Log.Warn("relay's settings overlay for Gemini CLI: "+strings.Join(lost, " and ")+" will be missing", "err", err)
 	}
 	if follow != nil {
 		if hooks == nil {
