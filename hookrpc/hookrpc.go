@@ -37,19 +37,21 @@ const (
 	StopTimeout = 5 * time.Second
 	// Timeout is every other event's: the wrapper only takes note.
 	Timeout = 2 * time.Second
-	// PreToolUseTimeout is PreToolUse's: the wrapper runs the user's
-	// BeforeToolCall hooks, which may take as long as a hook may (past
-	// it, the tool call goes on).
+	// PreToolUseTimeout is PreToolUse's (Claude Code) and BeforeTool's
+	// (Gemini CLI): the wrapper runs the user's BeforeToolCall hooks,
+	// which may take as long as a hook may (past it, the tool call goes
+	// on).
 	PreToolUseTimeout = 60 * time.Second
 )
 
 // Limit returns the time limit of event: StopTimeout for Stop and
-// SubagentStop, PreToolUseTimeout for PreToolUse, else Timeout.
+// SubagentStop, PreToolUseTimeout for PreToolUse and BeforeTool, else
+// Timeout.
 func Limit(event string) time.Duration {
 	switch event {
 	case "Stop", "SubagentStop":
 		return StopTimeout
-	case "PreToolUse":
+	case "PreToolUse", "BeforeTool":
 		return PreToolUseTimeout
 	}
 	return Timeout

@@ -302,7 +302,8 @@ func BenchmarkCall(b *testing.B) {
 func TestLimit(t *testing.T) {
 	t.Parallel()
 	for ev, want := range map[string]time.Duration{"Stop": hookrpc.StopTimeout, "SubagentStop": hookrpc.StopTimeout,
-		"PostToolUse": hookrpc.Timeout, "UserPromptSubmit": hookrpc.Timeout, "": hookrpc.Timeout} {
+		"PostToolUse": hookrpc.Timeout, "UserPromptSubmit": hookrpc.Timeout, "": hookrpc.Timeout,
+		"PreToolUse": hookrpc.PreToolUseTimeout, "BeforeTool": hookrpc.PreToolUseTimeout, "AfterTool": hookrpc.Timeout} {
 		if got := hookrpc.Limit(ev); got != want {
 			t.Errorf("Limit(%q) = %v, want %v", ev, got, want)
 		}

@@ -30,35 +30,50 @@ const defaultSystemDefaults = "/etc/gemini-cli/system-defaults.json"
 // variables named like secrets (RELAY_TOKEN) from an MCP server's
 // environment.
 func MCPOverlay(base []byte, s *agents.MCPServer, env []string) ([]byte, error) {
+	return Overlay(base, s, env, nil)
+}
+
+// Overlay is MCPOverlay for any of relay's additions: its MCP server when s
+// is not nil, and hooks (HookSettings), appended to the hooks of base.
+func Overlay(base []byte, s *agents.MCPServer, env []string, hooks map[string]any) ([]byte, error) {
 	settings := map[string]any{}
 	if len(base) > 0 {
 		if err := json.Unmarshal(base, &settings); err != nil {
 			return nil, fmt.Errorf("read the system defaults: %w", err)
 		}
-	}
-	vars := map[string]string{}
-	for k, v := range s.Env {
-		vars[k] = v
-	}
-	for _, k := range s.PassEnv {
-		if v := lookup(env, k); v != "" {
-			vars[k] = v
+		if settings == nil { // the file says null
+			settings = map[string]any{}
 		}
 	}
-	servers, _ := settings["mcpServers"].(map[string]any)
-	if servers == nil {
-		servers = map[string]any{}
+	if s != nil {
+		vars := map[string]string{}
+		for k, v := range s.Env {
+			vars[k] = v
+		}
+		for _, k := range s.PassEnv {
+			if v := lookup(env, k); v != "" {
+				vars[k] = v
+			}
+		}
+		servers, _ := settings["mcpServers"].(map[string]any)
+		if servers == nil {
+			servers = map[string]any{}
+		}
+		servers[agents.MCPName] = map[string]any{"command": s.Command, "args": s.Args, "env": vars, "trust": true}
+		settings["mcpServers"] = servers
 	}
-	servers[agents.MCPName] = map[string]any{"command": s.Command, "args": s.Args, "env": vars, "trust": true}
-	settings["mcpServers"] = servers
+	if err := addHooks(settings, hooks); err != nil {
+		return nil, err
+	}
 	return json.MarshalIndent(settings, "", "  ")
 }
 
-// mcpSetup writes the overlay into relay's run folder (mode 0600: it may
-// hold the hub's token) and returns the variable that points Gemini CLI
-// at it; nothing when the session registers no server.
-func mcpSetup(l agents.Launch) ([]string, error) {
-	if l.MCP == nil {
+// overlaySetup writes the overlay into relay's run folder (mode 0600: it
+// may hold the hub's token) and returns the variable that points Gemini
+// CLI at it; nothing when the session adds neither an MCP server nor
+// hooks.
+func overlaySetup(l agents.Launch, hooks map[string]any) ([]string, error) {
+	if l.MCP == nil && len(hooks) == 0 {
 		return nil, nil
 	}
 	basePath := lookup(l.Env, SystemDefaultsEnv)
@@ -67,21 +82,24 @@ func mcpSetup(l agents.Launch) ([]string, error) {
 	}
 	base, err := os.ReadFile(basePath)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("gemini mcp: %w", err)
+		return nil, fmt.Errorf("gemini settings: %w", err)
 	}
-	data, err := MCPOverlay(base, l.MCP, l.Env)
+	data, err := Overlay(base, l.MCP, l.Env, hooks)
 	if err != nil {
-		return nil, fmt.Errorf("gemini mcp: %s: %w", basePath, err)
+		return nil, fmt.Errorf("gemini settings: %s: %w", basePath, err)
 	}
 	dir := filepath.Join(l.Home, "run")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("gemini mcp: %w", err)
+		return nil, fmt.Errorf("gemini settings: %w", err)
 	}
 	// One file per agent of a workspace, rewritten by each of its sessions.
-	name := "gemini-defaults-" + l.MCP.Env["RELAY_WORKSPACE"] + "-" + l.MCP.Env["RELAY_NAME"] + ".json"
+	name := "gemini-defaults-" + lookup(l.Env, "RELAY_WORKSPACE") + "-" + lookup(l.Env, "RELAY_NAME") + ".json"
+	if l.MCP != nil {
+		name = "gemini-defaults-" + l.MCP.Env["RELAY_WORKSPACE"] + "-" + l.MCP.Env["RELAY_NAME"] + ".json"
+	}
 	path := filepath.Join(dir, name)
 	if err := os.WriteFile(path, data, 0o600); err != nil {
-		return nil, fmt.Errorf("gemini mcp: %w", err)
+		return nil, fmt.Errorf("gemini settings: %w", err)
 	}
 	return []string{SystemDefaultsEnv + "=" + path}, nil
 }

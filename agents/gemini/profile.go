@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/relayhq/relay/agents"
@@ -59,11 +60,51 @@ func (g chat) Read(idle bool) ([]string, []string, error) {
 
 // exact follows the chat transcript of the session: relay passes a new
 // --session-id, or follows the user's own (then the session may have
-// history: it is read from its end).
-func exact(l agents.Launch) (agents.Setup, error) {
-	id, add, err := Session(l.Args, newUUID)
+// history: it is read from its end). When the session has BeforeToolCall
+// handlers it also installs Gemini CLI's BeforeTool and AfterTool hooks
+// (in the system-defaults overlay, beside relay's MCP server), even when
+// the transcript cannot be followed.
+func exact(l agents.Launch) (agents.Setup, error) { return exactWith(l, SystemFileRead) }
+
+// exactWith is exact with the check of whether Gemini CLI will read the
+// overlay (SystemFileRead; tests, whose folders are below /tmp, pass
+// their own).
+func exactWith(l agents.Launch, read func(path string) error) (agents.Setup, error) {
+	hooks, hookSettings, err := startHooks(l)
 	if err != nil {
-		return agents.Setup{}, fmt.Errorf("transcript of Gemini CLI is not followed: %w", err)
+		l.Log.Warn("BeforeToolCall handlers will not see Gemini CLI's tool calls", "err", err)
+	}
+	id, add, follow := Session(l.Args, newUUID)
+	if follow != nil {
+		follow = fmt.Errorf("transcript of Gemini CLI is not followed: %w", follow)
+		if hooks == nil {
+			return agents.Setup{}, follow
+		}
+	}
+	env, err := overlaySetup(l, hookSettings)
+	if err == nil && len(env) > 0 {
+		if err = read(lookup(env, SystemDefaultsEnv)); err != nil {
+			err = fmt.Errorf("not read by Gemini CLI: %w", err)
+		}
+	}
+	if err != nil {
+		var lost []string
+		if l.MCP != nil {
+			lost = append(lost, "relay's MCP tools")
+		}
+		if hooks != nil {
+			lost = append(lost, "its BeforeTool hook (BeforeToolCall handlers will not see its tool calls)")
+			hooks.srv.Close()
+			hooks = nil
+		}
+		l.Log.Warn("relay's settings overlay for Gemini CLI: "+strings.Join(lost, " and ")+" will be missing", "err", err)
+	}
+	if follow != nil {
+		if hooks == nil {
+			return agents.Setup{}, follow
+		}
+		l.Log.Warn("reading its screen only", "why", follow)
+		return agents.Setup{Env: env, Source: hooks}, nil
 	}
 	own := len(add) == 0
 	home := Home(l.Env)
@@ -81,11 +122,12 @@ func exact(l agents.Launch) (agents.Setup, error) {
 		}
 		return chat{NewTranscriptReaderAt(path, 0)}, nil
 	}
-	env, err := mcpSetup(l)
-	if err != nil {
-		l.Log.Warn("relay mcp is not registered", "err", err)
+	var src agents.Source = agents.NewFollower("Gemini CLI's chat transcript", find, l.Log)
+	if hooks != nil {
+		hooks.inner = src
+		src = hooks
 	}
-	return agents.Setup{Args: add, Env: env, Source: agents.NewFollower("Gemini CLI's chat transcript", find, l.Log)}, nil
+	return agents.Setup{Args: add, Env: env, Source: src}, nil
 }
 
 // diagnose says where relay reads Gemini CLI's exact text: its chat
