@@ -46,10 +46,10 @@ func TestReadinessMet(t *testing.T) {
 			} else {
 				r.took([]byte("text\r\n"))
 			}
-			if got := r.met(func() string { return tc.after }); got != tc.ready {
+			if _, got := r.met(func() string { return tc.after }); got != tc.ready {
 				t.Fatalf("ready = %v, want %v", got, tc.ready)
 			}
-			if tc.ready && r.met(func() string { return tc.after }) {
+			if _, again := r.met(func() string { return tc.after }); tc.ready && again {
 				t.Fatalf("met twice: the watch must end once met")
 			}
 		})
