@@ -41,6 +41,7 @@ type readiness struct {
 	// break. Without a prompt, the echo of relay's Enter is the sign that
 	// the line reached the program; the echo of the text alone is not.
 	lineEnd bool
+	echo    echoWindow // the pipelined injections whose echo is counted (echo.go)
 }
 
 // took notes the end of a chunk of output the screen took.
@@ -51,6 +52,7 @@ func (r *readiness) took(chunk []byte) {
 	r.mu.Lock()
 	c := chunk[len(chunk)-1]
 	r.lineEnd = c == '\n' || c == '\r'
+	r.echo.took(chunk)
 	r.mu.Unlock()
 }
 
@@ -60,10 +62,11 @@ func (s *Session) shellReady() bool { return !s.prof.Model }
 
 // expectFor returns what the screen must show once the shell took text,
 // typed while the screen showed before.
-func (r *readiness) expectFor(before, text string) *expect {
+func (r *readiness) expectFor(before string, n uint64, text string) *expect {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	e := &expect{typed: tail(squeeze(lastLine(text)), echoTail), prompt: squeeze(lastRow(before))}
+	r.echo.begin(n, text)
+	e := &expect{typed: tail(squeeze(lastLine(text)), echoTail), prompt: squeeze(lastRow(before)), n: n}
 	if e.prompt == "" || (r.last != "" && strings.HasSuffix(squeeze(before), r.last)) {
 		// The screen before typing is blank or ends with the echo of
 		// relay's last line (wrapped over rows, maybe): a program
@@ -77,12 +80,22 @@ func (r *readiness) expectFor(before, text string) *expect {
 // expectAfter returns what the screen must show once the shell took text,
 // typed while the expectation pending was not met yet: the same prompt
 // after the end of text.
-func (r *readiness) expectAfter(pending *expect, text string) *expect {
+func (r *readiness) expectAfter(pending *expect, n uint64, text string) *expect {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	e := &expect{typed: tail(squeeze(lastLine(text)), echoTail), prompt: pending.prompt}
+	r.echo.add(n, text)
+	e := &expect{typed: tail(squeeze(lastLine(text)), echoTail), prompt: pending.prompt, n: n}
 	r.last = e.typed
 	return e
+}
+
+// echoed returns the last injection of the pipeline, the latest
+// excepted, whose lines the terminal has all echoed since the last call
+// (0: none).
+func (r *readiness) echoed() uint64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.echo.take()
 }
 
 // disarm stops watching and returns what was watched for (nil: nothing).
@@ -126,6 +139,9 @@ func (r *readiness) met(screenText func() string) (*expect, bool) {
 // output: when the shell is ready again, the delivery queue hears it at
 // once, for the injection whose echo it is (and those before it).
 func (s *Session) onOutput() {
+	if n := s.ready.echoed(); n > 0 {
+		s.queue.SettledThrough(n) // an earlier injection of the pipeline was taken
+	}
 	if e, ok := s.ready.met(s.scr.Text); ok {
 		s.queue.SettledThrough(e.n)
 		s.do(func(st *state) {
@@ -153,15 +169,11 @@ func (s *Session) beforeTyping(ctx context.Context, text string) *expect {
 		return nil
 	}
 	n, pipelined := delivery.Injection(ctx)
-	var e *expect
 	if pending := s.ready.disarm(); pending != nil && pipelined {
-		e = s.ready.expectAfter(pending, text)
-	} else {
-		s.do(func(st *state) { st.promptBack = false })
-		e = s.ready.expectFor(s.scr.Text(), text)
+		return s.ready.expectAfter(pending, n, text)
 	}
-	e.n = n
-	return e
+	s.do(func(st *state) { st.promptBack = false })
+	return s.ready.expectFor(s.scr.Text(), n, text)
 }
 
 // afterEnter starts watching for e, and looks once at once: the echo may

@@ -36,9 +36,9 @@ func TestReadinessMet(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var r readiness
 			if tc.last != "" {
-				r.expectFor("", tc.last)
+				r.expectFor("", 0, tc.last)
 			}
-			r.arm(r.expectFor(tc.before, tc.text))
+			r.arm(r.expectFor(tc.before, 1, tc.text))
 			// The last chunk of output ended with the echo of the Enter,
 			// except where the case says that only the text was echoed.
 			if strings.Contains(tc.name, "not the Enter") {
