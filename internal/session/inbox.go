@@ -56,14 +56,18 @@ func (s *Session) receiveAll(ctx context.Context, ds []*bus.Delivery) {
 	items := make([]delivery.Item, 0, len(ds))
 	var taken []*bus.Delivery
 	agents := map[string]bool{} // each sender looked up once a batch
+	l := newLease()
 	for _, d := range ds {
 		from := d.Envelope.From
 		if _, ok := agents[from]; !ok {
 			agents[from] = s.isAgent(ctx, from)
 		}
-		if it, ok := s.accept(ctx, d, agents[from]); ok {
+		if it, ok := s.accept(ctx, d, agents[from], l); ok {
 			items, taken = append(items, it), append(taken, d)
 		}
+	}
+	if len(taken) > 0 {
+		s.grp.Go(func() { l.run(ctx, leaseEvery) })
 	}
 	why := s.waitReason()
 	s.queue.AddAll(items)
@@ -80,8 +84,8 @@ func (s *Session) receiveAll(ctx context.Context, ds []*bus.Delivery) {
 // accept runs the MessageReceived hooks on one incoming message and
 // returns the item to type for it; false when a hook refused or held it
 // (the delivery is settled then). agent says whether its sender is an
-// agent of the workspace.
-func (s *Session) accept(ctx context.Context, d *bus.Delivery, agent bool) (delivery.Item, bool) {
+// agent of the workspace; l keeps the message's lease until it is typed.
+func (s *Session) accept(ctx context.Context, d *bus.Delivery, agent bool, l *lease) (delivery.Item, bool) {
 	env := d.Envelope
 	s.heard(env.From, env.ID, env.Hops, time.Now())
 	s.recent.addMessage(env)
@@ -103,15 +107,8 @@ func (s *Session) accept(ctx context.Context, d *bus.Delivery, agent bool) (deli
 		env.Body = *verdict.Message
 	}
 
-	done := make(chan struct{})
-	s.grp.Go(func() { keepAlive(ctx, d, done) })
-	finish := func() {
-		select {
-		case <-done:
-		default:
-			close(done)
-		}
-	}
+	l.add(d)
+	finish := func() { l.done(d) }
 	from := delivery.Sender{Name: env.From, ToAll: env.To == bus.Broadcast, Human: env.Human || !agent}
 	text := s.form().MessageFrom(from, env.ID, env.Body)
 	// Receipts are stored in the background, in order, so that typing
@@ -181,23 +178,6 @@ func (s *Session) isAgent(ctx context.Context, name string) bool {
 		return true
 	}
 	return ok
-}
-
-// keepAlive tells the hub that a message waiting for the agent is still
-// being worked on, so that it is not delivered again meanwhile.
-func keepAlive(ctx context.Context, d *bus.Delivery, done <-chan struct{}) {
-	t := time.NewTicker(leaseEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-done:
-			return
-		case <-t.C:
-			_ = d.InProgress()
-		}
-	}
 }
 
 // notice types a short note from relay into the agent.
