@@ -238,7 +238,8 @@ func throughput(ctx context.Context, h *harness, o options, cmd string) ([]row, 
 	}
 	rows = append(rows, row{fmt.Sprintf("throughput: %d wrapped senders × %d → agent, queue mode", k, o.per),
 		rate(n, last.Sub(t0)) + missing(n, dups, total, ok), "≥ 5,000 msg/s", cmd},
-		row{"  CPU of the receiving wrapper, of the sending ones", perMessage(rcpu, n) + ", " + perMessage(scpu, n), "", cmd})
+		row{"  CPU of the receiving wrapper, of the sending ones", perMessage(rcpu, n) + ", " + perMessage(scpu, n), "", cmd},
+		row{"  last one at the hub after (the rest is hub → stdin)", h.lastAtHub(first, total, t0), "", cmd})
 
 	// One wrapped sender, damping lifted, writes a long burst at once.
 	s, err := h.startSender(ctx, "Gina", rc.name, liftDamping)
@@ -256,8 +257,24 @@ func throughput(ctx context.Context, h *harness, o options, cmd string) ([]row, 
 	n, dups, last = countSince(got, first)
 	rows = append(rows, row{fmt.Sprintf("throughput: 1 wrapped sender writes %d at once (damping lifted) → agent, queue mode", o.wburst),
 		rate(n, last.Sub(t0)) + missing(n, dups, o.wburst, ok), "≥ 10,000 msg/s", cmd},
-		row{"  CPU of the receiving wrapper, of the sending one", perMessage(cpuOf(rc.wrapped)-cpu0, n) + ", " + perMessage(cpuOf(s.wrapped)-scpu0, n), "", cmd})
+		row{"  CPU of the receiving wrapper, of the sending one", perMessage(cpuOf(rc.wrapped)-cpu0, n) + ", " + perMessage(cpuOf(s.wrapped)-scpu0, n), "", cmd},
+		row{"  last one at the hub after (the rest is hub → stdin)", h.lastAtHub(first, o.wburst, t0), "", cmd})
 	return rows, nil
+}
+
+// lastAtHub says when the last of n messages numbered from first crossed
+// the hub, after t0.
+func (h *harness) lastAtHub(first int64, n int, t0 time.Time) string {
+	var last time.Time
+	for i := int64(0); i < int64(n); i++ {
+		if t, ok := h.busTime(first + i); ok && t.After(last) {
+			last = t
+		}
+	}
+	if last.IsZero() {
+		return "n/a"
+	}
+	return ms(last.Sub(t0))
 }
 
 // wrappers returns the wrapper processes of senders.
