@@ -132,8 +132,9 @@ type Client struct {
 	stream jetstream.Stream
 	kv     jetstream.KeyValue
 
-	watch  *presenceWatch
-	closed chan struct{} // closed when the connection is
+	watch    *presenceWatch
+	closed   chan struct{} // closed when the connection is
+	receipts *receipter    // PostReceipt's background publisher
 
 	mu    sync.Mutex
 	claim *claim // non-nil once registered
@@ -151,6 +152,7 @@ func Connect(ctx context.Context, o Options) (*Client, error) {
 		return nil, err
 	}
 	c := &Client{opts: o, log: o.Logger.With("workspace", o.Workspace, "agent", o.Name), closed: make(chan struct{})}
+	c.receipts = newReceipter(c)
 	c.cli.Store("")
 	name := "relay"
 	if o.Name != "" {
@@ -291,6 +293,11 @@ func (c *Client) Close() error {
 	c.claim = nil
 	c.mu.Unlock()
 	connected := c.nc.IsConnected()
+	if connected {
+		c.receipts.flush(receiptFlushWait)
+	} else {
+		c.receipts.stop()
+	}
 	if cl != nil {
 		cl.stop()
 		if connected { // else the claim ages out by itself

@@ -67,16 +67,11 @@ func (c *Client) Hold(ctx context.Context, m Message, reason string) (Envelope, 
 // Receipt records status (with an optional reason) for the message env as
 // this client's agent, the recipient.
 func (c *Client) Receipt(ctx context.Context, env Envelope, st Status, reason string) error {
-	if err := ValidName("message id", env.ID); err != nil {
-		return fmt.Errorf("receipt: %w", err)
-	}
-	r := Receipt{ID: env.ID, Workspace: c.opts.Workspace, From: env.From, Agent: c.opts.Name, Status: st, Reason: reason, Time: time.Now().UTC()}
-	data, err := json.Marshal(r)
+	p, err := c.receiptPub(env, st, reason)
 	if err != nil {
-		return fmt.Errorf("receipt: %w", err)
+		return err
 	}
-	msgID := env.ID + "." + c.opts.Name + "." + string(st)
-	if err := c.publish(ctx, ReceiptSubject(c.opts.Workspace, env.ID), data, msgID); err != nil {
+	if err := c.publish(ctx, p.subj, p.data, p.msgID); err != nil {
 		return fmt.Errorf("receipt %s for %s: %w", st, env.ID, err)
 	}
 	return nil

@@ -48,26 +48,9 @@ func (c *Client) Send(ctx context.Context, to, body string) (Envelope, error) {
 
 // SendMessage is Send with the envelope's optional fields.
 func (c *Client) SendMessage(ctx context.Context, m Message) (Envelope, error) {
-	if m.ID == "" {
-		m.ID = nuid.Next()
-	}
-	env := Envelope{
-		ID: m.ID, Workspace: c.opts.Workspace, From: c.opts.Name, To: m.To, Body: m.Body,
-		Thread: m.Thread, ReplyTo: m.ReplyTo, Hops: m.Hops, Created: time.Now().UTC(), Kind: m.Kind,
-		Human: c.opts.Human,
-	}
-	if env.Kind == "" {
-		env.Kind = KindMessage
-	}
-	if c.opts.Name == "" {
-		return env, fmt.Errorf("send: %w: the client has no agent name", ErrNotRegistered)
-	}
-	if err := env.Validate(); err != nil {
-		return env, fmt.Errorf("send to %s: %w", m.To, err)
-	}
-	data, err := json.Marshal(env)
+	env, data, err := c.envelope(m)
 	if err != nil {
-		return env, fmt.Errorf("send to %s: %w", m.To, err)
+		return env, err
 	}
 	if err := c.watch.wait(ctx); err != nil {
 		return env, fmt.Errorf("send to %s: %w", m.To, err)
@@ -87,19 +70,57 @@ func (c *Client) SendMessage(ctx context.Context, m Message) (Envelope, error) {
 		}
 		return env, nil
 	}
-	known := c.watch.has(m.To)
-	if !known { // the watch may lag behind a registration a moment ago
-		_, err := c.kv.Get(ctx, m.To)
-		known = err == nil
-	}
+	known := c.known(ctx, m.To)
 	if err := c.publish(ctx, c.inboxSubject(m.To), data, env.ID); err != nil {
 		return env, fmt.Errorf("send to %s: %w", m.To, err)
 	}
 	if !known {
-		return env, fmt.Errorf("%w: %q has never joined workspace %q%s; the message waits in its inbox in case it does",
-			ErrUnknownAgent, m.To, c.opts.Workspace, c.suggest(m.To))
+		return env, c.unknown(m.To)
 	}
 	return env, nil
+}
+
+// envelope makes the envelope of m (a new id when it has none), checks it
+// and encodes it.
+func (c *Client) envelope(m Message) (Envelope, []byte, error) {
+	if m.ID == "" {
+		m.ID = nuid.Next()
+	}
+	env := Envelope{
+		ID: m.ID, Workspace: c.opts.Workspace, From: c.opts.Name, To: m.To, Body: m.Body,
+		Thread: m.Thread, ReplyTo: m.ReplyTo, Hops: m.Hops, Created: time.Now().UTC(), Kind: m.Kind,
+		Human: c.opts.Human,
+	}
+	if env.Kind == "" {
+		env.Kind = KindMessage
+	}
+	if c.opts.Name == "" {
+		return env, nil, fmt.Errorf("send: %w: the client has no agent name", ErrNotRegistered)
+	}
+	if err := env.Validate(); err != nil {
+		return env, nil, fmt.Errorf("send to %s: %w", m.To, err)
+	}
+	data, err := json.Marshal(env)
+	if err != nil {
+		return env, nil, fmt.Errorf("send to %s: %w", m.To, err)
+	}
+	return env, data, nil
+}
+
+// known reports whether the agent named to ever registered.
+func (c *Client) known(ctx context.Context, to string) bool {
+	if c.watch.has(to) {
+		return true
+	}
+	// The watch may lag behind a registration a moment ago.
+	_, err := c.kv.Get(ctx, to)
+	return err == nil
+}
+
+// unknown is the error for a message stored for an agent never registered.
+func (c *Client) unknown(to string) error {
+	return fmt.Errorf("%w: %q has never joined workspace %q%s; the message waits in its inbox in case it does",
+		ErrUnknownAgent, to, c.opts.Workspace, c.suggest(to))
 }
 
 // others lists the other agents ever registered in the workspace, asking

@@ -2,6 +2,7 @@ package delivery
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -14,12 +15,24 @@ const journalKeep = 10000
 
 // A Journal remembers the ids of messages typed into an agent, in a file,
 // so that a message redelivered after a crash is not typed twice.
+//
+// Mark writes the ids to the file before it returns (a killed process
+// loses nothing it marked); the file is synced to disk in the background,
+// many marks at once (group commit), so that typing never waits for the
+// disk: a machine that loses power may forget the last marks, and their
+// messages are typed again (at least once, never lost).
 type Journal struct {
-	mu   sync.Mutex
-	path string
-	f    *os.File
-	seen map[string]bool
-	n    int // lines in the file
+	mu      sync.Mutex
+	path    string
+	f       *os.File
+	seen    map[string]bool
+	n       int   // lines in the file
+	syncErr error // the last background sync's failure, said by the next Mark
+
+	dirty chan struct{} // a mark waits to be synced
+	stop  chan struct{} // closed by Close
+	done  chan struct{} // closed when the syncer returned
+	close sync.Once
 }
 
 // OpenJournal opens (or creates, mode 0600) the journal at path.
@@ -43,7 +56,27 @@ func OpenJournal(path string) (*Journal, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open delivery journal %s: %w", path, err)
 	}
+	j.dirty, j.stop, j.done = make(chan struct{}, 1), make(chan struct{}), make(chan struct{})
+	go j.syncer()
 	return j, nil
+}
+
+// syncer syncs the file after marks, one sync for all the marks written
+// while the one before ran, until Close.
+func (j *Journal) syncer() {
+	defer close(j.done)
+	for {
+		select {
+		case <-j.stop:
+			return
+		case <-j.dirty:
+		}
+		if err := j.f.Sync(); err != nil {
+			j.mu.Lock()
+			j.syncErr = fmt.Errorf("sync delivery journal %s: %w", j.path, err)
+			j.mu.Unlock()
+		}
+	}
 }
 
 func readIDs(path string) ([]string, error) {
@@ -83,25 +116,37 @@ func (j *Journal) Seen(id string) bool {
 	return j.seen[id]
 }
 
-// Mark records ids as typed, on disk, before returning.
+// Mark records ids as typed: in the file (written, not yet synced) before
+// returning. An error says the write failed, or that a sync before it did.
 func (j *Journal) Mark(ids ...string) error {
 	if len(ids) == 0 {
 		return nil
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	for _, id := range ids {
+		j.seen[id] = true // typed, whatever the disk says
+	}
 	if _, err := j.f.WriteString(strings.Join(ids, "\n") + "\n"); err != nil {
 		return fmt.Errorf("write delivery journal %s: %w", j.path, err)
 	}
-	if err := j.f.Sync(); err != nil {
-		return fmt.Errorf("sync delivery journal %s: %w", j.path, err)
-	}
-	for _, id := range ids {
-		j.seen[id] = true
-	}
 	j.n += len(ids)
-	return nil
+	select {
+	case j.dirty <- struct{}{}:
+	default: // a sync is due already; it takes this mark too
+	}
+	err := j.syncErr
+	j.syncErr = nil
+	return err
 }
 
-// Close closes the journal's file.
-func (j *Journal) Close() error { return j.f.Close() }
+// Close syncs and closes the journal's file.
+func (j *Journal) Close() error {
+	err := os.ErrClosed
+	j.close.Do(func() {
+		close(j.stop)
+		<-j.done
+		err = errors.Join(j.f.Sync(), j.f.Close())
+	})
+	return err
+}

@@ -124,6 +124,16 @@ type Options struct {
 	// Recheck bounds how long the queue waits, after typing, for the agent
 	// to show a new idle moment before it looks again; 3s by default.
 	Recheck time.Duration
+	// Pipeline is how many injections may be typed, one after the other,
+	// before the agent shows it took them (Settled, or a reaction and a
+	// new idle moment): 1 (the default) waits after each. More suits a
+	// program that reads lines from its terminal (a plain shell), whose
+	// line discipline queues complete lines it has not read yet: the next
+	// injection goes while the echo of the one before is on its way, and
+	// Settled, the sign that the last one was taken, stands for all of
+	// them. Each injection stays within MaxInjection. ModeWait never
+	// pipelines: it types one message per idle moment.
+	Pipeline int
 	// LastHuman returns when the human last typed.
 	LastHuman func() time.Time
 	// Type types text into the agent (paste, settle, Enter). Required.
@@ -158,6 +168,9 @@ func (o *Options) fill() {
 	if o.Recheck == 0 {
 		o.Recheck = 3 * time.Second
 	}
+	if o.Pipeline <= 0 || o.Mode == ModeWait {
+		o.Pipeline = 1
+	}
 	if o.LastHuman == nil {
 		o.LastHuman = func() time.Time { return time.Time{} }
 	}
@@ -175,14 +188,16 @@ type Queue struct {
 	o    Options
 	wake chan struct{}
 
-	mu       sync.Mutex
-	items    []Item
-	ids      ids // which ids wait, are being typed, or were typed
-	state    State
-	settling bool      // typed; waiting for the agent to show a new idle moment
-	typedAt  time.Time // when the last injection was typed
-	typing   bool      // an injection is being typed now
-	early    bool      // Settled came while typing: no settling after it
+	mu    sync.Mutex
+	items []Item
+	ids   ids // which ids wait, are being typed, or were typed
+	state State
+	// Injections are numbered from 1 as they are handed to Type: seq is
+	// the last one handed out, typed the last one Type returned from, and
+	// seen the last one the agent showed it took (Settled, a reaction, or
+	// Recheck passed). typed-seen injections wait to be seen.
+	seq, typed, seen uint64
+	typedAt          time.Time // when the last injection was typed
 }
 
 // NewQueue returns a queue; call Run to start delivering.
@@ -242,9 +257,9 @@ func (q *Queue) AddAll(items []Item) {
 // SetState records the agent's state (from its screen or hooks).
 func (q *Queue) SetState(s State) {
 	q.mu.Lock()
-	if q.settling && (s.Busy || s.Draft || s.Waiting) {
+	if s.Busy || s.Draft || s.Waiting {
 		// The agent reacted to what was typed; its next idle is new.
-		q.settling = false
+		q.seen = max(q.seen, q.typed)
 	}
 	q.state = s
 	q.mu.Unlock()
@@ -259,10 +274,18 @@ func (q *Queue) SetState(s State) {
 // being typed, it applies to that injection's end.
 func (q *Queue) Settled() {
 	q.mu.Lock()
-	if q.typing {
-		q.early = true
-	}
-	q.settling = false
+	q.seen = q.seq
+	q.mu.Unlock()
+	q.poke()
+}
+
+// SettledThrough is Settled for injection n (see Injection) and those
+// before it: the ones typed after it still wait to be seen. A pipelining
+// caller says which injection its signal is for, so that the sign of an
+// earlier one, late, does not count for the one being typed.
+func (q *Queue) SettledThrough(n uint64) {
+	q.mu.Lock()
+	q.seen = max(q.seen, min(n, q.seq))
 	q.mu.Unlock()
 	q.poke()
 }
@@ -321,11 +344,11 @@ func (q *Queue) next() ([]Item, time.Duration) {
 	case s.Busy && q.o.Mode != ModeSteer:
 		return nil, 0
 	}
-	if q.settling {
+	if q.typed-min(q.seen, q.typed) >= uint64(q.o.Pipeline) {
 		if left := q.typedAt.Add(q.o.Recheck).Sub(now); left > 0 {
 			return nil, left
 		}
-		q.settling = false
+		q.seen = q.typed
 	}
 	if left := q.o.LastHuman().Add(q.o.HumanQuiet).Sub(now); left > 0 {
 		return nil, left
@@ -339,7 +362,7 @@ func (q *Queue) next() ([]Item, time.Duration) {
 	for _, it := range batch {
 		q.ids.fly(it.ID)
 	}
-	q.typing, q.early = true, false
+	q.seq++
 	return batch, 0
 }
 
@@ -358,6 +381,9 @@ func (q *Queue) deliver(ctx context.Context, batch []Item) {
 			committed, jerr = true, q.mark(batch)
 		}
 	})
+	q.mu.Lock()
+	tctx = context.WithValue(tctx, injectionKey{}, injection{n: q.seq, pipelined: q.seen < q.typed})
+	q.mu.Unlock()
 	var err error
 	for try := 0; try <= q.o.Retries; try++ {
 		if err = q.o.Type(tctx, text); err == nil || ctx.Err() != nil {
@@ -365,8 +391,7 @@ func (q *Queue) deliver(ctx context.Context, batch []Item) {
 		}
 	}
 	q.mu.Lock()
-	q.settling, q.typedAt = !q.early, q.o.Clock.Now()
-	q.typing, q.early = false, false
+	q.typed, q.typedAt = q.seq, q.o.Clock.Now()
 	q.mu.Unlock()
 	if err != nil {
 		// Not typed: copies that came meanwhile share the failure (the
@@ -505,6 +530,22 @@ func (q *Queue) Handed(items []Item) {
 }
 
 type commitKey struct{}
+
+type injectionKey struct{}
+
+type injection struct {
+	n         uint64
+	pipelined bool
+}
+
+// Injection returns, from inside Options.Type, the number of the injection
+// being typed (for SettledThrough; 0 outside Type) and whether it is typed
+// while the agent has not shown yet that it took the one before
+// (Options.Pipeline): what its screen shows now is that one's echo.
+func Injection(ctx context.Context) (n uint64, pipelined bool) {
+	in, _ := ctx.Value(injectionKey{}).(injection)
+	return in.n, in.pipelined
+}
 
 // Commit tells the queue, from inside Options.Type, that the text has
 // reached the agent: the queue journals the batch as typed now, so that a

@@ -55,10 +55,19 @@ func (s *Session) serveInbox(ctx context.Context) {
 func (s *Session) receiveAll(ctx context.Context, ds []*bus.Delivery) {
 	items := make([]delivery.Item, 0, len(ds))
 	var taken []*bus.Delivery
+	agents := map[string]bool{} // each sender looked up once a batch
+	l := newLease()
 	for _, d := range ds {
-		if it, ok := s.accept(ctx, d); ok {
+		from := d.Envelope.From
+		if _, ok := agents[from]; !ok {
+			agents[from] = s.isAgent(ctx, from)
+		}
+		if it, ok := s.accept(ctx, d, agents[from], l); ok {
 			items, taken = append(items, it), append(taken, d)
 		}
+	}
+	if len(taken) > 0 {
+		s.grp.Go(func() { l.run(ctx, leaseEvery) })
 	}
 	why := s.waitReason()
 	s.queue.AddAll(items)
@@ -68,14 +77,15 @@ func (s *Session) receiveAll(ctx context.Context, ds []*bus.Delivery) {
 	// Said now, so that the sender (and relay log) knows why it waits; it
 	// goes in when that ends.
 	for _, d := range taken {
-		_ = d.Receipt(context.WithoutCancel(ctx), bus.StatusHeld, why)
+		_ = d.PostReceipt(bus.StatusHeld, why)
 	}
 }
 
 // accept runs the MessageReceived hooks on one incoming message and
 // returns the item to type for it; false when a hook refused or held it
-// (the delivery is settled then).
-func (s *Session) accept(ctx context.Context, d *bus.Delivery) (delivery.Item, bool) {
+// (the delivery is settled then). agent says whether its sender is an
+// agent of the workspace; l keeps the message's lease until it is typed.
+func (s *Session) accept(ctx context.Context, d *bus.Delivery, agent bool, l *lease) (delivery.Item, bool) {
 	env := d.Envelope
 	s.heard(env.From, env.ID, env.Hops, time.Now())
 	s.recent.addMessage(env)
@@ -97,30 +107,24 @@ func (s *Session) accept(ctx context.Context, d *bus.Delivery) (delivery.Item, b
 		env.Body = *verdict.Message
 	}
 
-	done := make(chan struct{})
-	s.grp.Go(func() { keepAlive(ctx, d, done) })
-	finish := func() {
-		select {
-		case <-done:
-		default:
-			close(done)
-		}
-	}
-	from := delivery.Sender{Name: env.From, ToAll: env.To == bus.Broadcast, Human: env.Human || !s.isAgent(ctx, env.From)}
+	l.add(d)
+	finish := func() { l.done(d) }
+	from := delivery.Sender{Name: env.From, ToAll: env.To == bus.Broadcast, Human: env.Human || !agent}
 	text := s.form().MessageFrom(from, env.ID, env.Body)
+	// Receipts are stored in the background, in order, so that typing
+	// never waits for the hub; the message is acknowledged once its
+	// "delivered" receipt is stored.
 	return delivery.Item{ID: env.ID, Text: text, Done: func(st delivery.Status, reason string) {
-		bg := context.WithoutCancel(ctx)
 		switch st {
 		case delivery.StatusDelivered:
 			finish()
 			s.idleClk.rearm(time.Now()) // a peer's message is real work
-			_ = d.Receipt(bg, bus.StatusDelivered, reason)
-			_ = d.Ack()
+			_ = d.AckWithReceipt(bus.StatusDelivered, reason)
 		case delivery.StatusConfirmed:
-			_ = d.Receipt(bg, bus.StatusConfirmed, reason)
+			_ = d.PostReceipt(bus.StatusConfirmed, reason)
 		case delivery.StatusFailed:
 			finish()
-			_ = d.Receipt(bg, bus.StatusFailed, reason)
+			_ = d.PostReceipt(bus.StatusFailed, reason)
 			if !s.journal.Seen(env.ID) {
 				_ = d.Nak(failRetry) // comes back for another try
 			}
@@ -174,23 +178,6 @@ func (s *Session) isAgent(ctx context.Context, name string) bool {
 		return true
 	}
 	return ok
-}
-
-// keepAlive tells the hub that a message waiting for the agent is still
-// being worked on, so that it is not delivered again meanwhile.
-func keepAlive(ctx context.Context, d *bus.Delivery, done <-chan struct{}) {
-	t := time.NewTicker(leaseEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-done:
-			return
-		case <-t.C:
-			_ = d.InProgress()
-		}
-	}
 }
 
 // notice types a short note from relay into the agent.

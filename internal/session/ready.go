@@ -7,6 +7,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/relayhq/relay/delivery"
 	"github.com/relayhq/relay/scanner"
 )
 
@@ -27,6 +28,7 @@ const echoTail = 48
 type expect struct {
 	typed  string // the end of the last typed line, white space removed
 	prompt string // the prompt row before typing, white space removed; "" for none
+	n      uint64 // the delivery queue's number of the injection (delivery.Injection)
 }
 
 // readiness watches a shell's screen for the return of its prompt after an
@@ -39,6 +41,7 @@ type readiness struct {
 	// break. Without a prompt, the echo of relay's Enter is the sign that
 	// the line reached the program; the echo of the text alone is not.
 	lineEnd bool
+	echo    echoWindow // the pipelined injections whose echo is counted (echo.go)
 }
 
 // took notes the end of a chunk of output the screen took.
@@ -49,6 +52,7 @@ func (r *readiness) took(chunk []byte) {
 	r.mu.Lock()
 	c := chunk[len(chunk)-1]
 	r.lineEnd = c == '\n' || c == '\r'
+	r.echo.took(chunk)
 	r.mu.Unlock()
 }
 
@@ -58,10 +62,11 @@ func (s *Session) shellReady() bool { return !s.prof.Model }
 
 // expectFor returns what the screen must show once the shell took text,
 // typed while the screen showed before.
-func (r *readiness) expectFor(before, text string) *expect {
+func (r *readiness) expectFor(before string, n uint64, text string) *expect {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	e := &expect{typed: tail(squeeze(lastLine(text)), echoTail), prompt: squeeze(lastRow(before))}
+	r.echo.begin(n, text)
+	e := &expect{typed: tail(squeeze(lastLine(text)), echoTail), prompt: squeeze(lastRow(before)), n: n}
 	if e.prompt == "" || (r.last != "" && strings.HasSuffix(squeeze(before), r.last)) {
 		// The screen before typing is blank or ends with the echo of
 		// relay's last line (wrapped over rows, maybe): a program
@@ -69,6 +74,36 @@ func (r *readiness) expectFor(before, text string) *expect {
 		e.prompt = ""
 	}
 	r.last = e.typed
+	return e
+}
+
+// expectAfter returns what the screen must show once the shell took text,
+// typed while the expectation pending was not met yet: the same prompt
+// after the end of text.
+func (r *readiness) expectAfter(pending *expect, n uint64, text string) *expect {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.echo.add(n, text)
+	e := &expect{typed: tail(squeeze(lastLine(text)), echoTail), prompt: pending.prompt, n: n}
+	r.last = e.typed
+	return e
+}
+
+// echoed returns the last injection of the pipeline, the latest
+// excepted, whose lines the terminal has all echoed since the last call
+// (0: none).
+func (r *readiness) echoed() uint64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.echo.take()
+}
+
+// disarm stops watching and returns what was watched for (nil: nothing).
+func (r *readiness) disarm() *expect {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e := r.armed
+	r.armed = nil
 	return e
 }
 
@@ -80,49 +115,65 @@ func (r *readiness) arm(e *expect) {
 }
 
 // met reports whether the screen text shows what the armed expectation
-// waits for, and disarms it when it does.
-func (r *readiness) met(screenText func() string) bool {
+// waits for, and disarms it when it does; it returns the expectation met.
+func (r *readiness) met(screenText func() string) (*expect, bool) {
 	r.mu.Lock()
 	e, lineEnd := r.armed, r.lineEnd
 	r.mu.Unlock()
 	if e == nil || e.typed == "" || (e.prompt == "" && !lineEnd) {
-		return false
+		return nil, false
 	}
 	if !strings.HasSuffix(squeeze(screenText()), e.typed+e.prompt) {
-		return false
+		return nil, false
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.armed != e {
-		return false
+		return nil, false
 	}
 	r.armed = nil
-	return true
+	return e, true
 }
 
 // onOutput is called after the screen model took a chunk of the child's
 // output: when the shell is ready again, the delivery queue hears it at
-// once.
+// once, for the injection whose echo it is (and those before it).
 func (s *Session) onOutput() {
-	if s.ready.met(s.scr.Text) {
+	if n := s.ready.echoed(); n > 0 {
+		s.queue.SettledThrough(n) // an earlier injection of the pipeline was taken
+	}
+	if e, ok := s.ready.met(s.scr.Text); ok {
+		s.queue.SettledThrough(e.n)
 		s.do(func(st *state) {
 			st.promptBack = true
-			s.queue.Settled()
 			s.push(st)
 		})
 	}
 }
 
+// shellPipeline is how many injections relay types into a plain shell
+// before its echo shows that it took them (delivery.Options.Pipeline): the
+// terminal queues complete lines the shell has not read yet, each
+// injection stays within the line limit, and at most this many are on
+// their way at once (12,000 bytes, far below what the terminal holds).
+const shellPipeline = 3
+
 // beforeTyping notes, for a shell, what its screen shows before relay
 // types text, and forgets that it was ready: what is typed now needs its
 // own echo and prompt. It returns what to arm once the Enter is written.
-func (s *Session) beforeTyping(text string) *expect {
+// Typed while the echo of the injection before is still awaited (the
+// queue pipelines), the prompt to wait for is that injection's: the
+// screen shows its echo now, not a prompt.
+func (s *Session) beforeTyping(ctx context.Context, text string) *expect {
 	if !s.shellReady() {
 		return nil
 	}
-	s.ready.arm(nil)
+	n, pipelined := delivery.Injection(ctx)
+	if pending := s.ready.disarm(); pending != nil && pipelined {
+		return s.ready.expectAfter(pending, n, text)
+	}
 	s.do(func(st *state) { st.promptBack = false })
-	return s.ready.expectFor(s.scr.Text(), text)
+	return s.ready.expectFor(s.scr.Text(), n, text)
 }
 
 // afterEnter starts watching for e, and looks once at once: the echo may

@@ -36,9 +36,9 @@ func TestReadinessMet(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var r readiness
 			if tc.last != "" {
-				r.expectFor("", tc.last)
+				r.expectFor("", 0, tc.last)
 			}
-			r.arm(r.expectFor(tc.before, tc.text))
+			r.arm(r.expectFor(tc.before, 1, tc.text))
 			// The last chunk of output ended with the echo of the Enter,
 			// except where the case says that only the text was echoed.
 			if strings.Contains(tc.name, "not the Enter") {
@@ -46,10 +46,10 @@ func TestReadinessMet(t *testing.T) {
 			} else {
 				r.took([]byte("text\r\n"))
 			}
-			if got := r.met(func() string { return tc.after }); got != tc.ready {
+			if _, got := r.met(func() string { return tc.after }); got != tc.ready {
 				t.Fatalf("ready = %v, want %v", got, tc.ready)
 			}
-			if tc.ready && r.met(func() string { return tc.after }) {
+			if _, again := r.met(func() string { return tc.after }); tc.ready && again {
 				t.Fatalf("met twice: the watch must end once met")
 			}
 		})

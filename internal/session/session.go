@@ -285,6 +285,7 @@ func (s *Session) start(ctx context.Context, primer string) {
 		// A plain shell reads lines: each message its own line, and one
 		// injection never longer than its terminal takes.
 		qo.Join, qo.MaxInjection = "\r", delivery.MaxShellLine
+		qo.Pipeline = shellPipeline
 	}
 	s.queue = delivery.NewQueue(qo)
 	s.do(func(st *state) {

@@ -29,7 +29,7 @@ func (s *Session) typeText(ctx context.Context, text string) error {
 	s.scr.BeginInjection(text)
 	defer s.scr.EndInjection()
 	inj := s.scr.Injection()
-	ready := s.beforeTyping(text)
+	ready := s.beforeTyping(ctx, text)
 	return s.in.Inject(func(write func([]byte) error) error {
 		var err error
 		if paste {
@@ -40,10 +40,8 @@ func (s *Session) typeText(ctx context.Context, text string) error {
 		if err != nil {
 			return err
 		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(s.prof.Settle):
+		if err := s.settle(ctx); err != nil {
+			return err
 		}
 		if err := s.waitShown(ctx); err != nil {
 			return err
@@ -66,6 +64,24 @@ func (s *Session) typeText(ctx context.Context, text string) error {
 		s.afterEnter(ready)
 		return nil
 	})
+}
+
+// settle gives a model CLI its profile's pause to take the typed text
+// before the Enter (a TUI may take text and Enter read together for a
+// paste). A plain shell gets none: its terminal's line discipline queues
+// what it did not read yet, and the lines before the last one of a batch
+// went in with their line breaks already; the Enter stays a write of its
+// own. Nothing on the way from the hub to a shell's stdin waits on a timer.
+func (s *Session) settle(ctx context.Context) error {
+	if s.prof.Settle <= 0 || s.shellReady() {
+		return nil
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(s.prof.Settle):
+		return nil
+	}
 }
 
 // typed logs which messages one injection held, in order.

@@ -66,7 +66,9 @@ func newHarness(ctx context.Context, relayBin string) (*harness, error) {
 	}
 	// The tap dates each message as it crosses the hub: the split between
 	// the sender's side (screen → hub) and the receiver's (hub → stdin).
-	_, err = h.nc.Subscribe("relay.default.inbox.*", func(m *nats.Msg) {
+	// Direct sends come on relay.default.inbox.TO, wrapped agents' on
+	// relay.default.inbox.TO.FROM.
+	_, err = h.nc.Subscribe("relay.default.inbox.>", func(m *nats.Msg) {
 		at := time.Now()
 		var e bus.Envelope
 		if json.Unmarshal(m.Data, &e) != nil {

@@ -1,0 +1,183 @@
+package bus
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+)
+
+// receiptFlushWait bounds how long Close waits for the receipts posted
+// before it to be stored.
+const receiptFlushWait = 2 * time.Second
+
+// receiptBatch caps the receipts published together in one round.
+const receiptBatch = 512
+
+// posted is one receipt waiting to be stored, and what to do once it is.
+type posted struct {
+	p    pub
+	then func(error) // nil, or called once the hub stored it (nil) or refused it
+}
+
+// receipter stores receipts in the background, in the order they were
+// posted, many in flight at once: the agent's typing never waits for the
+// hub's acknowledgement of a receipt. A receipt the hub does not
+// acknowledge is published again (same id) until it is stored or the
+// client closes.
+type receipter struct {
+	c    *Client
+	once sync.Once
+	wake chan struct{}
+	ctx  context.Context
+	stop context.CancelFunc
+
+	mu    sync.Mutex
+	q     []posted
+	busy  bool          // a round is being published
+	empty chan struct{} // closed when q is empty and no round runs; nil while so
+}
+
+func newReceipter(c *Client) *receipter {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &receipter{c: c, wake: make(chan struct{}, 1), ctx: ctx, stop: cancel}
+}
+
+// post queues one receipt; then, if not nil, is called from the
+// receipter's goroutine with the outcome.
+func (r *receipter) post(p posted) {
+	r.once.Do(func() { go r.run() })
+	r.mu.Lock()
+	r.q = append(r.q, p)
+	if r.empty == nil {
+		r.empty = make(chan struct{})
+	}
+	r.mu.Unlock()
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (r *receipter) run() {
+	for {
+		select {
+		case <-r.ctx.Done():
+			r.fail(r.ctx.Err())
+			return
+		case <-r.wake:
+		}
+		for {
+			r.mu.Lock()
+			n := min(len(r.q), receiptBatch)
+			round := r.q[:n:n]
+			r.q = r.q[n:]
+			r.busy = n > 0
+			if n == 0 && r.empty != nil {
+				close(r.empty)
+				r.empty = nil
+			}
+			r.mu.Unlock()
+			if n == 0 {
+				break
+			}
+			ps := make([]pub, n)
+			for i, p := range round {
+				ps[i] = p.p
+			}
+			for i, err := range r.c.publishAll(r.ctx, ps) {
+				if err != nil {
+					r.c.log.Warn("receipt not stored", "subject", ps[i].subj, "err", err)
+				}
+				if round[i].then != nil {
+					round[i].then(err)
+				}
+			}
+		}
+	}
+}
+
+// fail tells every receipt still queued that it was not stored.
+func (r *receipter) fail(err error) {
+	r.mu.Lock()
+	q := r.q
+	r.q = nil
+	r.mu.Unlock()
+	for _, p := range q {
+		if p.then != nil {
+			p.then(fmt.Errorf("receipt not stored: %w", err))
+		}
+	}
+}
+
+// flush waits until every receipt posted so far was handled, or the wait
+// ran out; then it stops the receipter.
+func (r *receipter) flush(wait time.Duration) {
+	r.mu.Lock()
+	empty := r.empty
+	r.mu.Unlock()
+	if empty != nil {
+		select {
+		case <-empty:
+		case <-time.After(wait):
+			r.c.log.Warn("closing with receipts not stored", "after", wait)
+		}
+	}
+	r.stop()
+}
+
+// receiptPub encodes a receipt of this client's agent for the message env.
+func (c *Client) receiptPub(env Envelope, st Status, reason string) (pub, error) {
+	if err := ValidName("message id", env.ID); err != nil {
+		return pub{}, fmt.Errorf("receipt: %w", err)
+	}
+	r := Receipt{ID: env.ID, Workspace: c.opts.Workspace, From: env.From, Agent: c.opts.Name, Status: st, Reason: reason, Time: time.Now().UTC()}
+	data, err := json.Marshal(r)
+	if err != nil {
+		return pub{}, fmt.Errorf("receipt: %w", err)
+	}
+	msgID := env.ID + "." + c.opts.Name + "." + string(st)
+	return pub{ReceiptSubject(c.opts.Workspace, env.ID), data, msgID}, nil
+}
+
+// PostReceipt is Receipt without the wait: the receipt is stored in the
+// background, in the order posted, and published again while the hub does
+// not acknowledge it; Close waits a little for what is still unstored.
+func (c *Client) PostReceipt(env Envelope, st Status, reason string) error {
+	p, err := c.receiptPub(env, st, reason)
+	if err != nil {
+		return err
+	}
+	c.receipts.post(posted{p: p})
+	return nil
+}
+
+// PostReceipt is Client.PostReceipt for this message.
+func (d *Delivery) PostReceipt(st Status, reason string) error {
+	return d.c.PostReceipt(d.Envelope, st, reason)
+}
+
+// AckWithReceipt reports status st (with an optional reason) for the
+// message and acknowledges it once the receipt is stored, without waiting
+// for either: a wrapper that dies before the receipt is stored has the
+// message delivered again (the journal tells it was typed, and the receipt
+// is said then), so a receipt is never lost to an early Ack. A receipt the
+// hub refuses is logged, and the message acknowledged all the same.
+func (d *Delivery) AckWithReceipt(st Status, reason string) error {
+	p, err := d.c.receiptPub(d.Envelope, st, reason)
+	if err != nil {
+		return errors.Join(err, d.Ack())
+	}
+	d.c.receipts.post(posted{p: p, then: func(err error) {
+		// Closing before the receipt was stored: no Ack, so that the
+		// message comes back and its receipt is said then.
+		if err == nil || !(errors.Is(err, context.Canceled) || errors.Is(err, nats.ErrConnectionClosed)) {
+			_ = d.Ack()
+		}
+	}})
+	return nil
+}

@@ -1,0 +1,68 @@
+package session
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/relayhq/relay/bus"
+)
+
+// lease tells the hub that the messages of one batch that still wait to
+// be typed are being worked on (InProgress every leaseEvery, well inside
+// the inbox's ack wait), so that none is delivered again meanwhile: one
+// goroutine and one timer a batch, not one a message.
+type lease struct {
+	mu    sync.Mutex
+	left  map[*bus.Delivery]bool
+	empty chan struct{} // closed once every message was typed or failed
+}
+
+func newLease() *lease {
+	return &lease{left: map[*bus.Delivery]bool{}, empty: make(chan struct{})}
+}
+
+// add puts d under the lease.
+func (l *lease) add(d *bus.Delivery) {
+	l.mu.Lock()
+	l.left[d] = true
+	l.mu.Unlock()
+}
+
+// done ends d's lease (typed or failed); calling it again does nothing.
+func (l *lease) done(d *bus.Delivery) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.left[d] {
+		return
+	}
+	delete(l.left, d)
+	if len(l.left) == 0 {
+		close(l.empty)
+	}
+}
+
+// run renews the lease of what is left every `every` until nothing is
+// left or ctx ends.
+func (l *lease) run(ctx context.Context, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-l.empty:
+			return
+		case <-t.C:
+			l.mu.Lock()
+			left := make([]*bus.Delivery, 0, len(l.left))
+			for d := range l.left {
+				left = append(left, d)
+			}
+			l.mu.Unlock()
+			for _, d := range left {
+				_ = d.InProgress()
+			}
+		}
+	}
+}

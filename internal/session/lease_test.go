@@ -1,0 +1,85 @@
+package session
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/relayhq/relay/bus"
+	"github.com/relayhq/relay/hub/hubtest"
+	"github.com/relayhq/relay/internal/testutil"
+)
+
+// TestLeaseHoldsABatch: messages of a batch that wait to be typed longer
+// than the inbox's ack wait are not delivered again while their lease
+// runs (one goroutine for the batch); once the lease ends for one of them
+// without an ack (a wrapper that lost it), it comes back.
+func TestLeaseHoldsABatch(t *testing.T) {
+	h := hubtest.Start(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	connect := func(name string, ackWait time.Duration) *bus.Client {
+		c, err := bus.Connect(ctx, bus.Options{URL: h.URL(), Token: h.Token(), Name: name, AckWait: ackWait})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		if err := c.Register(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	alice := connect("alice", 0)
+	const ackWait = 300 * time.Millisecond
+	bob := connect("bob", ackWait)
+	var mu sync.Mutex
+	count := map[string]int{}
+	var first []*bus.Delivery
+	l := newLease()
+	go func() {
+		_ = bob.InboxBatches(ctx, func(_ context.Context, ds []*bus.Delivery) {
+			mu.Lock()
+			defer mu.Unlock()
+			for _, d := range ds {
+				count[d.Envelope.Body]++
+				if count[d.Envelope.Body] == 1 {
+					first = append(first, d)
+					l.add(d)
+				}
+			}
+		})
+	}()
+	for _, r := range alice.SendAll(ctx, []bus.Message{{To: "bob", Body: "one"}, {To: "bob", Body: "two"}}) {
+		if r.Err != nil {
+			t.Fatal(r.Err)
+		}
+	}
+	testutil.Eventually(t, func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(first) != 2 {
+			return testutil.Errorf("%d of 2 delivered", len(first))
+		}
+		return nil
+	})
+	go l.run(ctx, ackWait/3)
+	time.Sleep(4 * ackWait) // four ack waits: without the lease, both would be back
+	mu.Lock()
+	if count["one"] != 1 || count["two"] != 1 {
+		t.Fatalf("delivered again under the lease: %v", count)
+	}
+	one, two := first[0], first[1]
+	mu.Unlock()
+	_ = one.Ack()
+	l.done(one)
+	l.done(two) // lost without an ack: it comes back
+	testutil.Eventually(t, func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		if count["two"] < 2 || count["one"] != 1 {
+			return testutil.Errorf("after the lease: %v, want two again and one once", count)
+		}
+		return nil
+	})
+}
