@@ -48,6 +48,10 @@ func (s *Screen) ground(p []byte, i int) int {
 			i = s.utf8Bytes(p, i)
 			continue
 		case b == 0x1b:
+			if n := s.fastSeq(p, i); n > 0 {
+				i += n
+				continue
+			}
 			s.startSeq()
 			return i + 1
 		case b == 0x7f:

@@ -132,6 +132,11 @@ type Screen struct {
 	seqCnt int  // number of CSI parameters seen
 	seqBad bool // the sequence has a parameter tmux rejects
 	osc    []byte
+
+	// fastParams holds the parameters of the sequence fastSeq reads;
+	// slowSeq turns fastSeq off (the tests compare both paths).
+	fastParams [maxParams]ansi.Param
+	slowSeq    bool
 }
 
 // savedCursor is the state saved by DECSC and ?1049. Character sets are not
