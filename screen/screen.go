@@ -29,6 +29,8 @@
 package screen
 
 import (
+	"strings"
+
 	"github.com/charmbracelet/x/ansi"
 )
 
@@ -113,11 +115,12 @@ type Screen struct {
 	printMark  Mark
 	cutMark    Mark
 	cutRow     *row
-	clusters   []string // combining sequences, referenced from cells
-	scratch    []byte   // reused to build lines
-	spans      []Span   // reused to build lines
-	slab       []Span   // where built lines' spans are kept (keepSpans)
-	rowScratch []*row   // reused to move rows
+	clusters   []string        // combining sequences, referenced from cells
+	scratch    []byte          // reused to build lines
+	spans      []Span          // reused to build lines
+	slab       []Span          // where built lines' spans are kept (keepSpans)
+	textArena  strings.Builder // where built lines' text is kept (keepText)
+	rowScratch []*row          // reused to move rows
 
 	// input state
 	state  int
