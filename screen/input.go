@@ -257,8 +257,8 @@ func (s *Screen) endString() {
 		if !utf8.Valid(payload) {
 			return
 		}
-		if string(payload) != s.title { // TUIs repeat titles often
-			s.title = string(payload)
+		if string(payload) != s.title {
+			s.title = s.recentTitle(payload)
 		}
 		if s.opts.OnTitle != nil {
 			s.opts.OnTitle(s.title)
@@ -270,6 +270,29 @@ func (s *Screen) endString() {
 			s.opts.OnOSC(num, string(payload))
 		}
 	}
+}
+
+// recentTitles is how many titles recentTitle remembers.
+const recentTitles = 16
+
+// recentTitle returns title as a string, the same string as last time
+// when it is one of the last few titles: TUIs cycle through a handful
+// (Claude Code animates a spinner in its title), and a title set many
+// times a second should not cost an allocation each time.
+func (s *Screen) recentTitle(title []byte) string {
+	for _, t := range s.titles {
+		if t == string(title) {
+			return t
+		}
+	}
+	t := string(title)
+	if len(s.titles) < recentTitles {
+		s.titles = append(s.titles, t)
+	} else {
+		s.titles[s.titleNext] = t
+		s.titleNext = (s.titleNext + 1) % recentTitles
+	}
+	return t
 }
 
 // execute performs a C0 control.

@@ -106,8 +106,10 @@ type Screen struct {
 	saved    savedCursor // DECSC / CSI s
 	altSaved savedCursor // ?1049
 
-	title   string
-	version uint64
+	title     string
+	titles    []string // the last titles set (recentTitle)
+	titleNext int      // the next of titles to replace
+	version   uint64
 
 	// Marks (see Mark): printMark goes on every row printed on; cutMark
 	// on cutRow, the row MarkLine follows, and the rows it wraps onto.
