@@ -397,3 +397,27 @@ func TestFastSeqRandomSequences(t *testing.T) {
 		}
 	}
 }
+
+// TestPrintableEnd checks the word-at-a-time scan against the byte loop
+// for every byte value at every position of a word and across words.
+func TestPrintableEnd(t *testing.T) {
+	slow := func(p []byte, i int) int {
+		for i < len(p) && p[i] >= 0x20 && p[i] < 0x7f {
+			i++
+		}
+		return i
+	}
+	for n := range 20 {
+		for pos := range n {
+			for b := range 256 {
+				p := []byte(strings.Repeat("a~ z", 5)[:n])
+				p[pos] = byte(b)
+				for start := range min(n, 3) {
+					if got, want := printableEnd(p, start), slow(p, start); got != want {
+						t.Fatalf("printableEnd(%q, %d) = %d, want %d", p, start, got, want)
+					}
+				}
+			}
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package screen
 
 import (
+	"encoding/binary"
 	"math"
 	"unicode/utf8"
 
@@ -38,10 +39,7 @@ func (s *Screen) ground(p []byte, i int) int {
 		}
 		switch {
 		case b >= 0x20 && b < 0x7f:
-			j := i + 1
-			for j < len(p) && p[j] >= 0x20 && p[j] < 0x7f {
-				j++
-			}
+			j := printableEnd(p, i+1)
 			s.printASCII(p[i:j])
 			i = j
 		case b >= 0x80:
@@ -60,6 +58,27 @@ func (s *Screen) ground(p []byte, i int) int {
 			s.execute(b)
 			i++
 		}
+	}
+	return i
+}
+
+// printableEnd returns the index of the first byte of p from i on that is
+// not printable ASCII (0x20-0x7e), or len(p). It tests eight bytes at a
+// time: a text run is most of a plain terminal's output.
+func printableEnd(p []byte, i int) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	for ; i+8 <= len(p); i += 8 {
+		x := binary.LittleEndian.Uint64(p[i:])
+		// A byte below 0x20 borrows (x - 0x20 each) where x had no high
+		// bit; a byte of 0x7f and up has its high bit set after adding 1
+		// (or before). Either flags the word, which is then read byte by
+		// byte; a word without a flag is all printable.
+		if ((x-0x20*ones)&^x|(x+ones)|x)&highs != 0 {
+			break
+		}
+	}
+	for i < len(p) && p[i] >= 0x20 && p[i] < 0x7f {
+		i++
 	}
 	return i
 }

@@ -90,7 +90,7 @@ func (s *Screen) lineOf(r *row) Line {
 	if r.plain {
 		// Its characters are in r.text already.
 		l.Text = s.keepText(r.text[:n])
-		l.Spans = s.keepSpans(append(s.spans[:0], Span{End: n, Style: styleOf(&r.pen)}))
+		l.Spans = s.keepSpan(Span{End: n, Style: styleOf(&r.pen)})
 		r.line = l
 		return l
 	}
@@ -154,7 +154,7 @@ func plainText(cells []cell, buf []byte) (text []byte, ok bool) {
 }
 
 // spanSlab is how many Spans keepSpans allocates at once.
-const spanSlab = 256
+const spanSlab = 1024
 
 // keepSpans returns an immutable copy of spans, cut from a slab shared with
 // other Lines so that building a row costs one allocation (its text), not
@@ -171,6 +171,16 @@ func (s *Screen) keepSpans(spans []Span) []Span {
 	k := len(s.slab)
 	s.slab = append(s.slab, spans...)
 	return s.slab[k : k+n : k+n]
+}
+
+// keepSpan is keepSpans of the one span of a row in one style.
+func (s *Screen) keepSpan(sp Span) []Span {
+	if cap(s.slab) == len(s.slab) {
+		s.slab = make([]Span, 0, spanSlab)
+	}
+	k := len(s.slab)
+	s.slab = append(s.slab, sp)
+	return s.slab[k : k+1 : k+1]
 }
 
 // textSlab is how many bytes of text keepText allocates at once.
