@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // twinScreens is a screen with the fast paths and one without, fed the same
@@ -417,6 +418,28 @@ func TestPrintableEnd(t *testing.T) {
 						t.Fatalf("printableEnd(%q, %d) = %d, want %d", p, start, got, want)
 					}
 				}
+			}
+		}
+	}
+}
+
+// TestDecodeRune checks decodeRune against utf8.DecodeRune on every two-
+// and three-byte sequence (and the bytes after a lead byte cut short).
+func TestDecodeRune(t *testing.T) {
+	check := func(p []byte) {
+		r, n := decodeRune(p)
+		wr, wn := utf8.DecodeRune(p)
+		if r != wr || n != wn {
+			t.Fatalf("decodeRune(% x) = %U, %d; utf8.DecodeRune %U, %d", p, r, n, wr, wn)
+		}
+	}
+	for b0 := 0x80; b0 < 0x100; b0++ {
+		for b1 := range 0x100 {
+			check([]byte{byte(b0), byte(b1)})
+			check([]byte{byte(b0), byte(b1), 'x'})
+			for _, b2 := range []byte{0x00, 0x41, 0x7f, 0x80, 0x9f, 0xa0, 0xbf, 0xc0, 0xff} {
+				check([]byte{byte(b0), byte(b1), b2})
+				check([]byte{byte(b0), byte(b1), b2, 0x80})
 			}
 		}
 	}

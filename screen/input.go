@@ -90,7 +90,7 @@ func printableEnd(p []byte, i int) int {
 func (s *Screen) utf8Bytes(p []byte, i int) int {
 	if s.uneed == 0 {
 		// Fast path: a whole valid character in p.
-		if r, n := utf8.DecodeRune(p[i:]); n > 1 {
+		if r, n := decodeRune(p[i:]); n > 1 {
 			s.printRune(r)
 			return i + n
 		}
@@ -127,6 +127,24 @@ func (s *Screen) utf8Bytes(p []byte, i int) int {
 		}
 	}
 	return i
+}
+
+// decodeRune is utf8.DecodeRune with the two- and three-byte characters
+// of box drawing, blocks and most scripts decoded inline (TUIs draw their
+// frames with them); the rest goes to utf8.DecodeRune.
+func decodeRune(p []byte) (rune, int) {
+	if len(p) >= 3 {
+		b0, b1, b2 := p[0], p[1], p[2]
+		switch {
+		case b0 >= 0xc2 && b0 <= 0xdf && b1&0xc0 == 0x80:
+			return rune(b0&0x1f)<<6 | rune(b1&0x3f), 2
+		case (b0 >= 0xe1 && b0 <= 0xec || b0 == 0xee || b0 == 0xef) && b1&0xc0 == 0x80 && b2&0xc0 == 0x80:
+			// E0 and ED have narrower second bytes (overlong forms and
+			// surrogates): utf8.DecodeRune checks those.
+			return rune(b0&0x0f)<<12 | rune(b1&0x3f)<<6 | rune(b2&0x3f), 3
+		}
+	}
+	return utf8.DecodeRune(p)
 }
 
 // seqByte feeds one byte of an escape or CSI sequence to the x/ansi parser,

@@ -125,8 +125,10 @@ func (s *Screen) putCell(x int, ch rune) {
 	r := s.cur.rows[s.cy]
 	c := s.pen
 	c.ch = ch
-	if r.cells[x] != c {
-		overwrite(r, x, 1)
+	if old := r.cells[x]; old != c {
+		if old.flags != 0 {
+			overwrite(r, x, 1) // a narrow cell over a narrow one needs no fixing
+		}
 		r.cells[x] = c
 		r.grow(x + 1)
 		s.touch(s.cy)
