@@ -384,8 +384,8 @@ func randomSequences(rng *rand.Rand) []byte {
 func TestFastSeqRandomSequences(t *testing.T) {
 	rng := rand.New(rand.NewPCG(22, 1))
 	n := 4000
-	if testing.Short() {
-		n = 400
+	if testing.Short() || raceEnabled {
+		n = 400 // the race detector makes each one slow
 	}
 	for range n {
 		stream := randomSequences(rng)
