@@ -14,7 +14,10 @@
 // sequences, DEC graphics shown as the ASCII letters sent.
 //
 // Escape and control sequences are tokenised by the parser of
-// github.com/charmbracelet/x/ansi. Printable text, UTF-8 (also when split
+// github.com/charmbracelet/x/ansi, except the simple ones that arrive whole
+// in one write (SGR, cursor moves, erases, ESC 7): those are read straight
+// from the buffer and handed to the same handlers with the same parameters
+// (fastseq.go; the tests compare both ways on every input). Printable text, UTF-8 (also when split
 // across writes) and the contents of OSC, DCS, APC, PM and SOS strings are
 // handled here: that is faster (text never goes through the parser) and it
 // avoids the x/ansi parser reading the byte 0x9C inside a UTF-8 title as a
