@@ -35,7 +35,7 @@ var fastESC = func() (t [128]bool) {
 // whole in p and simple, and returns its length; 0 means the generic path
 // must take it from the ESC.
 func (s *Screen) fastSeq(p []byte, i int) int {
-	if s.slowSeq || i+2 >= len(p) {
+	if s.noFast || i+2 >= len(p) {
 		return 0
 	}
 	b := p[i+1]

@@ -37,7 +37,7 @@ func newTwins(cols, rows int) *twinScreens {
 	}
 	tw.fast = mk(&tw.fastLog)
 	tw.slow = mk(&tw.slowLog)
-	tw.slow.slowSeq = true
+	tw.slow.noFast = true
 	return tw
 }
 

@@ -91,6 +91,19 @@ func (s *Screen) utf8Bytes(p []byte, i int) int {
 	if s.uneed == 0 {
 		// Fast path: a whole valid character in p.
 		if r, n := decodeRune(p[i:]); n > 1 {
+			if s.autowrap && !s.insert && !s.zwj && !s.noFast {
+				// A run of narrow characters (a TUI's frames and rules).
+				for n > 1 && runeWidth(r) == 1 {
+					s.printNarrow(r)
+					if i += n; i >= len(p) || p[i] < 0x80 {
+						return i
+					}
+					r, n = decodeRune(p[i:])
+				}
+				if n <= 1 {
+					return i // not a whole character: the slow way
+				}
+			}
 			s.printRune(r)
 			return i + n
 		}

@@ -193,6 +193,21 @@ func (s *Screen) printRune(ch rune) {
 	}
 }
 
+// printNarrow is printRune for a character of width 1 from 0x80 up, with
+// autowrap on, insert mode off and no joiner waiting: what is left of
+// printRune's cases then.
+func (s *Screen) printNarrow(ch rune) {
+	s.last = -1
+	if s.cx > s.cols-1 {
+		s.wrap()
+	}
+	if s.marking {
+		s.markPrinted(s.cy)
+	}
+	s.putCell(s.cx, ch)
+	s.cx++
+}
+
 // overwrite prepares cells x.. of r for a character of width w the way
 // tmux's screen_write_overwrite does: writing on the padding of a wide
 // character erases the padding back to the character and the character

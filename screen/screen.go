@@ -142,9 +142,10 @@ type Screen struct {
 	osc    []byte
 
 	// fastParams holds the parameters of the sequence fastSeq reads;
-	// slowSeq turns fastSeq off (the tests compare both paths).
+	// noFast turns the fast paths off, fastSeq and the runs of narrow
+	// characters in utf8Bytes (the tests compare both ways).
 	fastParams [maxParams]ansi.Param
-	slowSeq    bool
+	noFast     bool
 }
 
 // savedCursor is the state saved by DECSC and ?1049. Character sets are not
