@@ -589,7 +589,8 @@ func clearAt(p []byte) (int, bool) {
 // and p (and whether it is ESC[3J), and keeps p's last bytes for the next.
 func (s *Scanner) clearAcross(p []byte) (scrollback, found bool) {
 	if n := len(s.tail); n > 0 && len(p) > 0 {
-		joined := append(s.tail[:n:n], p[:min(len(p), 3)]...)
+		var buf [6]byte // the tail (3 bytes at most) and p's first 3
+		joined := append(append(buf[:0], s.tail...), p[:min(len(p), 3)]...)
 		if i, sb := clearAt(joined); i >= 0 && i < n {
 			scrollback, found = sb, true
 		}

@@ -135,7 +135,10 @@ func (s *Scanner) buildView() *view {
 		}
 		v.phys = append(v.phys, p)
 	}
-	prevLast := "" // the previous row when the TUI may have wrapped it; else ""
+	// prevRow is the last row of the previous line when it is text the
+	// TUI may have wrapped (not blank, code or chrome), else -1. Whether
+	// it ends a sentence is worked out only when a mention follows it.
+	prevRow := -1
 	for i := 0; i < len(v.phys); {
 		j := i
 		text := v.phys[i].text
@@ -174,26 +177,37 @@ func (s *Scanner) buildView() *view {
 			ln.Injected = true
 		}
 		blank := strings.TrimSpace(text) == ""
-		if hasAt && prevLast != "" && !blank && !code && !s.cues.LineBreaksEnd &&
-			runewidth.StringWidth(prevLast)+1+firstWordWidth(text) > s.cols-s.cues.WrapSlack {
+		if hasAt && prevRow >= 0 && !blank && !code && !s.cues.LineBreaksEnd &&
+			s.wrappedInto(v.phys[prevRow].text, text) {
 			// The first word would not have fitted on the previous row,
 			// and that row does not end a sentence: the TUI wrapped here,
 			// so this row goes on with the sentence (a mention such as
 			// "ask @relay:Carol" wrapped to a row start is not a command).
 			ln.Cont = true
 		}
-		prevLast = ""
+		prevRow = -1
 		if !blank && !code && !info.chrome {
-			last := strings.TrimRight(v.phys[j].text, " ")
-			if r, _ := utf8.DecodeLastRuneInString(last); !strings.ContainsRune(".!?:;…)]}\"'`", r) {
-				prevLast = last
-			}
+			prevRow = j
 		}
 		v.info = append(v.info, info)
 		v.lines = append(v.lines, ln)
 		i = j + 1
 	}
 	return v
+}
+
+// wrappedInto reports whether the TUI wrapped the row prev into text: prev
+// does not end a sentence, and the first word of text would not have
+// fitted after it.
+func (s *Scanner) wrappedInto(prev, text string) bool {
+	last := strings.TrimRight(prev, " ")
+	if last == "" {
+		return false
+	}
+	if r, _ := utf8.DecodeLastRuneInString(last); strings.ContainsRune(".!?:;…)]}\"'`", r) {
+		return false
+	}
+	return runewidth.StringWidth(last)+1+firstWordWidth(text) > s.cols-s.cues.WrapSlack
 }
 
 // inputRow returns the screen row of the input box (the last row starting

@@ -45,9 +45,10 @@ type row struct {
 	dirty bool
 	line  Line // Text and Spans last built from this row, valid unless dirty
 	// plain says the row holds only ASCII (or blank) cells in one style,
-	// pen, written by printASCII, with text holding their characters (a
-	// blank as a space; nil while the row is blank): lineOf then copies
-	// text instead of reading every cell. Any other change to the cells
+	// pen, written by printASCII, with text[:used] holding their
+	// characters (a blank as a space; what lies past used is stale, and
+	// text may be short while the row is blank): lineOf then copies text
+	// instead of reading every cell. Any other change to the cells
 	// (touch) ends it until the row is blanked.
 	plain bool
 	pen   cell // the style of a plain row (ch unused)
@@ -56,17 +57,11 @@ type row struct {
 
 // blankRow fills r with b.
 func blankRow(r *row, b cell) {
-	if b == (cell{}) && len(r.text) == len(r.cells) {
-		// Back to plain: a plain row's text holds spaces past its used
-		// cells already; another row's may hold anything.
-		n := len(r.text)
-		if r.plain {
-			n = r.used
-		}
-		fillSpaces(r.text[:n])
-	} else {
+	if b != (cell{}) {
 		r.text = r.text[:0] // made when printed on (printPlain)
 	}
+	// A plain row's text is valid up to its used cells only: printPlain
+	// fills the gap when text is printed past them.
 	if b == (cell{}) {
 		clear(r.cells[:r.used])
 		r.used = 0

@@ -1,6 +1,7 @@
 package screen
 
 import (
+	"encoding/binary"
 	"math"
 	"unicode/utf8"
 
@@ -38,16 +39,17 @@ func (s *Screen) ground(p []byte, i int) int {
 		}
 		switch {
 		case b >= 0x20 && b < 0x7f:
-			j := i + 1
-			for j < len(p) && p[j] >= 0x20 && p[j] < 0x7f {
-				j++
-			}
+			j := printableEnd(p, i+1)
 			s.printASCII(p[i:j])
 			i = j
 		case b >= 0x80:
 			i = s.utf8Bytes(p, i)
 			continue
 		case b == 0x1b:
+			if n := s.fastSeq(p, i); n > 0 {
+				i += n
+				continue
+			}
 			s.startSeq()
 			return i + 1
 		case b == 0x7f:
@@ -60,6 +62,27 @@ func (s *Screen) ground(p []byte, i int) int {
 	return i
 }
 
+// printableEnd returns the index of the first byte of p from i on that is
+// not printable ASCII (0x20-0x7e), or len(p). It tests eight bytes at a
+// time: a text run is most of a plain terminal's output.
+func printableEnd(p []byte, i int) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	for ; i+8 <= len(p); i += 8 {
+		x := binary.LittleEndian.Uint64(p[i:])
+		// A byte below 0x20 borrows (x - 0x20 each) where x had no high
+		// bit; a byte of 0x7f and up has its high bit set after adding 1
+		// (or before). Either flags the word, which is then read byte by
+		// byte; a word without a flag is all printable.
+		if ((x-0x20*ones)&^x|(x+ones)|x)&highs != 0 {
+			break
+		}
+	}
+	for i < len(p) && p[i] >= 0x20 && p[i] < 0x7f {
+		i++
+	}
+	return i
+}
+
 // utf8Bytes decodes UTF-8 from p[i:] the way tmux does: a lead byte opens a
 // character of the size it announces, the following bytes of 0x80 and up
 // fill it, and an invalid result is dropped. Bytes below 0x80 in between are
@@ -67,7 +90,20 @@ func (s *Screen) ground(p []byte, i int) int {
 func (s *Screen) utf8Bytes(p []byte, i int) int {
 	if s.uneed == 0 {
 		// Fast path: a whole valid character in p.
-		if r, n := utf8.DecodeRune(p[i:]); n > 1 {
+		if r, n := decodeRune(p[i:]); n > 1 {
+			if s.autowrap && !s.insert && !s.zwj && !s.noFast {
+				// A run of narrow characters (a TUI's frames and rules).
+				for n > 1 && runeWidth(r) == 1 {
+					s.printNarrow(r)
+					if i += n; i >= len(p) || p[i] < 0x80 {
+						return i
+					}
+					r, n = decodeRune(p[i:])
+				}
+				if n <= 1 {
+					return i // not a whole character: the slow way
+				}
+			}
 			s.printRune(r)
 			return i + n
 		}
@@ -104,6 +140,24 @@ func (s *Screen) utf8Bytes(p []byte, i int) int {
 		}
 	}
 	return i
+}
+
+// decodeRune is utf8.DecodeRune with the two- and three-byte characters
+// of box drawing, blocks and most scripts decoded inline (TUIs draw their
+// frames with them); the rest goes to utf8.DecodeRune.
+func decodeRune(p []byte) (rune, int) {
+	if len(p) >= 3 {
+		b0, b1, b2 := p[0], p[1], p[2]
+		switch {
+		case b0 >= 0xc2 && b0 <= 0xdf && b1&0xc0 == 0x80:
+			return rune(b0&0x1f)<<6 | rune(b1&0x3f), 2
+		case (b0 >= 0xe1 && b0 <= 0xec || b0 == 0xee || b0 == 0xef) && b1&0xc0 == 0x80 && b2&0xc0 == 0x80:
+			// E0 and ED have narrower second bytes (overlong forms and
+			// surrogates): utf8.DecodeRune checks those.
+			return rune(b0&0x0f)<<12 | rune(b1&0x3f)<<6 | rune(b2&0x3f), 3
+		}
+	}
+	return utf8.DecodeRune(p)
 }
 
 // seqByte feeds one byte of an escape or CSI sequence to the x/ansi parser,
@@ -253,8 +307,8 @@ func (s *Screen) endString() {
 		if !utf8.Valid(payload) {
 			return
 		}
-		if string(payload) != s.title { // TUIs repeat titles often
-			s.title = string(payload)
+		if string(payload) != s.title {
+			s.title = s.recentTitle(payload)
 		}
 		if s.opts.OnTitle != nil {
 			s.opts.OnTitle(s.title)
@@ -266,6 +320,29 @@ func (s *Screen) endString() {
 			s.opts.OnOSC(num, string(payload))
 		}
 	}
+}
+
+// recentTitles is how many titles recentTitle remembers.
+const recentTitles = 16
+
+// recentTitle returns title as a string, the same string as last time
+// when it is one of the last few titles: TUIs cycle through a handful
+// (Claude Code animates a spinner in its title), and a title set many
+// times a second should not cost an allocation each time.
+func (s *Screen) recentTitle(title []byte) string {
+	for _, t := range s.titles {
+		if t == string(title) {
+			return t
+		}
+	}
+	t := string(title)
+	if len(s.titles) < recentTitles {
+		s.titles = append(s.titles, t)
+	} else {
+		s.titles[s.titleNext] = t
+		s.titleNext = (s.titleNext + 1) % recentTitles
+	}
+	return t
 }
 
 // execute performs a C0 control.

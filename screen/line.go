@@ -89,15 +89,15 @@ func (s *Screen) lineOf(r *row) Line {
 	}
 	if r.plain {
 		// Its characters are in r.text already.
-		l.Text = string(r.text[:n])
-		l.Spans = s.keepSpans(append(s.spans[:0], Span{End: n, Style: styleOf(&r.pen)}))
+		l.Text = s.keepText(r.text[:n])
+		l.Spans = s.keepSpan(Span{End: n, Style: styleOf(&r.pen)})
 		r.line = l
 		return l
 	}
 	if text, ok := plainText(r.cells[:n], s.scratch); ok {
 		// One style, ASCII only: the common row of text.
 		s.scratch = text
-		l.Text = string(text)
+		l.Text = s.keepText(text)
 		l.Spans = s.keepSpans(append(s.spans[:0], Span{End: len(text), Style: styleOf(&r.cells[0])}))
 		r.line = l
 		return l
@@ -126,7 +126,7 @@ func (s *Screen) lineOf(r *row) Line {
 		buf = appendCell(buf, c, clusters)
 	}
 	spans = append(spans, Span{Start: start, End: len(buf), Style: styleOf(prev)})
-	l.Text = string(buf)
+	l.Text = s.keepText(buf)
 	l.Spans = s.keepSpans(spans)
 	s.scratch, s.spans = buf, spans
 	r.line = l
@@ -154,7 +154,7 @@ func plainText(cells []cell, buf []byte) (text []byte, ok bool) {
 }
 
 // spanSlab is how many Spans keepSpans allocates at once.
-const spanSlab = 256
+const spanSlab = 1024
 
 // keepSpans returns an immutable copy of spans, cut from a slab shared with
 // other Lines so that building a row costs one allocation (its text), not
@@ -171,6 +171,41 @@ func (s *Screen) keepSpans(spans []Span) []Span {
 	k := len(s.slab)
 	s.slab = append(s.slab, spans...)
 	return s.slab[k : k+n : k+n]
+}
+
+// keepSpan is keepSpans of the one span of a row in one style.
+func (s *Screen) keepSpan(sp Span) []Span {
+	if cap(s.slab) == len(s.slab) {
+		s.slab = make([]Span, 0, spanSlab)
+	}
+	k := len(s.slab)
+	s.slab = append(s.slab, sp)
+	return s.slab[k : k+1 : k+1]
+}
+
+// textSlab is how many bytes of text keepText allocates at once.
+const textSlab = 8 << 10
+
+// keepText returns text as a string cut from a slab shared with other
+// Lines, so that building a row does not cost an allocation of its own:
+// rows scroll off a plain terminal at a hundred thousand a second. The
+// slab is a strings.Builder, whose bytes never change once written, so the
+// strings stay immutable; a slab lives as long as any of its strings.
+func (s *Screen) keepText(text []byte) string {
+	n := len(text)
+	if n == 0 {
+		return ""
+	}
+	if n > textSlab/4 {
+		return string(text)
+	}
+	if s.textArena.Cap()-s.textArena.Len() < n {
+		s.textArena = strings.Builder{}
+		s.textArena.Grow(textSlab)
+	}
+	k := s.textArena.Len()
+	s.textArena.Write(text)
+	return s.textArena.String()[k:]
 }
 
 // appendCell appends the text of c to buf.

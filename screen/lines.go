@@ -22,10 +22,11 @@ func (s *Screen) moveLines(dy, py, ny int) {
 	}
 	copy(rows[dy:dy+ny], rows[py:py+ny])
 	b := s.blank()
+	k := 0
 	for y := py; y < py+ny; y++ {
 		if y < dy || y >= dy+ny {
-			r := freed[0]
-			freed = freed[1:]
+			r := freed[k]
+			k++
 			blankRow(r, b)
 			rows[y] = r
 		}
@@ -33,6 +34,7 @@ func (s *Screen) moveLines(dy, py, ny int) {
 	if py != 0 && (py < dy || py >= dy+ny) {
 		rows[py-1].wrapped = false
 	}
+	clear(freed) // no pointers kept to rows in use
 	s.rowScratch = freed[:0]
 	s.moved(max(min(dy, py)-1, 0), min(max(dy, py)+ny, s.rows)-1)
 }

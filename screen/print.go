@@ -37,17 +37,7 @@ func (s *Screen) printASCII(p []byte) {
 				r.cells[xx] = cell{}
 			}
 		}
-		// Branch-free compare and store: diff collects every changed bit.
-		var diff uint32
-		cells := r.cells[x:end]
-		fg, bg, attr := pen.fg, pen.bg, uint32(pen.attr)
-		for k, b := range p[:n] {
-			c := &cells[k]
-			diff |= uint32(c.ch) ^ uint32(b) | uint32(c.fg^fg) | uint32(c.bg^bg) |
-				(uint32(c.attr)^attr)<<8 | uint32(c.flags)
-			*c = cell{ch: rune(b), fg: fg, bg: bg, attr: pen.attr}
-		}
-		changed := diff != 0
+		changed := s.storeASCII(r, x, p[:n], pen)
 		if end < s.cols && r.cells[end].flags&flagTail != 0 {
 			clearTails(r, end)
 			changed = true
@@ -64,6 +54,29 @@ func (s *Screen) printASCII(p []byte) {
 		p = p[n:]
 		s.cx = end
 	}
+}
+
+// storeASCII writes printable ASCII text in the style of pen to the cells
+// of r from column x, and reports whether any cell changed.
+func (s *Screen) storeASCII(r *row, x int, text []byte, pen cell) bool {
+	cells := r.cells[x : x+len(text)]
+	fg, bg, attr := pen.fg, pen.bg, pen.attr
+	if x >= r.used {
+		// Blank cells (see row.used): every one changes.
+		for k, b := range text {
+			cells[k] = cell{ch: rune(b), fg: fg, bg: bg, attr: attr}
+		}
+		return len(text) > 0
+	}
+	// Branch-free compare and store: diff collects every changed bit.
+	var diff uint32
+	for k, b := range text {
+		c := &cells[k]
+		diff |= uint32(c.ch) ^ uint32(b) | uint32(c.fg^fg) | uint32(c.bg^bg) |
+			(uint32(c.attr)^uint32(attr))<<8 | uint32(c.flags)
+		*c = cell{ch: rune(b), fg: fg, bg: bg, attr: attr}
+	}
+	return diff != 0
 }
 
 // printPlain copies text printed at column x of plain row r into the row's
@@ -83,7 +96,9 @@ func (s *Screen) printPlain(r *row, x int, text []byte) bool {
 	}
 	if len(r.text) != len(r.cells) {
 		r.text = slices.Grow(r.text[:0], len(r.cells))[:len(r.cells)]
-		fillSpaces(r.text)
+	}
+	if x > r.used {
+		fillSpaces(r.text[r.used:x]) // blank cells before the text
 	}
 	copy(r.text[x:], text)
 	return true
@@ -110,8 +125,10 @@ func (s *Screen) putCell(x int, ch rune) {
 	r := s.cur.rows[s.cy]
 	c := s.pen
 	c.ch = ch
-	if r.cells[x] != c {
-		overwrite(r, x, 1)
+	if old := r.cells[x]; old != c {
+		if old.flags != 0 {
+			overwrite(r, x, 1) // a narrow cell over a narrow one needs no fixing
+		}
 		r.cells[x] = c
 		r.grow(x + 1)
 		s.touch(s.cy)
@@ -174,6 +191,21 @@ func (s *Screen) printRune(ch rune) {
 	} else {
 		s.cx = cols - 1
 	}
+}
+
+// printNarrow is printRune for a character of width 1 from 0x80 up, with
+// autowrap on, insert mode off and no joiner waiting: what is left of
+// printRune's cases then.
+func (s *Screen) printNarrow(ch rune) {
+	s.last = -1
+	if s.cx > s.cols-1 {
+		s.wrap()
+	}
+	if s.marking {
+		s.markPrinted(s.cy)
+	}
+	s.putCell(s.cx, ch)
+	s.cx++
 }
 
 // overwrite prepares cells x.. of r for a character of width w the way

@@ -14,7 +14,10 @@
 // sequences, DEC graphics shown as the ASCII letters sent.
 //
 // Escape and control sequences are tokenised by the parser of
-// github.com/charmbracelet/x/ansi. Printable text, UTF-8 (also when split
+// github.com/charmbracelet/x/ansi, except the simple ones that arrive whole
+// in one write (SGR, cursor moves, erases, ESC 7): those are read straight
+// from the buffer and handed to the same handlers with the same parameters
+// (fastseq.go; the tests compare both ways on every input). Printable text, UTF-8 (also when split
 // across writes) and the contents of OSC, DCS, APC, PM and SOS strings are
 // handled here: that is faster (text never goes through the parser) and it
 // avoids the x/ansi parser reading the byte 0x9C inside a UTF-8 title as a
@@ -29,6 +32,8 @@
 package screen
 
 import (
+	"strings"
+
 	"github.com/charmbracelet/x/ansi"
 )
 
@@ -104,8 +109,10 @@ type Screen struct {
 	saved    savedCursor // DECSC / CSI s
 	altSaved savedCursor // ?1049
 
-	title   string
-	version uint64
+	title     string
+	titles    []string // the last titles set (recentTitle)
+	titleNext int      // the next of titles to replace
+	version   uint64
 
 	// Marks (see Mark): printMark goes on every row printed on; cutMark
 	// on cutRow, the row MarkLine follows, and the rows it wraps onto.
@@ -113,11 +120,12 @@ type Screen struct {
 	printMark  Mark
 	cutMark    Mark
 	cutRow     *row
-	clusters   []string // combining sequences, referenced from cells
-	scratch    []byte   // reused to build lines
-	spans      []Span   // reused to build lines
-	slab       []Span   // where built lines' spans are kept (keepSpans)
-	rowScratch []*row   // reused to move rows
+	clusters   []string        // combining sequences, referenced from cells
+	scratch    []byte          // reused to build lines
+	spans      []Span          // reused to build lines
+	slab       []Span          // where built lines' spans are kept (keepSpans)
+	textArena  strings.Builder // where built lines' text is kept (keepText)
+	rowScratch []*row          // reused to move rows
 
 	// input state
 	state  int
@@ -132,6 +140,12 @@ type Screen struct {
 	seqCnt int  // number of CSI parameters seen
 	seqBad bool // the sequence has a parameter tmux rejects
 	osc    []byte
+
+	// fastParams holds the parameters of the sequence fastSeq reads;
+	// noFast turns the fast paths off, fastSeq and the runs of narrow
+	// characters in utf8Bytes (the tests compare both ways).
+	fastParams [maxParams]ansi.Param
+	noFast     bool
 }
 
 // savedCursor is the state saved by DECSC and ?1049. Character sets are not
