@@ -3,6 +3,7 @@ package codex_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,7 +19,7 @@ import (
 // after the paste (earlier than relay's wait for the box to show the text
 // ends): an Enter dropped or taken for a newline would leave the message in
 // the box until relay's confirm presses Enter again, 3 s later. The
-// profile's short Settle rests on this.
+// profile's short Settle rests on this, for one line and for a batch of 30.
 func TestCodexEnterAfterPasteRealCLI(t *testing.T) {
 	m := mockmodel.NewResponses(mockmodel.Options{})
 	t.Cleanup(m.Close)
@@ -29,6 +30,10 @@ func TestCodexEnterAfterPasteRealCLI(t *testing.T) {
 	settle := codex.Profile().Settle
 	for i := range 10 {
 		text := fmt.Sprintf("paste then enter %d", i)
+		if i%2 == 1 {
+			// A batch of messages is a longer paste, over several lines.
+			text += strings.Repeat("\n[from Alice, id 01JXYZ] the build on main is green again, please rebase onto it.", 30)
+		}
 		from := term.OutputLen()
 		term.Paste(text)
 		if err := term.WaitFor(10*time.Second, func(raw []byte) bool { return len(raw) > from }); err != nil {
@@ -37,7 +42,7 @@ func TestCodexEnterAfterPasteRealCLI(t *testing.T) {
 		time.Sleep(settle)
 		term.Enter()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		req, err := m.WaitForRequest(ctx, text)
+		req, err := m.WaitForRequest(ctx, fmt.Sprintf("paste then enter %d", i))
 		cancel()
 		if err != nil {
 			t.Fatalf("round %d: one Enter %v after the paste was drawn did not submit it: %v\nscreen:\n%s",
