@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -273,6 +274,9 @@ func printCLITable(results []*cliResult) {
 		}
 	}
 	tw.Flush()
+	if slices.ContainsFunc(results, func(r *cliResult) bool { return len(r.total) > 0 && len(r.total) < 100 }) {
+		notes = append(notes, "with fewer than 100 messages p99 is the slowest one; "+cliBenchMessagesEnv+" sets how many")
+	}
 	for _, n := range notes {
 		fmt.Println("note:", n)
 	}
