@@ -40,10 +40,18 @@ cross:
 test-short:
 	$(GO) test -tags $(TAGS) -short $(PKG)
 
+# bench measures bin/relay, the binary users run: the end-to-end benchmarks
+# take it through RELAY_E2E_RELAY instead of building one with the race
+# detector. Its last step prints the real CLIs' round trip (Claude Code,
+# Codex, Gemini CLI; skipped when not installed) as a table beside the goal.
+BENCH_E2E := RELAY_E2E_RELAY=$(CURDIR)/bin/relay
+CLI_BENCH := ^BenchmarkCLIRoundTrip$$
+
 bench: build
-	$(GO) test -tags $(TAGS) -run '^$$' -bench . -benchmem $(PKG)
+	$(BENCH_E2E) $(GO) test -tags $(TAGS) -run '^$$' -bench . -skip '$(CLI_BENCH)' -benchmem -timeout 60m $(PKG)
 	$(GO) run -tags $(TAGS) ./internal/bench/passthrough -relay bin/relay
 	$(GO) run -tags $(TAGS) ./internal/bench/latency -relay bin/relay
+	$(BENCH_E2E) $(GO) test -tags $(TAGS) -run '^$$' -bench '$(CLI_BENCH)' -benchtime 1x -timeout 30m ./internal/e2e
 
 soak:
 	$(GO) test -race -tags '$(TAGS) soak' -timeout 60m -run Soak $(PKG)

@@ -22,12 +22,19 @@ func Cues() scanner.Cues {
 	}
 }
 
+// Settle is the pause between a paste and its Enter for Claude Code. Relay
+// presses Enter only once the input box shows the paste, and Claude Code
+// takes an Enter right after it (TestClaudeEnterAfterPasteRealCLI): the
+// pause is a small margin, not a wait. It was 150 ms, added to every
+// message typed in.
+const Settle = 20 * time.Millisecond
+
 // Profile is Claude Code's: the primer as a system prompt flag, bracketed
 // paste, and its hooks and transcript as the exact path.
 func Profile() agents.Profile {
 	return agents.Profile{
 		Name: "claude", CLI: "Claude Code", Commands: []string{"claude"},
-		Cues: Cues(), Paste: true, Settle: 150 * time.Millisecond,
+		Cues: Cues(), Paste: true, Settle: Settle,
 		PrimerFlag: "--append-system-prompt", Model: true,
 		Exit:     func(string) string { return "/exit" },
 		Detect:   func(head []byte) bool { return bytes.Contains(head, []byte("Claude Code")) },

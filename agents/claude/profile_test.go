@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/relayhq/relay/agents"
 )
@@ -45,5 +46,14 @@ func TestTooOld(t *testing.T) {
 				t.Fatalf("cache files %v; want one", m)
 			}
 		})
+	}
+}
+
+// TestSettleShort: the pause between a paste and its Enter stays a small
+// margin (relay waits for the input box to show the paste first): it is
+// part of every typed message's way to the model.
+func TestSettleShort(t *testing.T) {
+	if s := Profile().Settle; s > 50*time.Millisecond {
+		t.Fatalf("Claude Code's Settle is %v; want at most 50 ms", s)
 	}
 }

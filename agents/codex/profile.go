@@ -26,12 +26,19 @@ func Cues() scanner.Cues {
 	}
 }
 
+// Settle is the pause between a paste and its Enter for Codex. Relay
+// presses Enter only once Codex's input box shows the paste, and Codex
+// takes an Enter right after it (TestCodexEnterAfterPasteRealCLI): the
+// pause is a small margin, not a wait. It was 200 ms, two thirds of a
+// message's way from a Codex reply to another Codex's model (make bench).
+const Settle = 20 * time.Millisecond
+
 // Profile is Codex's: the primer typed at the first idle moment, bracketed
 // paste, and its rollout file as the exact path.
 func Profile() agents.Profile {
 	return agents.Profile{
 		Name: "codex", CLI: "Codex", Commands: []string{"codex"},
-		Cues: Cues(), Paste: true, Settle: 200 * time.Millisecond,
+		Cues: Cues(), Paste: true, Settle: Settle,
 		TypePrimer: true, Model: true,
 		Exit: func(string) string { return "/quit" },
 		Detect: func(head []byte) bool {

@@ -9,8 +9,35 @@ import (
 )
 
 // relayBin is the relay binary built once for all the tests, with the race
-// detector (see race_test.go).
+// detector (see race_test.go), or the one RELAY_E2E_RELAY names.
 var relayBin string
+
+// relayBinEnv names a relay binary to test instead of building one with
+// the race detector: `make bench` measures the CLIs' round trip with the
+// binary users run (bin/relay), whose timings the detector would slow.
+const relayBinEnv = "RELAY_E2E_RELAY"
+
+// testedRelay returns the relay binary the tests run: $RELAY_E2E_RELAY
+// (an absolute path: go test runs in the package's folder), else one built
+// with the race detector into dir.
+func testedRelay(dir string) (string, error) {
+	if p := os.Getenv(relayBinEnv); p != "" {
+		if !filepath.IsAbs(p) {
+			return "", fmt.Errorf("%s=%s: want an absolute path (go test runs in the package's folder), e.g. $PWD/bin/relay", relayBinEnv, p)
+		}
+		if _, err := os.Stat(p); err != nil {
+			return "", fmt.Errorf("%s: %w", relayBinEnv, err)
+		}
+		return p, nil
+	}
+	bin := filepath.Join(dir, "relay")
+	build := exec.Command("go", "build", "-race", "-tags", "sqlite_fts5", "-o", bin, "github.com/relayhq/relay/cmd/relay")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		return "", fmt.Errorf("build relay: %w", err)
+	}
+	return bin, nil
+}
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "relay-e2e-")
@@ -18,11 +45,8 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	relayBin = filepath.Join(dir, "relay")
-	build := exec.Command("go", "build", "-race", "-tags", "sqlite_fts5", "-o", relayBin, "github.com/relayhq/relay/cmd/relay")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build relay:", err)
+	if relayBin, err = testedRelay(dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	// A relay process started with an environment that did not come from
