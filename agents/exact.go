@@ -112,6 +112,9 @@ type Probe struct {
 	Version     string   // what --version printed first
 	Env         []string // the environment it would run with
 	RelayBinary string   // the relay its hooks would run; "" when none
+	// Home is relay's state folder (RELAY_HOME), where relay wrap writes
+	// the files it points a CLI at; "" when unknown.
+	Home string
 }
 
 // Diagnosis is what relay doctor says of one CLI beyond its version.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -341,5 +342,35 @@ func TestSystemFileRead(t *testing.T) {
 				t.Errorf("secure = %v", err)
 			}
 		})
+	}
+}
+
+// TestMCPDiagnosis: relay doctor says relay's MCP tools reach Gemini CLI
+// only when Gemini CLI will read the overlay; otherwise it says they are
+// missing, and why.
+func TestMCPDiagnosis(t *testing.T) {
+	skipped := func(string) error { return fmt.Errorf("%w: /tmp is writable by its group or others", ErrSkipped) }
+	read := func(string) error { return nil }
+	for _, c := range []struct {
+		name, home string
+		read       func(string) error
+		prefix     string
+		has        string
+	}{
+		{"read", "/var/lib/relay", read, "registered for each session", "server trusted"},
+		{"skipped", "/tmp/relay", skipped, "missing:", "/tmp is writable by its group or others"},
+		{"unknown state folder", "", skipped, "registered for each session", "only when relay runs as root"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := mcpDiagnosis(c.home, c.read)
+			if !strings.HasPrefix(got, c.prefix) || !strings.Contains(got, c.has) {
+				t.Errorf("mcpDiagnosis(%q) = %q, want %q … %q", c.home, got, c.prefix, c.has)
+			}
+		})
+	}
+	// The real check, for a state folder below /tmp (the tests'), or as
+	// a user other than root: always skipped.
+	if err := OverlayRead(t.TempDir()); !errors.Is(err, ErrSkipped) {
+		t.Errorf("OverlayRead below /tmp = %v, want skipped", err)
 	}
 }

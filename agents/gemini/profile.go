@@ -143,7 +143,23 @@ func diagnose(ctx context.Context, p agents.Probe) agents.Diagnosis {
 		return agents.Diagnosis{ExactText: "screen (this Gemini CLI has no --session-id, so relay cannot find its transcript)"}
 	}
 	return agents.Diagnosis{ExactText: "chat transcript (" + filepath.Join(Home(p.Env), ".gemini", "tmp", "<project>", "chats") + "), by the --session-id relay passes",
-		MCP: "registered for each session (a system-defaults overlay, " + SystemDefaultsEnv + "), server trusted"}
+		MCP: mcpDiagnosis(p.Home, OverlayRead)}
+}
+
+// mcpDiagnosis says whether relay's MCP server (and BeforeTool hook)
+// reach Gemini CLI: relay writes them for each session into a
+// system-defaults overlay below home, which Gemini CLI reads only when
+// read (OverlayRead; tests pass their own) says so.
+func mcpDiagnosis(home string, read func(home string) error) string {
+	const registered = "registered for each session (a system-defaults overlay, " + SystemDefaultsEnv + "), server trusted"
+	if home == "" {
+		return registered + ", if Gemini CLI reads it (only when relay runs as root: docs/hooks.md)"
+	}
+	if err := read(home); err != nil {
+		return "missing: relay writes them for each session into a system-defaults overlay (" + SystemDefaultsEnv +
+			"), but it is " + err.Error() + "; relay's MCP tools and BeforeTool hook are then absent (docs/hooks.md)"
+	}
+	return registered
 }
 
 // newUUID returns a random (version 4) UUID.

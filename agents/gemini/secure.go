@@ -81,3 +81,17 @@ func ownerOf(fi fs.FileInfo) (uint32, bool) {
 	}
 	return st.Uid, true
 }
+
+// OverlayRead says whether Gemini CLI will read the settings overlay relay
+// wrap writes for a session below home (relay's state folder, in its run
+// folder): relay writes it as the user it runs as, so a user other than
+// root always fails the check (see SystemFileRead), and root passes when
+// no folder on the way is someone else's or writable by others. It
+// returns nil when the overlay would be read, else an error wrapping
+// ErrSkipped that says why.
+func OverlayRead(home string) error {
+	if uid := os.Geteuid(); uid != 0 {
+		return fmt.Errorf("%w: relay runs as uid %d, not root, so the file it writes is not root's", ErrSkipped, uid)
+	}
+	return SystemFileRead(filepath.Join(home, "run", "gemini-defaults.json"))
+}

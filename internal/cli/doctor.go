@@ -106,7 +106,7 @@ func diagnose(ctx context.Context, env *Env) doctorReport {
 			rep.NotFound = append(rep.NotFound, name)
 			continue
 		}
-		a := checkAgent(ctx, env, prof, name, path)
+		a := checkAgent(ctx, env, prof, name, path, home)
 		if cfg != nil && !cfg.MCP {
 			a.MCP = "off (mcp = false, " + cfg.Source("mcp").String() + ")"
 		}
@@ -271,7 +271,7 @@ func lookPath(name, path string) (string, bool) {
 
 // checkAgent asks one CLI its version and says, as its profile does, where
 // relay will get its exact text and its state.
-func checkAgent(ctx context.Context, env *Env, prof agents.Profile, name, path string) doctorAgent {
+func checkAgent(ctx context.Context, env *Env, prof agents.Profile, name, path, home string) doctorAgent {
 	a := doctorAgent{Command: name, Path: path, OK: true}
 	a.Profile, a.CLI = prof.Name, prof.CLI
 	a.ExactText, a.State = "screen", prof.ScreenState()
@@ -287,7 +287,7 @@ func checkAgent(ctx context.Context, env *Env, prof agents.Profile, name, path s
 	if prof.Diagnose == nil {
 		return a
 	}
-	d := prof.Diagnose(ctx, agents.Probe{Path: path, Version: a.Version, Env: env.environ(), RelayBinary: hookBinary(env)})
+	d := prof.Diagnose(ctx, agents.Probe{Path: path, Version: a.Version, Env: env.environ(), RelayBinary: hookBinary(env), Home: home})
 	if d.ExactText != "" {
 		a.ExactText = d.ExactText
 	}
