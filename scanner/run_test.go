@@ -262,3 +262,24 @@ func TestFloodRate(t *testing.T) {
 		t.Fatal("0.8 MB/s is read as a flood")
 	}
 }
+
+// TestRunReadsSoonAfterOutput: output that changes the state is read a
+// moment after it stops coming, not at the next tick (a quarter of the
+// quiet time, here 10 s): relay sees a paste in the input box, or a turn's
+// end drawn, in milliseconds.
+func TestRunReadsSoonAfterOutput(t *testing.T) {
+	s := New(Options{Cols: 60, Rows: 10, Cues: Cues{Prompt: ">", QuietTime: 40 * time.Second}})
+	src := make(chanSource)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go s.Run(ctx, src)
+	src <- []byte("> ")
+	src <- []byte("pasted text")
+	deadline := time.Now().Add(5 * time.Second) // half the tick
+	for !s.State().Draft {
+		if time.Now().After(deadline) {
+			t.Fatalf("the input box's text was not read within 5 s (the tick is 10 s): %+v", s.State())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

@@ -133,6 +133,10 @@ type Scanner struct {
 	cues  Cues
 	now   func() time.Time
 	tick  time.Duration
+	// kick tells Run's clock that output came and was not read yet: it
+	// reads the screen settleTime after, not a whole tick later (a paste
+	// shown in an input box, a turn's end drawn).
+	kick chan struct{}
 
 	rows        []rowState // per screen row
 	lastVersion uint64
@@ -215,6 +219,7 @@ func New(opts Options) *Scanner {
 		cues: cues,
 		now:  now,
 		tick: tick,
+		kick: make(chan struct{}, 1),
 		subs: map[int]func(Event){},
 	}
 	s.scr = screen.NewWithOptions(screen.Options{Cols: opts.Cols, Rows: opts.Rows, OnScrollOff: s.onScrollOff, OnOSC: s.onOSC, OnAltScreen: s.onAltScreen})
@@ -260,9 +265,33 @@ func (s *Scanner) Write(p []byte) (int, error) {
 	}
 	if lineDone || s.now().Sub(s.lastEval) >= s.tick {
 		s.evaluate(false)
+	} else {
+		select {
+		case s.kick <- struct{}{}:
+		default:
+		}
 	}
 	s.unlockAndEmit()
 	return n, nil
+}
+
+// settleTime is how soon after output that was not read Run's clock reads
+// the screen: a redraw usually comes in several writes a few milliseconds
+// apart, and a state change (a paste shown in the input box, a turn's
+// end) should not wait a whole tick. It bounds the passes to one per
+// settleTime while output keeps coming.
+const settleTime = 10 * time.Millisecond
+
+// settle reads the screen if output came since the last pass.
+func (s *Scanner) settle() {
+	s.mu.Lock()
+	if !s.lastEval.Before(s.lastWrite) {
+		s.mu.Unlock()
+		return
+	}
+	s.endInjection(s.now())
+	s.evaluate(false)
+	s.unlockAndEmit()
 }
 
 // Tick re-reads the screen at the current time: rows that have been quiet
@@ -403,12 +432,24 @@ func (s *Scanner) Run(ctx context.Context, src Source) error {
 		defer wg.Done()
 		t := time.NewTicker(s.tick)
 		defer t.Stop()
+		soon := time.NewTimer(settleTime)
+		soon.Stop()
+		armed := false
 		for {
 			select {
 			case <-ctx.Done():
+				soon.Stop()
 				return
 			case <-t.C:
 				s.Tick()
+			case <-s.kick:
+				if !armed {
+					soon.Reset(min(settleTime, s.tick))
+					armed = true
+				}
+			case <-soon.C:
+				armed = false
+				s.settle()
 			}
 		}
 	}()
