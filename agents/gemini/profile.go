@@ -29,12 +29,36 @@ func Cues() scanner.Cues {
 	}
 }
 
+// pasteNewlineWindow is how long after Gemini CLI 0.61.0 reads a bracketed
+// paste it takes an Enter for a newline. Its input prompt sets
+// recentUnsafePasteTime when it handles the paste (outside the kitty
+// keyboard protocol, which relay's terminal does not answer) and clears it
+// in a 40 ms timer; the Enter handler sees the cleared value only after
+// the re-render and effect that follow. Before that its key reader turns
+// an Enter within 30 ms of the last key (the paste) into a newline
+// (bufferFastReturn). Both count from when it reads the paste, which it
+// draws just after: the box may show the paste inside the window.
+const pasteNewlineWindow = 40 * time.Millisecond
+
+// Settle is the pause between the input box showing a paste and its Enter
+// for Gemini CLI. It counts from the draw, not the write: under load Gemini
+// CLI read and drew a paste up to 350 ms after the write (the first one
+// after start-up most), and an Enter right after the draw was a newline.
+// The window is 40 ms after the draw on an idle machine, but its timer and
+// re-render lag under load: with two busy loops (load average 7 to 9 on 2
+// cores) an Enter 80 ms after the draw was a newline in 2 runs of 6, 120 ms
+// in 1 of 4, 150 ms in none of 3 (TestGeminiEnterAfterPasteRealCLI,
+// 12 rounds each). It was 300 ms from the write, most of the 300 ms a
+// message may take from one CLI's reply to another's model (issue 22);
+// relay's confirm presses Enter again 3 s later if one is still lost.
+const Settle = 150 * time.Millisecond
+
 // Profile is Gemini CLI's: the primer typed once it reads input, bracketed
 // paste with `@ / !` neutralised, and its chat transcript as the exact path.
 func Profile() agents.Profile {
 	return agents.Profile{
 		Name: "gemini", CLI: "Gemini CLI", Commands: []string{"gemini"},
-		Cues: Cues(), Paste: true, Settle: 300 * time.Millisecond,
+		Cues: Cues(), Paste: true, Settle: Settle,
 		TypePrimer: true, Model: true, ReadyTitle: "Ready", EscapeMentions: true,
 		Exit:     func(string) string { return "/quit" },
 		Detect:   func(head []byte) bool { return bytes.Contains(bytes.ToLower(head), []byte("gemini")) },

@@ -17,8 +17,9 @@ const (
 )
 
 // typeText types text into the agent through the wrapper's single writer:
-// the text (as a bracketed paste when the agent enabled it), a pause for the
-// agent to take it, then Enter in a separate write.
+// the text (as a bracketed paste when the agent enabled it), a wait for its
+// input box to show it, a pause for the agent to take it, then Enter in a
+// separate write.
 func (s *Session) typeText(ctx context.Context, text string) error {
 	paste := s.prof.Paste && s.scr.BracketedPaste()
 	if !paste {
@@ -40,10 +41,14 @@ func (s *Session) typeText(ctx context.Context, text string) error {
 		if err != nil {
 			return err
 		}
-		if err := s.settle(ctx); err != nil {
+		// The pause counts from the input box showing the paste, not from
+		// the write: Gemini CLI takes an Enter within 40 ms of reading a
+		// paste for a newline, and on a loaded machine it reads (and draws)
+		// the paste later than any pause from the write would cover.
+		if err := s.waitShown(ctx); err != nil {
 			return err
 		}
-		if err := s.waitShown(ctx); err != nil {
+		if err := s.settle(ctx); err != nil {
 			return err
 		}
 		if s.tap != nil {
