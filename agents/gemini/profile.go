@@ -47,7 +47,7 @@ const pasteNewlineWindow = 40 * time.Millisecond
 // The window is 40 ms after the draw on an idle machine, but its timer and
 // re-render lag under load: with two busy loops (load average 7 to 9 on 2
 // cores) an Enter 80 ms after the draw was a newline in 2 runs of 6, 120 ms
-// in 1 of 4, 150 ms in none of 3 (TestGeminiEnterAfterPasteRealCLI,
+// in 1 of 4, 150 ms in none of 6 (TestGeminiEnterAfterPasteRealCLI,
 // 12 rounds each). It was 300 ms from the write, most of the 300 ms a
 // message may take from one CLI's reply to another's model (issue 22);
 // relay's confirm presses Enter again 3 s later if one is still lost.
