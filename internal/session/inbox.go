@@ -24,6 +24,11 @@ const (
 	leaseEvery = 3 * time.Second
 )
 
+// shellBatch is how many messages a plain shell's inbox gathers, at most,
+// while the hub holds more, before it hands them to the delivery queue:
+// one pull's worth, so typing starts while the rest of a burst arrives.
+const shellBatch = 64
+
 // serveInbox connects (again and again, if the hub was away at start),
 // then hands the incoming messages to the delivery queue, each batch the
 // hub sent together at once, so that a burst is typed as one injection.
@@ -46,7 +51,14 @@ func (s *Session) serveInbox(ctx context.Context) {
 	}
 	c := s.client.Load()
 	s.grp.Go(func() { s.serveControl(ctx, c) })
-	if err := c.InboxBatches(ctx, s.receiveAll); err != nil && ctx.Err() == nil {
+	// A plain shell takes a long burst line by line at no cost, so its
+	// inbox hands over the first messages while the rest still arrive; a
+	// model agent gets a burst whole, in one prompt.
+	per := bus.MaxBatch
+	if !s.prof.Model {
+		per = shellBatch
+	}
+	if err := c.InboxBatchesOf(ctx, per, s.receiveAll); err != nil && ctx.Err() == nil {
 		s.log.Error("inbox stopped", "err", err)
 	}
 }
