@@ -22,6 +22,9 @@ const (
 	// leaseEvery is how often a message waiting to be typed tells the hub
 	// it is still in progress (well inside ackWait).
 	leaseEvery = 3 * time.Second
+	// heldAfter is how long a message waits to be typed before its sender
+	// is told why (a "held" receipt): one typed sooner was not held.
+	heldAfter = 200 * time.Millisecond
 )
 
 // shellBatch is how many messages a plain shell's inbox gathers, at most,
@@ -79,18 +82,12 @@ func (s *Session) receiveAll(ctx context.Context, ds []*bus.Delivery) {
 		}
 	}
 	if len(taken) > 0 {
+		// Said once the messages waited a moment, so that the sender (and
+		// relay log) knows why it waits; they go in when that ends.
+		l.held = s.waitReason
 		s.grp.Go(func() { l.run(ctx, leaseEvery) })
 	}
-	why := s.waitReason()
 	s.queue.AddAll(items)
-	if why == "" {
-		return
-	}
-	// Said now, so that the sender (and relay log) knows why it waits; it
-	// goes in when that ends.
-	for _, d := range taken {
-		_ = d.PostReceipt(bus.StatusHeld, why)
-	}
 }
 
 // accept runs the MessageReceived hooks on one incoming message and
