@@ -23,8 +23,10 @@ const (
 	// it is still in progress (well inside ackWait).
 	leaseEvery = 3 * time.Second
 	// heldAfter is how long a message waits to be typed before its sender
-	// is told why (a "held" receipt): one typed sooner was not held.
-	heldAfter = 200 * time.Millisecond
+	// is told why (a "held" receipt): one typed sooner was not held, and a
+	// backlog that drains at thousands a second (a stream into a shell)
+	// stores no held receipt beside each delivered one.
+	heldAfter = time.Second
 )
 
 // shellBatch is how many messages a plain shell's inbox gathers, at most,
