@@ -22,7 +22,17 @@ const (
 	// leaseEvery is how often a message waiting to be typed tells the hub
 	// it is still in progress (well inside ackWait).
 	leaseEvery = 3 * time.Second
+	// heldAfter is how long a message waits to be typed before its sender
+	// is told why (a "held" receipt): one typed sooner was not held, and a
+	// backlog that drains at thousands a second (a stream into a shell)
+	// stores no held receipt beside each delivered one.
+	heldAfter = time.Second
 )
+
+// shellBatch is how many messages a plain shell's inbox gathers, at most,
+// while the hub holds more, before it hands them to the delivery queue:
+// one pull's worth, so typing starts while the rest of a burst arrives.
+const shellBatch = 64
 
 // serveInbox connects (again and again, if the hub was away at start),
 // then hands the incoming messages to the delivery queue, each batch the
@@ -46,7 +56,14 @@ func (s *Session) serveInbox(ctx context.Context) {
 	}
 	c := s.client.Load()
 	s.grp.Go(func() { s.serveControl(ctx, c) })
-	if err := c.InboxBatches(ctx, s.receiveAll); err != nil && ctx.Err() == nil {
+	// A plain shell takes a long burst line by line at no cost, so its
+	// inbox hands over the first messages while the rest still arrive; a
+	// model agent gets a burst whole, in one prompt.
+	per := bus.MaxBatch
+	if !s.prof.Model {
+		per = shellBatch
+	}
+	if err := c.InboxBatchesOf(ctx, per, s.receiveAll); err != nil && ctx.Err() == nil {
 		s.log.Error("inbox stopped", "err", err)
 	}
 }
@@ -67,18 +84,12 @@ func (s *Session) receiveAll(ctx context.Context, ds []*bus.Delivery) {
 		}
 	}
 	if len(taken) > 0 {
+		// Said once the messages waited a moment, so that the sender (and
+		// relay log) knows why it waits; they go in when that ends.
+		l.held = s.waitReason
 		s.grp.Go(func() { l.run(ctx, leaseEvery) })
 	}
-	why := s.waitReason()
 	s.queue.AddAll(items)
-	if why == "" {
-		return
-	}
-	// Said now, so that the sender (and relay log) knows why it waits; it
-	// goes in when that ends.
-	for _, d := range taken {
-		_ = d.PostReceipt(bus.StatusHeld, why)
-	}
 }
 
 // accept runs the MessageReceived hooks on one incoming message and

@@ -13,6 +13,13 @@ import (
 // the inbox's ack wait), so that none is delivered again meanwhile: one
 // goroutine and one timer a batch, not one a message.
 type lease struct {
+	// held, when set, says why the messages cannot be typed now ("" when
+	// they can); it is asked once, heldAfter into the lease, and what
+	// still waits then is reported held for that reason: a message typed
+	// within moments (a stream into a shell) is never said held, and the
+	// hub stores one receipt for it, not two.
+	held func() string
+
 	mu    sync.Mutex
 	left  map[*bus.Delivery]bool
 	empty chan struct{} // closed once every message was typed or failed
@@ -47,12 +54,20 @@ func (l *lease) done(d *bus.Delivery) {
 func (l *lease) run(ctx context.Context, every time.Duration) {
 	t := time.NewTicker(every)
 	defer t.Stop()
+	var late <-chan time.Time
+	if l.held != nil {
+		lt := time.NewTimer(heldAfter)
+		defer lt.Stop()
+		late = lt.C
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-l.empty:
 			return
+		case <-late:
+			l.sayHeld()
 		case <-t.C:
 			l.mu.Lock()
 			left := make([]*bus.Delivery, 0, len(l.left))
@@ -64,5 +79,21 @@ func (l *lease) run(ctx context.Context, every time.Duration) {
 				_ = d.InProgress()
 			}
 		}
+	}
+}
+
+// sayHeld reports what still waits held, with the reason held gives now.
+// The lease's lock is held while the receipts are posted, so that a
+// message typed meanwhile (done is called before its "delivered" receipt
+// is posted) is never said held after it was said delivered.
+func (l *lease) sayHeld() {
+	why := l.held()
+	if why == "" {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for d := range l.left {
+		_ = d.PostReceipt(bus.StatusHeld, why)
 	}
 }

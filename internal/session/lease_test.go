@@ -83,3 +83,69 @@ func TestLeaseHoldsABatch(t *testing.T) {
 		return nil
 	})
 }
+
+// TestLeaseSaysHeldOnlyForWhatWaits: a message typed within moments of
+// its arrival is never reported held; those still waiting heldAfter into
+// the lease are, with the reason given then.
+func TestLeaseSaysHeldOnlyForWhatWaits(t *testing.T) {
+	h := hubtest.Start(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	connect := func(name string) *bus.Client {
+		c, err := bus.Connect(ctx, bus.Options{URL: h.URL(), Token: h.Token(), Name: name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		if err := c.Register(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	alice, bob := connect("alice"), connect("bob")
+	var mu sync.Mutex
+	got := map[string][]string{} // body by id: statuses
+	ids := map[string]string{}
+	go func() {
+		_ = alice.Receipts(ctx, func(r bus.Receipt) {
+			mu.Lock()
+			got[ids[r.ID]] = append(got[ids[r.ID]], string(r.Status)+" "+r.Reason)
+			mu.Unlock()
+		})
+	}()
+	l := newLease()
+	l.held = func() string { return "busy: a test" }
+	go func() {
+		_ = bob.InboxBatches(ctx, func(_ context.Context, ds []*bus.Delivery) {
+			for _, d := range ds {
+				l.add(d)
+			}
+			for _, d := range ds {
+				if d.Envelope.Body == "typed at once" {
+					l.done(d)
+					_ = d.AckWithReceipt(bus.StatusDelivered, "")
+				}
+			}
+			go l.run(ctx, time.Minute)
+		})
+	}()
+	mu.Lock()
+	for _, r := range alice.SendAll(ctx, []bus.Message{{To: "bob", Body: "typed at once"}, {To: "bob", Body: "waits"}}) {
+		if r.Err != nil {
+			t.Fatal(r.Err)
+		}
+		ids[r.Envelope.ID] = r.Envelope.Body
+	}
+	mu.Unlock()
+	testutil.Eventually(t, func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(got["waits"]) != 1 || got["waits"][0] != "held busy: a test" {
+			return testutil.Errorf("receipts %v, want waits held for the reason", got)
+		}
+		if len(got["typed at once"]) != 1 || got["typed at once"][0] != "delivered " {
+			return testutil.Errorf("receipts %v, want the typed one delivered only", got)
+		}
+		return nil
+	})
+}
