@@ -40,3 +40,19 @@ func TestHandlerContext(t *testing.T) {
 		t.Error("FromContext outside a handler found a session")
 	}
 }
+
+// TestIdleWaitsForReady: a session that has not heard from its agent's
+// screen yet is not idle: an Idle handler must not run before the agent
+// has drawn (it ran with an empty RecentOutput under load).
+func TestIdleWaitsForReady(t *testing.T) {
+	r := startRig(t, Config{})
+	r.s.read(func(*state) {}) // the start's state change is in
+	if idle, _ := r.s.idleClk.quiet(); idle {
+		t.Fatal("the idle clock counts an agent that has not drawn yet as idle")
+	}
+	r.screenBusy(false)
+	r.s.read(func(*state) {})
+	if idle, _ := r.s.idleClk.quiet(); !idle {
+		t.Fatal("the idle clock does not count a quiet, ready screen as idle")
+	}
+}

@@ -25,7 +25,11 @@ type state struct {
 	turn   agents.Turn   // from the exact source, when it reports turns
 	ready  bool          // the agent was idle once
 	busy   bool          // the last state pushed, for Idle events
-	human  bool          // the human's line is unfinished
+	// clockIdle is what the idle clock was last told: idle only once the
+	// agent has shown it is ready (a zero screen state at the start is
+	// not an idle agent, and Idle must not run before it has drawn).
+	clockIdle bool
+	human     bool // the human's line is unfinished
 	// promptBack: a shell echoed relay's last line and shows its prompt
 	// again (ready.go): idle, before its screen has been quiet.
 	promptBack bool
@@ -116,8 +120,9 @@ func (st *state) deliveryState() delivery.State {
 func (s *Session) push(st *state) {
 	d := st.deliveryState()
 	becameIdle := st.busy && !d.Busy
-	if st.busy != d.Busy {
-		s.idleClk.setBusy(d.Busy, time.Now())
+	if idle := d.Ready && !d.Busy; idle != st.clockIdle {
+		st.clockIdle = idle
+		s.idleClk.setBusy(!idle, time.Now())
 	}
 	st.busy = d.Busy
 	if d.Ready && !d.Busy && st.primer != "" {
