@@ -3,6 +3,7 @@ package scanner
 import (
 	"bytes"
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -31,6 +32,13 @@ func FuzzScanner(f *testing.F) {
 		clk.advance(time.Second)
 		s.Tick()
 		s.MarkInjected(string(data[cut:]))
+		// The line index only makes the search quicker: whatever it
+		// finds, the search over the typed texts finds too.
+		for _, l := range strings.FieldsFunc(string(data), func(r rune) bool { return r == '\n' || r == '\r' }) {
+			if core := injectedCore(l); s.injLines[core] > 0 && !s.searchInjected(core) {
+				t.Fatalf("the line index knows %q, the typed texts do not hold it", core)
+			}
+		}
 		s.Write(data[cut:])
 		clk.advance(time.Second)
 		s.Tick()

@@ -66,7 +66,7 @@ func (s *Scanner) holdsInjected(text string) bool {
 	}
 	row := collapse(text)
 	for _, in := range s.injected {
-		if len(in) >= 6 && strings.Contains(row, in) {
+		if len(in.text) >= minInjected && strings.Contains(row, in.text) {
 			return true
 		}
 	}

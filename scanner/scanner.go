@@ -162,9 +162,13 @@ type Scanner struct {
 	oscState  string // the CLI's own state report: "working", "idle", "done", …
 	quietOnce bool   // the screen has been idle by quiet, its input box drawn
 	worked    bool   // since then the CLI has said it is working
-	injected  []string
-	inj       injection
-	human     bool // the human's line is unfinished (HumanTyping)
+	injected  []injectedText
+	// injLines counts the typed lines by their core: a row that echoes
+	// a whole line (a stream into a shell, row after row) is found
+	// without searching every text typed.
+	injLines map[string]int
+	inj      injection
+	human    bool // the human's line is unfinished (HumanTyping)
 
 	state      State
 	stateKnown bool
@@ -396,16 +400,49 @@ func (s *Scanner) MarkInjected(text string) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.rememberInjected(t)
+	// A shell's lines are typed each with its Enter (CR), a model CLI's
+	// pasted with LF.
+	s.rememberInjected(t, strings.FieldsFunc(text, func(r rune) bool { return r == '\n' || r == '\r' }))
 }
 
-// rememberInjected adds a collapsed text to those that never fire.
-func (s *Scanner) rememberInjected(t string) {
-	s.injected = append(s.injected, t)
-	if len(s.injected) > maxInjected {
-		s.injected = append(s.injected[:0], s.injected[len(s.injected)-maxInjected:]...)
+// rememberInjected adds a collapsed text to those that never fire, and
+// its lines to the index of whole lines (injectedLine).
+func (s *Scanner) rememberInjected(t string, lines []string) {
+	var keys []string
+	for _, l := range lines {
+		if k := injectedCore(l); len(k) >= minInjected {
+			keys = append(keys, k)
+		}
+	}
+	s.injected = append(s.injected, injectedText{text: t, lines: keys})
+	if s.injLines == nil {
+		s.injLines = map[string]int{}
+	}
+	for _, k := range keys {
+		s.injLines[k]++
+	}
+	if n := len(s.injected) - maxInjected; n > 0 {
+		for _, old := range s.injected[:n] {
+			for _, k := range old.lines {
+				if s.injLines[k]--; s.injLines[k] <= 0 {
+					delete(s.injLines, k)
+				}
+			}
+		}
+		s.injected = append(s.injected[:0], s.injected[n:]...)
 	}
 }
+
+// injectedText is one text relay typed (or the agent echoed), collapsed,
+// with the cores of its lines (the keys it holds in Scanner.injLines).
+type injectedText struct {
+	text  string
+	lines []string
+}
+
+// minInjected is the shortest row core matched against typed text: a
+// shorter one (a word, a number) turns up anywhere.
+const minInjected = 6
 
 // State returns the latest state.
 func (s *Scanner) State() State {

@@ -280,11 +280,17 @@ func (s *Scanner) isInjected(text string) bool {
 		return false
 	}
 	t := injectedCore(text)
-	if len(t) < 6 {
+	if len(t) < minInjected {
 		return false
 	}
+	return s.injLines[t] > 0 || s.searchInjected(t)
+}
+
+// searchInjected reports whether the row core t is a part of a text typed:
+// what the line index of isInjected only makes quicker.
+func (s *Scanner) searchInjected(t string) bool {
 	for _, in := range s.injected {
-		if strings.Contains(in, t) {
+		if strings.Contains(in.text, t) {
 			return true
 		}
 	}
@@ -318,8 +324,8 @@ func (s *Scanner) learnEcho(text string, mark screen.Mark) {
 		return
 	}
 	for _, in := range s.injected {
-		if strings.Contains(in, mention) {
-			s.rememberInjected(t)
+		if strings.Contains(in.text, mention) {
+			s.rememberInjected(t, []string{t})
 			return
 		}
 	}
