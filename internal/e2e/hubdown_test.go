@@ -1,9 +1,10 @@
 package e2e
 
 import (
-	"bytes"
 	"net/url"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -44,6 +45,25 @@ func TestHubGoesAway(t *testing.T) {
 // TestHubNotUpYet: an agent started while its hub is down works alone, and
 // what it sends meanwhile waits (it is told so, once); when the hub comes
 // up, the message goes out and reaches its peer, once.
+// readLines returns the lines a script() program read, from its output:
+// each "got: " up to its line's end.
+func readLines(out []byte) []string {
+	var lines []string
+	for rest := string(out); ; {
+		i := strings.Index(rest, "got: ")
+		if i < 0 {
+			return lines
+		}
+		rest = rest[i+len("got: "):]
+		line, after, ok := strings.Cut(rest, "\n")
+		if !ok {
+			return lines // not ended yet
+		}
+		lines = append(lines, strings.TrimRight(line, "\r"))
+		rest = after
+	}
+}
+
 func TestHubNotUpYet(t *testing.T) {
 	hubHome := filepath.Join(t.TempDir(), "hub")
 	h := hubtest.StartAt(t, hubHome, "127.0.0.1:0")
@@ -59,13 +79,22 @@ func TestHubNotUpYet(t *testing.T) {
 	h2 := hubtest.StartAt(t, hubHome, u.Host) // the same storage and address
 	tm := &team{t: t, hub: h2, env: env}
 	bob := tm.agent("Bob", script()...)
-	bob.WaitOutput("⏎ and a second one\r\ngot: ", 30*time.Second)
-	out := bob.Output()
-	if n := count(out, "⏎ sent before the hub was up\r\ngot: "); n != 1 {
-		t.Errorf("Bob got the first message %d times:\n%s", n, out)
+	// What Bob's program read (its "got: " lines), not the terminal's
+	// echo of what relay typed: the two are interleaved however the
+	// terminal pleases when relay types both lines at once.
+	bodies := func(out []byte) []string {
+		var got []string
+		for _, l := range readLines(out) {
+			_, body, _ := strings.Cut(l, " ⏎ ")
+			got = append(got, body)
+		}
+		return got
 	}
-	if i, j := bytes.Index(out, []byte("sent before the hub")), bytes.Index(out, []byte("and a second one")); i > j {
-		t.Errorf("Bob got them out of order:\n%s", out)
+	if err := bob.WaitFor(30*time.Second, func(out []byte) bool { return len(bodies(out)) >= 2 }); err != nil {
+		t.Fatalf("Bob read %q, want both messages: %v\n%s", bodies(bob.Output()), err, bob.Output())
+	}
+	if got := bodies(bob.Output()); !slices.Equal(got, []string{"sent before the hub was up", "and a second one"}) {
+		t.Errorf("Bob read %q, want each message once, in order:\n%s", got, bob.Output())
 	}
 	if n := count(alice.Output(), "got: # [relay] The hub is unreachable"); n != 1 {
 		t.Errorf("Alice was told %d times that the hub is unreachable, want once:\n%s", n, alice.Output())
