@@ -137,6 +137,9 @@ type Scanner struct {
 	// reads the screen settleTime after, not a whole tick later (a paste
 	// shown in an input box, a turn's end drawn).
 	kick chan struct{}
+	// floodAt is the output rate (bytes/s) above which Run skips output
+	// (floodRate; tests of what Run reads raise it).
+	floodAt float64
 
 	rows        []rowState // per screen row
 	lastVersion uint64
@@ -219,12 +222,13 @@ func New(opts Options) *Scanner {
 		tick = max(cues.QuietTime/4, time.Millisecond)
 	}
 	s := &Scanner{
-		ex:   patterns.New(patterns.Options{Namespaces: opts.Namespaces, Mode: patterns.Screen, LineBreaksEnd: opts.Cues.LineBreaksEnd}),
-		cues: cues,
-		now:  now,
-		tick: tick,
-		kick: make(chan struct{}, 1),
-		subs: map[int]func(Event){},
+		ex:      patterns.New(patterns.Options{Namespaces: opts.Namespaces, Mode: patterns.Screen, LineBreaksEnd: opts.Cues.LineBreaksEnd}),
+		cues:    cues,
+		now:     now,
+		tick:    tick,
+		kick:    make(chan struct{}, 1),
+		floodAt: floodRate,
+		subs:    map[int]func(Event){},
 	}
 	s.scr = screen.NewWithOptions(screen.Options{Cols: opts.Cols, Rows: opts.Rows, OnScrollOff: s.onScrollOff, OnOSC: s.onOSC, OnAltScreen: s.onAltScreen})
 	s.cols, s.nrows = s.scr.Size()
@@ -492,7 +496,7 @@ func (s *Scanner) Run(ctx context.Context, src Source) error {
 	}()
 	defer wg.Wait()
 	defer cancel()
-	var fl flood
+	fl := flood{rate: s.floodAt}
 	for {
 		chunk, skipped, err := src.Next(ctx)
 		if fl.take(time.Now(), chunk, skipped) {
@@ -553,6 +557,7 @@ const (
 
 // flood measures the output rate and holds what a flood leaves to read.
 type flood struct {
+	rate     float64 // floodRate (zero), or what the scanner was given
 	start    time.Time
 	bytes    int64
 	flooding bool
@@ -568,9 +573,12 @@ func (f *flood) take(now time.Time, chunk []byte, skipped int64) bool {
 	}
 	f.bytes += int64(len(chunk)) + skipped
 	if el := now.Sub(f.start); el >= floodWindow {
-		limit := float64(floodRate)
+		limit := f.rate
+		if limit == 0 {
+			limit = floodRate
+		}
 		if f.flooding {
-			limit = floodEnd
+			limit = limit * floodEnd / floodRate
 		}
 		f.flooding = float64(f.bytes)/el.Seconds() > limit
 		f.start, f.bytes = now, 0
