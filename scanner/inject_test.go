@@ -110,3 +110,53 @@ func TestInjectionWindow(t *testing.T) {
 	h.s.Flush()
 	h.want("@relay:Bob the agent's own")
 }
+
+// The echo time of an injection ends early on a signal of the agent's own,
+// so that a reply a fast model starts within it still fires: the human's
+// Enter after the injection (the child now answers them), or a busy cue
+// the agent shows only after the Enter (its turn has begun). A busy cue
+// that already showed when the injection ended says nothing.
+func TestEchoEndsOnTheAgentsSignal(t *testing.T) {
+	const notice = "[relay] No agent named Bob has joined yet"
+	inject := func(h *harness) {
+		h.s.BeginInjection(notice)
+		h.s.Write([]byte(notice))
+		h.s.EndInjection()
+		h.clk.advance(20 * time.Millisecond)
+		h.s.Write([]byte("\r\n"))
+		h.clk.advance(20 * time.Millisecond)
+	}
+	t.Run("the human's Enter", func(t *testing.T) {
+		h := newHarness(t, 60, 12, "gemini")
+		h.write("✦ ready\r\n\r\n")
+		inject(h)
+		h.s.HumanTyping(true)
+		h.s.Write([]byte("send the sentinel"))
+		h.s.HumanTyping(false) // the human's Enter reached the output
+		h.s.Write([]byte("\r\n✦ @relay:Bob sentinel: the reply to the human\r\n\r\n"))
+		h.s.Flush()
+		h.want("@relay:Bob sentinel: the reply to the human")
+	})
+	t.Run("a busy cue after the Enter", func(t *testing.T) {
+		h := newHarness(t, 60, 12, "gemini")
+		h.write("✦ ready\r\n\r\n")
+		inject(h)
+		h.s.Write([]byte("⠋ Thinking... (esc to cancel, 0s)\r\n"))
+		h.clk.advance(20 * time.Millisecond)
+		h.s.Tick() // reads the cue
+		h.s.Write([]byte("\x1b[1A\x1b[2K✦ @relay:Bob ack: a fast model's reply\r\n\r\n"))
+		h.s.Flush()
+		h.want("@relay:Bob ack: a fast model's reply")
+	})
+	t.Run("a busy cue already there", func(t *testing.T) {
+		h := newHarness(t, 60, 12, "gemini")
+		h.write("⠋ Thinking... (esc to cancel, 0s)\r\n")
+		inject(h)
+		h.s.Tick()
+		h.s.Write([]byte("✦ @relay:Bob still the echo\r\n\r\n"))
+		h.clk.advance(2 * injectEcho)
+		h.s.Write([]byte("✦ @relay:Bob the agent's own\r\n\r\n"))
+		h.s.Flush()
+		h.want("@relay:Bob the agent's own")
+	})
+}

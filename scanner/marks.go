@@ -24,7 +24,9 @@ const (
 
 // injectEcho is how long after EndInjection rows the child draws still
 // count as typed-in: the echo of the Enter (the prompt moved into the
-// history, a redraw) comes within it; an agent's own reply takes longer.
+// history, a redraw) comes within it. An agent's own reply usually takes
+// longer; when it comes sooner, one of the child's own signals ends the
+// echo first (see endInjection and HumanTyping).
 const injectEcho = time.Second
 
 // maxInjection ends an injection whose EndInjection never came.
@@ -36,6 +38,9 @@ type injection struct {
 	start time.Time // the outermost BeginInjection
 	end   time.Time // the last EndInjection while depth is 0; zero when none waits
 	seq   uint64    // counts outermost BeginInjection calls
+	// busyAtEnd is whether a busy cue showed when the injection ended: a
+	// cue that shows up only after it says the agent's turn has begun.
+	busyAtEnd bool
 }
 
 // BeginInjection tells the scanner that the wrapper starts typing text into
@@ -70,7 +75,7 @@ func (s *Scanner) EndInjection() {
 	}
 	s.inj.depth--
 	if s.inj.depth == 0 {
-		s.inj.end = s.now()
+		s.inj.end, s.inj.busyAtEnd = s.now(), s.hasBusyCue()
 	}
 }
 
@@ -98,11 +103,14 @@ func (s *Scanner) EndInjectionOf(n uint64) {
 		return
 	}
 	s.inj.depth = 0
-	s.inj.end = s.now()
+	s.inj.end, s.inj.busyAtEnd = s.now(), s.hasBusyCue()
 }
 
-// endInjection stops marking typed-in rows once the echo time has passed
-// (or the injection has gone on too long).
+// endInjection stops marking typed-in rows once the echo time has passed,
+// or the agent has shown a busy cue since the Enter (its turn has begun:
+// what it draws now is its reply, which a fast model starts well within
+// the echo time), or the injection has gone on too long. A redraw of the
+// typed text after that is still known by its text (MarkInjected).
 func (s *Scanner) endInjection(now time.Time) {
 	echo := injectEcho
 	if s.cues.LineBreaksEnd {
@@ -112,7 +120,7 @@ func (s *Scanner) endInjection(now time.Time) {
 		echo = 0
 	}
 	switch {
-	case s.inj.depth == 0 && !s.inj.end.IsZero() && now.Sub(s.inj.end) >= echo,
+	case s.inj.depth == 0 && !s.inj.end.IsZero() && (now.Sub(s.inj.end) >= echo || !s.inj.busyAtEnd && s.hasBusyCue()),
 		s.inj.depth > 0 && now.Sub(s.inj.start) >= maxInjection:
 		s.inj = injection{}
 		s.scr.SetPrintMark(s.printMark()) // the human's mark, if they type

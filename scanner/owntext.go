@@ -14,11 +14,16 @@ const markHuman = markTyped << 1
 
 // HumanTyping tells the scanner whether the human has an unfinished line:
 // while it is true, every row the child prints on is the echo of what the
-// human types, and OwnText leaves it out.
+// human types, and OwnText leaves it out. The end of the human's line (in
+// the order of the output) also ends the echo time of an injection that
+// has ended: what the child prints now answers the human, and is its own.
 func (s *Scanner) HumanTyping(on bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.human = on
+	if !on && s.inj.depth == 0 && !s.inj.end.IsZero() {
+		s.inj = injection{}
+	}
 	s.scr.SetPrintMark(s.printMark())
 }
 
