@@ -392,6 +392,3 @@ func firstWordWidth(text string) int {
 	}
 	return runewidth.StringWidth(t)
 }
-
-// collapse folds runs of white space to one space and trims the ends.
-func collapse(s string) string { return strings.Join(strings.Fields(s), " ") }
