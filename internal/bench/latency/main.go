@@ -31,6 +31,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -77,7 +78,22 @@ func main() {
 	flag.IntVar(&o.knobN, "knob-n", 30, "latency samples for each -quiet value")
 	flag.BoolVar(&o.keep, "keep", false, "keep the temporary folder (hub, wrapper logs and output) and print its path")
 	flag.StringVar(&phases, "phases", "latency,throughput,burst,success", "which measurements to run")
+	cpuprofile := flag.String("cpuprofile", "", "write this process's CPU profile (the embedded hub, the bench's sender and tap) to `file`")
 	flag.Parse()
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "latency: -cpuprofile: %v\n", err)
+			os.Exit(2)
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			f.Close()
+		}()
+	}
 	for _, q := range strings.Split(*quiet, ",") {
 		if q = strings.TrimSpace(q); q == "" {
 			continue
