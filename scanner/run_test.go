@@ -287,3 +287,36 @@ func TestRunReadsSoonAfterOutput(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// TestFloodEndsWhenOutputStops: a flood that stops (a `cat` that ended)
+// leaves its newest bytes read at once, not held until the program writes
+// again: the command the last lines hold fires and the screen shows the
+// end of the output.
+func TestFloodEndsWhenOutputStops(t *testing.T) {
+	s := New(Options{Cols: 60, Rows: 10, Cues: Cues{LineBreaksEnd: true}})
+	s.floodAt = 1 // every chunk is a flood once a window has passed
+	fired := make(chan string, 1)
+	s.Subscribe(func(e Event) {
+		if e.Kind == EventCommand {
+			fired <- e.Command.Body
+		}
+	})
+	src := make(chanSource)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go s.Run(ctx, src)
+	start := time.Now()
+	for time.Since(start) < 3*floodWindow {
+		src <- []byte("lorem ipsum dolor sit amet\r\n")
+		time.Sleep(time.Millisecond)
+	}
+	src <- []byte("@relay:Bob the cat is done\r\n$ ")
+	select {
+	case got := <-fired:
+		if got != "the cat is done" {
+			t.Errorf("fired %q", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the end of a flood was not read once output stopped; screen:\n%s", s.Text())
+	}
+}

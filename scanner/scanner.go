@@ -19,9 +19,7 @@ package scanner
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 	"sync"
@@ -92,7 +90,8 @@ type Event struct {
 // Source yields the child's output for Run. Next blocks until bytes are
 // there; skipped > 0 says that many bytes were dropped before chunk because
 // the scanner fell behind (the wrapper's tap never waits for it). At the end
-// it returns io.EOF.
+// it returns io.EOF. When ctx ends first it returns ctx's error and keeps
+// what it has for the next call: Run waits with a deadline during a flood.
 type Source interface {
 	Next(ctx context.Context) (chunk []byte, skipped int64, err error)
 }
@@ -460,161 +459,6 @@ func (s *Scanner) Text() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.scr.Text()
-}
-
-// Run feeds the scanner from src until src ends (io.EOF: everything left
-// becomes final, and Run returns nil), src fails, or ctx ends. Between
-// chunks it re-reads the screen every Tick so that quiet rows fire.
-func (s *Scanner) Run(ctx context.Context, src Source) error {
-	ctx, cancel := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		t := time.NewTicker(s.tick)
-		defer t.Stop()
-		soon := time.NewTimer(settleTime)
-		soon.Stop()
-		armed := false
-		for {
-			select {
-			case <-ctx.Done():
-				soon.Stop()
-				return
-			case <-t.C:
-				s.Tick()
-			case <-s.kick:
-				if !armed {
-					soon.Reset(min(settleTime, s.tick))
-					armed = true
-				}
-			case <-soon.C:
-				armed = false
-				s.settle()
-			}
-		}
-	}()
-	defer wg.Wait()
-	defer cancel()
-	fl := flood{rate: s.floodAt}
-	for {
-		chunk, skipped, err := src.Next(ctx)
-		if fl.take(time.Now(), chunk, skipped) {
-			// A flood: only the newest bytes are kept. Let the output pile
-			// up a little, so that skipping it costs few wake-ups.
-			if err == nil {
-				time.Sleep(floodNap)
-				continue
-			}
-		} else if fl.dropped > 0 || len(fl.tail) > 0 {
-			// The flood is over: start again from its newest bytes.
-			fl.trim()
-			s.Skip(fl.dropped)
-			s.Write(fl.tail)
-			fl.dropped, fl.tail = 0, fl.tail[:0]
-		} else {
-			if skipped > 0 {
-				s.Skip(skipped)
-			}
-			if len(chunk) > 0 {
-				s.Write(chunk)
-			}
-		}
-		switch {
-		case err == nil:
-		case errors.Is(err, io.EOF):
-			if fl.dropped > 0 || len(fl.tail) > 0 {
-				fl.trim()
-				s.Skip(fl.dropped)
-				s.Write(fl.tail)
-			}
-			s.Flush()
-			return nil
-		case ctx.Err() != nil:
-			return ctx.Err()
-		default:
-			return fmt.Errorf("scan terminal output: %w", err)
-		}
-	}
-}
-
-// Flood control: no agent CLI writes faster than floodRate for long; a
-// `cat` of a huge file in a wrapped shell does. While the output comes
-// faster, the scanner reads none of it but keeps the newest floodTail bytes
-// (a few screens), and counts the rest as skipped, so that a flood costs
-// little CPU and the human's pass-through keeps its speed.
-//
-// A flood ends only when the rate falls below floodEnd: a `cat` slowed for
-// a moment (the reader of the terminal, a loaded machine) stays skipped
-// rather than read in full windows of 50 ms each time it dips.
-const (
-	floodRate   = 8 << 20 // bytes per second
-	floodEnd    = floodRate / 4
-	floodWindow = 50 * time.Millisecond
-	floodTail   = 64 << 10
-	floodNap    = 20 * time.Millisecond
-)
-
-// flood measures the output rate and holds what a flood leaves to read.
-type flood struct {
-	rate     float64 // floodRate (zero), or what the scanner was given
-	start    time.Time
-	bytes    int64
-	flooding bool
-	tail     []byte // the newest bytes of the flood
-	dropped  int64  // bytes of the flood not kept, and skipped by the source
-}
-
-// take accounts for one chunk and reports whether it belongs to a flood
-// (and was kept in the tail rather than to be read now).
-func (f *flood) take(now time.Time, chunk []byte, skipped int64) bool {
-	if f.start.IsZero() {
-		f.start = now
-	}
-	f.bytes += int64(len(chunk)) + skipped
-	if el := now.Sub(f.start); el >= floodWindow {
-		limit := f.rate
-		if limit == 0 {
-			limit = floodRate
-		}
-		if f.flooding {
-			limit = limit * floodEnd / floodRate
-		}
-		f.flooding = float64(f.bytes)/el.Seconds() > limit
-		f.start, f.bytes = now, 0
-	}
-	if !f.flooding {
-		if f.dropped > 0 || len(f.tail) > 0 {
-			// Ending a flood: this chunk joins its tail, read next.
-			f.keep(chunk, skipped)
-		}
-		return false
-	}
-	f.keep(chunk, skipped)
-	return true
-}
-
-func (f *flood) keep(chunk []byte, skipped int64) {
-	if skipped > 0 {
-		// Bytes lost before chunk: what the tail held is no longer next to
-		// what follows.
-		f.dropped += skipped + int64(len(f.tail))
-		f.tail = f.tail[:0]
-	}
-	f.tail = append(f.tail, chunk...)
-	if len(f.tail) > 2*floodTail {
-		// Cut back now and then, not at every chunk: moving floodTail
-		// bytes for each 4 KB read cost more than the reads.
-		f.trim()
-	}
-}
-
-// trim keeps the newest floodTail bytes of the tail, the rest dropped.
-func (f *flood) trim() {
-	if over := len(f.tail) - floodTail; over > 0 {
-		f.dropped += int64(over)
-		f.tail = append(f.tail[:0], f.tail[over:]...)
-	}
 }
 
 // feed writes one piece to the screen model.
