@@ -421,12 +421,18 @@ func (m transcriptMessage) blocks() ([]contentBlock, bool) {
 // StopTexts is TurnTexts for a Stop hook: the turn's texts from the
 // transcript followed by h.LastAssistantMessage, which Claude Code writes
 // to the transcript only after its Stop hooks ran (it is not added again
-// when the transcript already ends with it). When the transcript cannot be
-// read, it returns the last message alone with the error.
+// when the transcript already ends with it). A transcript not written yet
+// (Claude Code creates it in the background, after a first turn's Stop
+// hooks on a loaded machine) holds nothing of the turn: the last message
+// alone is returned. When the transcript cannot be read, it returns the
+// last message alone with the error.
 func StopTexts(h Hook) ([]string, error) {
 	texts, err := TurnTexts(h.TranscriptPath)
 	if err != nil {
 		texts = nil
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		err = nil
 	}
 	if h.LastAssistantMessage != "" && (len(texts) == 0 || texts[len(texts)-1] != h.LastAssistantMessage) {
 		texts = append(texts, h.LastAssistantMessage)

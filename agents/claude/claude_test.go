@@ -249,7 +249,12 @@ func TestStopTexts(t *testing.T) {
 			t.Errorf("%s: StopTexts = %q, %v; want %q", tc.name, got, err, tc.want)
 		}
 	}
-	got, err := StopTexts(Hook{HookEventName: "Stop", TranscriptPath: "/nonexistent", LastAssistantMessage: "last"})
+	got, err := StopTexts(Hook{HookEventName: "Stop", TranscriptPath: filepath.Join(t.TempDir(), "not-yet.jsonl"), LastAssistantMessage: "last"})
+	if err != nil || !slices.Equal(got, []string{"last"}) {
+		t.Errorf("transcript not written yet: %q, %v; want the last message alone, no error", got, err)
+	}
+	dir := t.TempDir() // a folder where the file should be: unreadable
+	got, err = StopTexts(Hook{HookEventName: "Stop", TranscriptPath: dir, LastAssistantMessage: "last"})
 	if err == nil || !slices.Equal(got, []string{"last"}) {
 		t.Errorf("unreadable transcript: %q, %v; want the last message and an error", got, err)
 	}
