@@ -240,34 +240,12 @@ func throughput(ctx context.Context, h *harness, o options, cmd string) ([]row, 
 		row{"throughput: hub → agent stdin, queue mode (clock from the first publish)", rate(n, last.Sub(t0)) + missing(n, dups, o.throughput, ok), "≥ 10,000 msg/s", cmd},
 		row{"  CPU of the receiving wrapper", perMessage(cpuOf(rc.wrapped)-cpu0, n), "", cmd})
 
-	// The whole path: ten wrapped senders write their allowance at once.
-	const k = 10
-	var ss []*sender
-	for i := 0; i < k; i++ {
-		s, err := h.startSender(ctx, fmt.Sprintf("Carol%03d", i), rc.name, "")
-		if err != nil {
-			return rows, err
-		}
-		ss = append(ss, s)
+	// The whole path: ten wrapped senders write ten each at once.
+	r, err := manySenders(ctx, h, rc, o, cmd)
+	rows = append(rows, r...)
+	if err != nil {
+		return rows, err
 	}
-	first = h.seq.take(k * o.per)
-	cpu0, scpu0 := cpuOf(rc.wrapped), cpuOf(wrappers(ss)...)
-	t0 = time.Now()
-	for i, s := range ss {
-		if err := s.cue(o.per, first+int64(i*o.per)); err != nil {
-			return rows, err
-		}
-	}
-	total := k * o.per
-	n, dups, last, ok = waitCount(rc, 2*time.Minute, first, total)
-	rcpu, scpu := cpuOf(rc.wrapped)-cpu0, cpuOf(wrappers(ss)...)-scpu0
-	for _, s := range ss {
-		s.finish()
-	}
-	rows = append(rows, row{fmt.Sprintf("throughput: %d wrapped senders × %d → agent, queue mode", k, o.per),
-		rate(n, last.Sub(t0)) + missing(n, dups, total, ok), "≥ 5,000 msg/s", cmd},
-		row{"  CPU of the receiving wrapper, of the sending ones", perMessage(rcpu, n) + ", " + perMessage(scpu, n), "", cmd},
-		row{"  last one at the hub after (the rest is hub → stdin)", h.lastAtHub(first, total, t0), "", cmd})
 
 	// One wrapped sender, damping lifted, writes a long burst at once.
 	s, err := h.startSender(ctx, "Gina", rc.name, liftDamping)
@@ -276,7 +254,7 @@ func throughput(ctx context.Context, h *harness, o options, cmd string) ([]row, 
 	}
 	defer s.finish()
 	first = h.seq.take(o.wburst)
-	cpu0, scpu0 = cpuOf(rc.wrapped), cpuOf(s.wrapped)
+	cpu0, scpu0 := cpuOf(rc.wrapped), cpuOf(s.wrapped)
 	t0 = time.Now()
 	if err := s.cue(o.wburst, first); err != nil {
 		return rows, err
