@@ -10,6 +10,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/relayhq/relay/agents"
 	"github.com/relayhq/relay/agents/internal/jsonl"
@@ -389,6 +390,7 @@ type transcriptMessage struct {
 type contentBlock struct {
 	Type string `json:"type"`
 	Text string `json:"text"`
+	ID   string `json:"id"` // a tool_use block's id
 }
 
 // blocks returns the content's blocks (a plain string is one text block),
@@ -451,6 +453,9 @@ type TranscriptReader struct {
 	path    string
 	off     int64    // where the next unread line starts
 	pending []string // texts returned by Stop before their record was written
+	// awaited are the tool calls PostToolUse reported whose records were
+	// not read yet: the texts before them are not in the file yet either.
+	awaited map[string]bool
 }
 
 // NewTranscriptReader returns a reader that starts at the transcript's
@@ -488,6 +493,9 @@ func (r *TranscriptReader) Next() ([]string, error) {
 		}
 		blocks, _ := rec.Message.blocks()
 		for _, b := range blocks {
+			if b.Type == "tool_use" {
+				delete(r.awaited, b.ID)
+			}
 			if b.Type == "text" && !r.consume(b.Text) {
 				texts = append(texts, b.Text)
 			}
@@ -496,6 +504,28 @@ func (r *TranscriptReader) Next() ([]string, error) {
 	})
 	return texts, err
 }
+
+// Await tells the reader that Claude Code ran tool call id (PostToolUse):
+// its record, and the texts written before it in the turn, belong before
+// the turn's last message. Stop waits a moment for them when Claude Code
+// has not written them yet.
+func (r *TranscriptReader) Await(id string) {
+	if id == "" {
+		return
+	}
+	if r.awaited == nil {
+		r.awaited = map[string]bool{}
+	}
+	r.awaited[id] = true
+}
+
+// awaitWait is the longest Stop waits for the records of tool calls that
+// ran: Claude Code writes its transcript in the background, and under load
+// a turn's records trailed its Stop hook.
+const awaitWait = 2 * time.Second
+
+// awaitPoll is how often Stop looks for them meanwhile.
+const awaitPoll = 10 * time.Millisecond
 
 // consume reports whether text is (the first part of) a text that Stop
 // already returned, and strikes it off.
@@ -518,8 +548,19 @@ func (r *TranscriptReader) consume(text string) bool {
 // then h.LastAssistantMessage unless it was among them. Claude Code writes
 // that last message to the transcript only after its Stop hooks, so the
 // reader remembers it and does not return it again when it is written.
+//
+// When a tool call of the turn (Await) is not in the transcript yet, Stop
+// first waits for it, up to awaitWait, so that the texts written before the
+// call come before the last message, in the order the model wrote them.
 func (r *TranscriptReader) Stop(h Hook) ([]string, error) {
 	texts, err := r.Next()
+	for deadline := time.Now().Add(awaitWait); len(r.awaited) > 0 && err == nil && time.Now().Before(deadline); {
+		time.Sleep(awaitPoll)
+		var more []string
+		more, err = r.Next()
+		texts = append(texts, more...)
+	}
+	clear(r.awaited) // found, or given up on: not awaited at the next Stop
 	last := h.LastAssistantMessage
 	if last != "" && (len(texts) == 0 || texts[len(texts)-1] != last) {
 		texts = append(texts, last)

@@ -145,6 +145,9 @@ func (hl *hookLog) read(h claude.Hook) {
 		texts, err = hl.reader.Stop(h)
 		hl.atStop = append(hl.atStop, texts)
 	default:
+		if h.HookEventName == "PostToolUse" {
+			hl.reader.Await(h.ToolUseID)
+		}
 		texts, err = hl.reader.Next()
 	}
 	hl.texts = append(hl.texts, texts...)
@@ -307,9 +310,14 @@ func TestClaudeHooksReal(t *testing.T) {
 		t.Errorf("Stop after the tool: last_assistant_message = %q, want %q", stop.LastAssistantMessage, afterTool)
 	}
 	want := []string{beforeTool, afterTool}
-	if texts, err := claude.StopTexts(stop); err != nil || !slices.Equal(texts, want) {
-		t.Errorf("StopTexts = %q, %v; want %q", texts, err, want)
-	}
+	// StopTexts reads the file as it is: Claude Code writes it in the
+	// background, so the text before the tool call may come a moment later.
+	testutil.Eventually(t, func() error {
+		if texts, err := claude.StopTexts(stop); err != nil || !slices.Equal(texts, want) {
+			return fmt.Errorf("StopTexts = %q, %v; want %q", texts, err, want)
+		}
+		return nil
+	})
 	if texts := hl.lastStop(); len(texts) == 0 || texts[len(texts)-1] != afterTool {
 		t.Errorf("TranscriptReader at Stop: %q, want it to end with the last message", texts)
 	}

@@ -414,3 +414,46 @@ func ExampleSettings() {
 	fmt.Println(s.Hooks["Stop"][0].Hooks[0].Command)
 	// Output: '/opt/my tools/relay' hook Stop
 }
+
+// TestTranscriptReaderAwaitsToolCalls: Claude Code writes its transcript in
+// the background; at a turn's Stop the record of a tool call that already
+// ran (PostToolUse), and the text before it, may still be missing. Stop
+// waits for them, so the turn's texts come in the order the model wrote
+// them, each once.
+func TestTranscriptReaderAwaitsToolCalls(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "t.jsonl")
+	if err := os.WriteFile(path, []byte(`{"type":"user","message":{"content":"use a tool"}}`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewTranscriptReader(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Await("toolu_1")
+	got := make(chan []string, 1)
+	go func() {
+		texts, err := r.Stop(Hook{HookEventName: "Stop", TranscriptPath: path, LastAssistantMessage: "after the tool"})
+		if err != nil {
+			t.Error(err)
+		}
+		got <- texts
+	}()
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(`{"type":"assistant","message":{"content":[{"type":"text","text":"before the tool"},{"type":"tool_use","id":"toolu_1","name":"Bash","input":{}}]}}` + "\n"); err != nil {
+		t.Fatal(err)
+	}
+	if texts := <-got; !slices.Equal(texts, []string{"before the tool", "after the tool"}) {
+		t.Errorf("Stop = %q, want the text before the tool call first", texts)
+	}
+	if _, err := f.WriteString(`{"type":"assistant","message":{"content":[{"type":"text","text":"after the tool"}]}}` + "\n"); err != nil {
+		t.Fatal(err)
+	}
+	if texts, err := r.Next(); err != nil || len(texts) != 0 {
+		t.Errorf("Next after the last message was written = %q, %v; want nothing (Stop returned it)", texts, err)
+	}
+}

@@ -151,6 +151,11 @@ func (h *hooks) handle(ctx context.Context, req hookrpc.Request) hookrpc.Respons
 		sink.Turn(agents.Turn{Exact: true, Busy: true})
 		sink.Prompted([]string{ev.Prompt})
 	case "PostToolUse":
+		h.mu.Lock()
+		if h.reader != nil {
+			h.reader.Await(ev.ToolUseID)
+		}
+		h.mu.Unlock()
 		h.read(nil)
 		sink.Turn(agents.Turn{Exact: true, Busy: true})
 		sink.ToolCall(ctx, ev.ToolName, ev.ToolInput)
