@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -41,7 +40,7 @@ func (d *Delivery) Ack() error {
 // Nak hands the message back to be delivered again after delay (at once
 // for zero).
 func (d *Delivery) Nak(delay time.Duration) error {
-	d.fl.done(d.Seq)
+	d.fl.handBack(d.Seq)
 	if delay <= 0 {
 		return d.msg.Nak()
 	}
@@ -66,22 +65,57 @@ func (d *Delivery) Fail(ctx context.Context, reason string) error {
 }
 
 // inflight tracks deliveries handed out and not yet settled, so that Inbox
-// can hand them back when it returns.
+// can hand them back when it returns, and knows the inbox's acknowledged
+// floor without asking the hub (see floor).
 type inflight struct {
-	mu   sync.Mutex
-	msgs map[uint64]jetstream.Msg
+	mu     sync.Mutex
+	msgs   map[uint64]jetstream.Msg
+	back   map[uint64]bool // handed back (Nak): they come again
+	newest uint64          // the highest sequence delivered
+}
+
+func newInflight() *inflight {
+	return &inflight{msgs: map[uint64]jetstream.Msg{}, back: map[uint64]bool{}}
 }
 
 func (f *inflight) add(seq uint64, m jetstream.Msg) {
 	f.mu.Lock()
 	f.msgs[seq] = m
+	delete(f.back, seq)
+	f.newest = max(f.newest, seq)
 	f.mu.Unlock()
 }
 
+// done settles seq for good (acknowledged, or removed as failed).
 func (f *inflight) done(seq uint64) {
 	f.mu.Lock()
 	delete(f.msgs, seq)
+	delete(f.back, seq)
 	f.mu.Unlock()
+}
+
+// handBack marks seq handed back to be delivered again.
+func (f *inflight) handBack(seq uint64) {
+	f.mu.Lock()
+	delete(f.msgs, seq)
+	f.back[seq] = true
+	f.mu.Unlock()
+}
+
+// floor is the highest sequence at or below which every message this
+// inbox was handed is settled for good: a consumer that vanished can be
+// made anew after it without losing a message.
+func (f *inflight) floor() uint64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	low := f.newest + 1
+	for seq := range f.msgs {
+		low = min(low, seq)
+	}
+	for seq := range f.back {
+		low = min(low, seq)
+	}
+	return low - 1
 }
 
 func (f *inflight) nakAll() {
@@ -143,98 +177,34 @@ func (c *Client) consume(ctx context.Context, each func(d *Delivery, pending uin
 		MaxDeliver:     -1,
 		MaxAckPending:  1000,
 	}
-	cons, err := c.openInbox(ctx, cfg)
-	if err != nil {
-		return fmt.Errorf("open inbox of %s: %w", name, err)
-	}
-	if cons == nil { // ctx ended or the client closed while the hub was away
-		return nil
-	}
-	fl := &inflight{msgs: map[uint64]jetstream.Msg{}}
-	cc, err := cons.Consume(func(m jetstream.Msg) {
-		if ctx.Err() != nil {
-			_ = m.Nak()
-			return
-		}
-		c.deliver(ctx, m, fl, each)
-	}, jetstream.PullMaxMessages(pullBatch), jetstream.PullExpiry(pullExpiry), jetstream.PullHeartbeat(pullHeartbeat), jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
-		if ctx.Err() == nil {
-			c.log.Warn("inbox", "err", err)
-		}
-	}))
-	if err != nil {
-		return fmt.Errorf("consume inbox of %s: %w", name, err)
-	}
-	select {
-	case <-ctx.Done():
-	case <-c.closed:
-	}
-	if c.nc.IsConnected() {
-		cc.Drain() // what was fetched already comes to the callback, which hands it back
-		select {
-		case <-cc.Closed():
-		case <-c.closed:
-		case <-time.After(5 * time.Second):
-		}
-	} else {
-		cc.Stop() // fetched messages come back after AckWait
-	}
-	fl.nakAll()
-	return nil
-}
-
-// openInbox creates or resumes the inbox's consumer, trying again while
-// the hub does not answer (it went down, or a cluster is electing a
-// leader): an agent whose inbox failed to open once would otherwise
-// receive nothing for the rest of its session. It returns a nil consumer
-// when ctx ends or the client is closed first, and an error the hub gave
-// (a refused configuration or permission) at once.
-func (c *Client) openInbox(ctx context.Context, cfg jetstream.ConsumerConfig) (jetstream.Consumer, error) {
-	wait := 250 * time.Millisecond
-	resumed := false // once the resume point is settled it is kept: the old consumer may be gone
+	fl := newInflight()
+	var floor uint64 // the consumer's latest known ack floor, to rebuild it from
+	wait := rebuildFirst
 	for {
-		var err error
-		if !resumed {
-			err = c.resumeInOrder(ctx, &cfg)
-			if permanent(err) {
-				// Best effort: the inbox still works, only a crash's
-				// leftovers may come back late.
-				c.log.Warn("inbox cannot resume in order", "err", err)
-				cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverAllPolicy, 0
-				err = nil
-			}
-			resumed = err == nil
+		cons := c.openInbox(ctx, cfg, floor)
+		if cons == nil { // ctx ended or the client closed
+			fl.nakAll()
+			return nil
 		}
+		began := time.Now()
+		err := c.serveInbox(ctx, cons, fl, &floor, each)
 		if err == nil {
-			var cons jetstream.Consumer
-			if cons, err = c.stream.CreateOrUpdateConsumer(ctx, cfg); err == nil {
-				return cons, nil
-			}
-			if permanent(err) {
-				return nil, err
-			}
+			return nil
 		}
-		if ctx.Err() != nil {
-			return nil, nil
+		floor = max(floor, fl.floor())
+		if time.Since(began) > rebuildLast {
+			wait = rebuildFirst // it served a while: this is a new failure
 		}
-		c.log.Warn("inbox cannot open yet; trying again", "err", err, "in", wait)
+		c.log.Error("inbox stopped; rebuilding it", "agent", name, "err", err, "in", wait)
 		select {
 		case <-ctx.Done():
-			return nil, nil
+			return nil
 		case <-c.closed:
-			return nil, nil
+			return nil
 		case <-time.After(wait):
 		}
-		wait = min(2*wait, 5*time.Second)
+		wait = min(2*wait, rebuildLast)
 	}
-}
-
-// permanent reports whether err is an answer of the hub (or a closed
-// client) that trying again would not change, rather than a hub that did
-// not answer.
-func permanent(err error) bool {
-	var apiErr *jetstream.APIError
-	return errors.As(err, &apiErr) || errors.Is(err, nats.ErrConnectionClosed)
 }
 
 func (c *Client) deliver(ctx context.Context, m jetstream.Msg, fl *inflight, each func(*Delivery, uint64)) {
@@ -277,38 +247,6 @@ func (c *Client) reject(ctx context.Context, m jetstream.Msg, seq uint64, env En
 	if err := c.Receipt(rctx, env, StatusFailed, reason.Error()); err != nil {
 		c.log.Warn("could not report rejected envelope", "id", env.ID, "err", err)
 	}
-}
-
-// resumeInOrder keeps the inbox in order after a crash. Messages handed to
-// an agent's previous wrapper and never acknowledged would come back only
-// after AckWait, behind newer ones; so when some are pending, the consumer
-// is made anew from the first unacknowledged message on, and everything
-// after it comes again in order (what was typed already is known to the
-// wrapper's journal and not typed twice).
-func (c *Client) resumeInOrder(ctx context.Context, cfg *jetstream.ConsumerConfig) error {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	old, err := c.stream.Consumer(ctx, cfg.Durable)
-	if errors.Is(err, jetstream.ErrConsumerNotFound) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	info, err := old.Info(ctx)
-	if err != nil {
-		return err
-	}
-	if info.NumAckPending == 0 {
-		return nil
-	}
-	if err := c.stream.DeleteConsumer(ctx, cfg.Durable); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
-		return err
-	}
-	cfg.DeliverPolicy = jetstream.DeliverByStartSequencePolicy
-	cfg.OptStartSeq = info.AckFloor.Stream + 1
-	c.log.Info("inbox resumes in order", "from_seq", cfg.OptStartSeq, "pending", info.NumAckPending)
-	return nil
 }
 
 // checkSender binds an envelope to the subject it came on: one sent with a

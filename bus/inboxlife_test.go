@@ -1,0 +1,165 @@
+package bus_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/relayhq/relay/bus"
+	"github.com/relayhq/relay/internal/testutil"
+)
+
+// TestInboxSessionsInARow ends sessions of one inbox every way a wrapper
+// can (killed with messages unacknowledged, a hook holding them, a clean
+// exit), with messages sent in between: every session's inbox opens, and
+// gets, in order, exactly what no earlier session acknowledged. (A
+// session after one that resumed in order was refused by the hub: "deliver
+// policy can not be updated", and its inbox stopped for good.)
+func TestInboxSessionsInARow(t *testing.T) {
+	h := startHub(t)
+	alice := register(t, h, "alice")
+	register(t, h, "bob").Close() // known to senders; its claim is let go
+	var unacked []string          // sent, not acknowledged by any session, in order
+	ends := []string{"kill", "clean", "hold", "clean", "kill", "hold", "clean"}
+	for i, end := range ends {
+		t.Run(fmt.Sprintf("%d-%s", i, end), func(t *testing.T) {
+			for k := range 3 {
+				body := fmt.Sprintf("s%d-m%d", i, k)
+				if _, err := alice.Send(context.Background(), "bob", body); err != nil {
+					t.Fatal(err)
+				}
+				unacked = append(unacked, body)
+			}
+			bob := connect(t, h, "bob")
+			var col collector
+			col.noAck = true
+			stop := inbox(t, bob, &col)
+			col.waitBodies(t, unacked...)
+			switch end {
+			case "kill": // no Nak, no Ack: the connection just ends
+				bob.Conn().Close()
+				stop()
+			case "hold": // a MessageReceived hook answered {"hold": true}
+				for _, d := range col.deliveries() {
+					if err := d.Nak(30 * time.Second); err != nil {
+						t.Fatal(err)
+					}
+				}
+				stop()
+			case "clean":
+				for _, d := range col.deliveries() {
+					if err := d.Ack(); err != nil {
+						t.Fatal(err)
+					}
+				}
+				waitNoPending(t, alice, "bob")
+				stop()
+				unacked = nil
+			}
+		})
+	}
+}
+
+// waitNoPending polls until agent's inbox holds nothing unacknowledged.
+func waitNoPending(t *testing.T, c *bus.Client, agent string) {
+	t.Helper()
+	testutil.Eventually(t, func() error {
+		as, err := c.Agents(context.Background())
+		if err != nil {
+			return err
+		}
+		for _, a := range as {
+			if a.Name == agent && a.Pending != 0 {
+				return testutil.Errorf("%s has %d pending", agent, a.Pending)
+			}
+		}
+		return nil
+	})
+}
+
+// TestInboxConsumerDeletedUnderIt deletes a live inbox's consumer, as an
+// operator might: the inbox makes it anew and what is sent afterwards
+// arrives, without what was acknowledged before coming again.
+func TestInboxConsumerDeletedUnderIt(t *testing.T) {
+	h := startHub(t)
+	alice := register(t, h, "alice")
+	var logs logBuffer
+	bob := register(t, h, "bob", func(o *bus.Options) { o.Logger = logs.logger() })
+	var col collector
+	inbox(t, bob, &col)
+	for k := range 3 {
+		if _, err := alice.Send(context.Background(), "bob", fmt.Sprint("before-", k)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	col.waitBodies(t, "before-0", "before-1", "before-2")
+	waitNoPending(t, alice, "bob")
+	js := adminJS(t, h.URL(), h.Token())
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := js.DeleteConsumer(ctx, bus.StreamName(bus.DefaultWorkspace), "bob"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := alice.Send(context.Background(), "bob", "after"); err != nil {
+		t.Fatal(err)
+	}
+	testutil.WaitFor(t, 30*time.Second, 50*time.Millisecond, func() error {
+		if got := col.bodies(); !slices.Contains(got, "after") {
+			return testutil.Errorf("inbox holds %q, want after", got)
+		}
+		return nil
+	})
+	if got := col.bodies(); fmt.Sprint(got) != fmt.Sprint([]string{"before-0", "before-1", "before-2", "after"}) {
+		t.Errorf("inbox holds %q: want each message once", got)
+	}
+	testutil.Eventually(t, func() error {
+		if !strings.Contains(logs.String(), "level=ERROR msg=\"inbox stopped; rebuilding it\"") {
+			return testutil.Errorf("no ERROR about the inbox stopping in the log:\n%s", logs.String())
+		}
+		return nil
+	})
+}
+
+// TestInboxOpensOverForeignConsumer opens an inbox whose durable consumer
+// was made by hand in a shape an update cannot reach (another deliver
+// policy, a different ack wait, pending nothing): the inbox opens and
+// gets what is sent.
+func TestInboxOpensOverForeignConsumer(t *testing.T) {
+	h := startHub(t)
+	alice := register(t, h, "alice")
+	register(t, h, "bob").Close()
+	js := adminJS(t, h.URL(), h.Token())
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := js.CreateConsumer(ctx, bus.StreamName(bus.DefaultWorkspace), jetstream.ConsumerConfig{
+		Durable: "bob", DeliverPolicy: jetstream.DeliverNewPolicy, AckPolicy: jetstream.AckNonePolicy,
+		FilterSubject: bus.InboxSubject(bus.DefaultWorkspace, "bob"),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var col collector
+	inbox(t, connect(t, h, "bob"), &col)
+	if _, err := alice.Send(context.Background(), "bob", "hello"); err != nil {
+		t.Fatal(err)
+	}
+	col.waitBodies(t, "hello")
+}
+
+func adminJS(t *testing.T, url, token string) jetstream.JetStream {
+	t.Helper()
+	nc, err := nats.Connect(url, nats.Token(token))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return js
+}
