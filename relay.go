@@ -71,6 +71,10 @@ type Options struct {
 	// typed. Zero means delivery.DefaultMaxBody (16 KiB); a plain shell
 	// never gets more than its terminal takes on one line.
 	MaxBodyBytes int
+	// StuckAfter is how long a message may wait to be typed before it is
+	// reported stuck (a "stuck" receipt to its sender, the agent shown
+	// stuck in its presence); zero means delivery.DefaultStuckAfter (30 s).
+	StuckAfter time.Duration
 	// Damping bounds how fast this agent may message others.
 	Damping delivery.DamperOptions
 	// NoPrimer leaves the agent's protocol primer out.

@@ -113,6 +113,7 @@ func (a *applier) apply() {
 		a.millis("delivery.idle_quiet_ms", dl.IdleQuietMS, &a.c.Delivery.IdleQuiet)
 		a.millis("delivery.human_quiet_ms", dl.HumanQuietMS, &a.c.Delivery.HumanQuiet)
 		a.integer("delivery.max_body_bytes", dl.MaxBodyBytes, 1, 1<<20, &a.c.Delivery.MaxBodyBytes)
+		a.duration("delivery.stuck_after", dl.StuckAfter, &a.c.Delivery.StuckAfter)
 	}
 	if dm := d.Damping; dm != nil {
 		a.duration("damping.pair_window", dm.PairWindow, &a.c.Damping.PairWindow)

@@ -92,6 +92,10 @@ type Delivery struct {
 	// never refused. Into a plain shell, never more than
 	// delivery.MaxShellLine.
 	MaxBodyBytes int
+	// StuckAfter is how long a message may wait to be typed before it is
+	// reported stuck (a "stuck" receipt to its sender, the agent shown
+	// stuck by relay agents, doctor and the dashboard).
+	StuckAfter time.Duration
 }
 
 // Damping configures loop damping: it is the delivery package's
@@ -245,6 +249,7 @@ const (
 	DefaultIdleQuiet    = 500 * time.Millisecond
 	DefaultHumanQuiet   = delivery.DefaultHumanQuiet
 	DefaultMaxBodyBytes = delivery.DefaultMaxBody
+	DefaultStuckAfter   = delivery.DefaultStuckAfter
 	DefaultPairWindow   = delivery.DefaultPairWindow
 	DefaultPairMax      = delivery.DefaultPairMax
 	DefaultAgentWindow  = delivery.DefaultAgentWindow
@@ -268,6 +273,7 @@ func Default() *Config {
 			IdleQuiet:    DefaultIdleQuiet,
 			HumanQuiet:   delivery.DefaultHumanQuiet,
 			MaxBodyBytes: delivery.DefaultMaxBody,
+			StuckAfter:   delivery.DefaultStuckAfter,
 		},
 		Damping: delivery.DefaultDamperOptions(),
 		Hooks:   map[Event][]HookGroup{},

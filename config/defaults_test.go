@@ -43,6 +43,7 @@ func TestDefaultsComeFromPackages(t *testing.T) {
 		{"delivery", "mode"}:           string(delivery.DefaultMode),
 		{"delivery", "human_quiet_ms"}: delivery.DefaultHumanQuiet.Milliseconds(),
 		{"delivery", "max_body_bytes"}: delivery.DefaultMaxBody,
+		{"delivery", "stuck_after"}:    "30s",
 		{"damping", "pair_window"}:     "1m",
 		{"damping", "pair_max"}:        d.PairMax,
 		{"damping", "agent_window"}:    "1m",

@@ -44,6 +44,7 @@ type fileDelivery struct {
 	IdleQuietMS  *int64  `toml:"idle_quiet_ms"`
 	HumanQuietMS *int64  `toml:"human_quiet_ms"`
 	MaxBodyBytes *int64  `toml:"max_body_bytes"`
+	StuckAfter   any     `toml:"stuck_after"` // a duration, as fileDamping's
 }
 
 // Durations are `any`: a string such as "30s", or an integer number of

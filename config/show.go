@@ -49,6 +49,7 @@ func (c *Config) Values() []Value {
 	add("delivery.idle_quiet_ms", c.Delivery.IdleQuiet.Milliseconds())
 	add("delivery.human_quiet_ms", c.Delivery.HumanQuiet.Milliseconds())
 	add("delivery.max_body_bytes", int64(c.Delivery.MaxBodyBytes))
+	add("delivery.stuck_after", durationText(c.Delivery.StuckAfter))
 	add("damping.pair_window", durationText(c.Damping.PairWindow))
 	add("damping.pair_max", int64(c.Damping.PairMax))
 	add("damping.agent_window", durationText(c.Damping.AgentWindow))

@@ -17,7 +17,7 @@ func configKeys(cmd string) []string {
 	case "wrap":
 		return []string{"name", "workspace", "profile", "hub.url", "hub.token_file", "hub.creds", "hub.tls_ca",
 			"delivery.mode", "delivery.idle_quiet_ms", "delivery.human_quiet_ms", "delivery.max_body_bytes",
-			"damping.pair_window", "damping.pair_max", "damping.agent_window", "damping.agent_max", "damping.max_hops",
+			"delivery.stuck_after", "damping.pair_window", "damping.pair_max", "damping.agent_window", "damping.agent_max", "damping.max_hops",
 			"memory.load_at_start", "patterns.NAME (or [[patterns.NAME]])", "hooks.EVENT"}
 	case "send", "agents", "log", "memory":
 		return hubKeys

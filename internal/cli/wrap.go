@@ -108,6 +108,7 @@ func runWrap(ctx context.Context, env *Env, args []string) error {
 		HumanQuiet:    cfg.Delivery.HumanQuiet,
 		IdleQuiet:     configured(cfg, "delivery.idle_quiet_ms", cfg.Delivery.IdleQuiet),
 		MaxBodyBytes:  cfg.Delivery.MaxBodyBytes,
+		StuckAfter:    cfg.Delivery.StuckAfter,
 		Damping:       delivery.DamperOptions(cfg.Damping),
 		MemoryAtStart: cfg.Memory.LoadAtStart,
 		NoPrimer:      o.NoPrimer,

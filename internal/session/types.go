@@ -27,6 +27,7 @@ type Config struct {
 	Delivery              delivery.Mode
 	HumanQuiet, IdleQuiet time.Duration
 	MaxBodyBytes          int
+	StuckAfter            time.Duration // zero: delivery.DefaultStuckAfter
 	Damping               delivery.DamperOptions
 	NoPrimer              bool
 	NoMCP                 bool // do not register relay mcp with the agent's CLI
