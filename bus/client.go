@@ -142,6 +142,7 @@ type Client struct {
 	// cli and skipped go into the presence record (SetCLI, SetSkipped).
 	cli     atomic.Value // string
 	skipped atomic.Int64
+	stuck   atomic.Pointer[stuck] // SetStuck
 }
 
 // Connect connects to the hub and makes sure the workspace's stream and

@@ -24,6 +24,9 @@ const (
 	StateBusy     State = "busy"     // working on something
 	StateWaiting  State = "waiting"  // asking its human a question
 	StateOffline  State = "offline"  // gone (closed, or its heartbeats stopped)
+	// StateStuck is shown (never set) for a live agent whose oldest
+	// incoming message waited longer than its stuck_after (SetStuck).
+	StateStuck State = "stuck"
 )
 
 // ErrNameTaken is returned by Register when a live agent of the workspace
@@ -52,6 +55,13 @@ type Presence struct {
 	// Skipped counts the bytes of output the wrapper's scanner skipped
 	// (SetSkipped): commands in them were not seen.
 	Skipped int64 `json:"skipped,omitempty"`
+	// WaitingSince is when the oldest message still waiting to be typed
+	// into a stuck agent arrived (the State is then StateStuck), by the
+	// wrapper's clock; OldestWait is its age when listed, StuckReason why
+	// it waits.
+	WaitingSince time.Time     `json:"waiting_since,omitzero"`
+	OldestWait   time.Duration `json:"oldest_wait_ns,omitempty"`
+	StuckReason  string        `json:"stuck_reason,omitempty"`
 }
 
 // record is the JSON value under the agent's key in the presence bucket.
@@ -64,6 +74,7 @@ type record struct {
 	PID       int       `json:"pid,omitempty"`
 	CLI       string    `json:"cli,omitempty"`
 	Skipped   int64     `json:"skipped,omitempty"`
+	Stuck     *stuck    `json:"stuck,omitempty"`
 }
 
 // stale reports whether a record written at created is an abandoned claim.
@@ -152,7 +163,7 @@ func (c *Client) encode(cl *claim, host string) []byte {
 	b, _ := json.Marshal(record{
 		State: cl.state, Since: cl.since, Session: cl.session,
 		Heartbeat: c.opts.Heartbeat.Milliseconds(), Host: host, PID: os.Getpid(),
-		CLI: c.cli.Load().(string), Skipped: c.skipped.Load(),
+		CLI: c.cli.Load().(string), Skipped: c.skipped.Load(), Stuck: c.stuck.Load(),
 	})
 	return b
 }
@@ -258,6 +269,10 @@ func (c *Client) Agents(ctx context.Context) ([]Presence, error) {
 			CLI: r.CLI, Skipped: r.Skipped}
 		if r.stale(e.Created(), now) && p.State != StateOffline {
 			p.State, p.Since = StateOffline, e.Created()
+		}
+		if r.Stuck != nil && p.State != StateOffline {
+			p.State, p.WaitingSince, p.StuckReason = StateStuck, r.Stuck.Since, r.Stuck.Reason
+			p.OldestWait = max(now.Sub(r.Stuck.Since), 0)
 		}
 		if p.Pending, err = c.pending(ctx, n); err != nil {
 			return nil, err

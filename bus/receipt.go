@@ -20,6 +20,7 @@ const (
 	StatusConfirmed Status = "confirmed" // seen on the agent's screen or in its prompt hook
 	StatusFailed    Status = "failed"    // given up; Reason says why
 	StatusHeld      Status = "held"      // held back by loop damping; Reason says why
+	StatusStuck     Status = "stuck"     // waited longer than the recipient's stuck_after to be typed; Reason says why
 )
 
 // Receipt reports the status of one message at one recipient. Receipts are

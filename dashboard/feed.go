@@ -238,6 +238,9 @@ func (f *feed) watchPresence(ctx context.Context) {
 		Session string `json:"session"`
 		CLI     string `json:"cli"`
 		Skipped int64  `json:"skipped"`
+		Stuck   struct {
+			Since, Reason string
+		} `json:"stuck"`
 	}
 	last := map[string]shown{}
 	for {
@@ -262,9 +265,12 @@ func (f *feed) watchPresence(ctx context.Context) {
 	}
 }
 
-// samePresence ignores Seen, which moves with every heartbeat.
+// samePresence ignores Seen, which moves with every heartbeat, and
+// OldestWait, which moves with every listing (the page counts from
+// WaitingSince).
 func samePresence(a, b bus.Presence) bool {
 	a.Seen, b.Seen = time.Time{}, time.Time{}
+	a.OldestWait, b.OldestWait = 0, 0
 	return reflect.DeepEqual(a, b)
 }
 

@@ -121,7 +121,8 @@
     li.replaceChildren();
     const top = el("div", "agent-top");
     top.appendChild(el("span", "agent-name", a.name));
-    top.appendChild(el("span", "state " + a.state, a.state));
+    // A stuck agent: its oldest message has waited too long to be typed.
+    top.appendChild(el("span", "state " + a.state, a.state === "stuck" ? "stuck " + ago(a.waiting_since) : a.state));
     li.appendChild(top);
     const meta = el("div", "agent-meta");
     meta.appendChild(el("span", "cli", a.cli || "unknown CLI"));
@@ -248,7 +249,9 @@
       $("details-title").textContent = "Agent " + selected.id;
       if (row) {
         const a = row.a;
-        box.appendChild(kv([["state", a.state + " for " + ago(a.since)], ["CLI", a.cli || "unknown"],
+        box.appendChild(kv([["state", a.state === "stuck"
+          ? "stuck: the oldest message waited " + ago(a.waiting_since) + " (" + (a.stuck_reason || "?") + ")"
+          : a.state + " for " + ago(a.since)], ["CLI", a.cli || "unknown"],
           ["pending", String(a.pending || 0)], ["skipped", bytes(a.skipped || 0)],
           ["host", (a.host || "?") + (a.pid ? " (pid " + a.pid + ")" : "")]]
           // seen moves with every heartbeat, which the feed does not send: it means something once offline.

@@ -252,7 +252,7 @@ func checkHub(ctx context.Context, env *Env, home string, homeOK bool, cfg *conf
 	default:
 		mc.OK, mc.Detail = true, "the memory service answers"
 	}
-	return []doctorCheck{hc, mc}
+	return append([]doctorCheck{hc, mc}, checkInboxes(ctx, o)...)
 }
 
 // lookPath finds name in the folders of path, as the shell would.

@@ -247,7 +247,11 @@ func runAgents(ctx context.Context, env *Env, args []string) error {
 		}
 		// Any token holder can publish a presence record: its fields are
 		// shown, never obeyed, and a tab in one cannot shift the columns.
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s ago\t%s ago\t%d\t%s\n", termsafe.Line(a.Name), termsafe.Line(cli), termsafe.Line(string(a.State)),
+		state := string(a.State)
+		if a.State == bus.StateStuck {
+			state += " (oldest " + age(now, a.WaitingSince) + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s ago\t%s ago\t%d\t%s\n", termsafe.Line(a.Name), termsafe.Line(cli), termsafe.Line(state),
 			age(now, a.Since), age(now, a.Seen), a.Pending, skippedBytes(a.Skipped))
 	}
 	return tw.Flush()

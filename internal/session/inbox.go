@@ -98,6 +98,7 @@ func (s *Session) receiveAll(ctx context.Context, ds []*bus.Delivery) {
 // agent of the workspace; l keeps the message's lease until it is typed.
 func (s *Session) accept(ctx context.Context, d *bus.Delivery, agent bool, l *lease) (delivery.Item, bool) {
 	env := d.Envelope
+	s.waiting.arrive(d, time.Now())
 	s.heard(env.From, env.ID, env.Hops, time.Now())
 	s.recent.addMessage(env)
 	verdict := s.fire(ctx, EventInfo{Event: MessageReceived, ID: env.ID, From: env.From, To: env.To, Body: env.Body, Thread: env.Thread})
@@ -108,10 +109,12 @@ func (s *Session) accept(ctx context.Context, d *bus.Delivery, agent bool, l *le
 			reason = "refused by a MessageReceived hook"
 		}
 		s.log.Info("message refused", "id", env.ID, "from", env.From, "reason", reason)
+		s.waiting.gone(env.ID)
 		_ = d.Fail(context.WithoutCancel(ctx), reason)
 		return delivery.Item{}, false
 	case verdict.Hold:
 		s.log.Info("message held by a hook", "id", env.ID, "from", env.From)
+		s.waiting.hold(env.ID)
 		_ = d.Nak(holdRetry)
 		return delivery.Item{}, false
 	case verdict.Message != nil:
@@ -128,15 +131,20 @@ func (s *Session) accept(ctx context.Context, d *bus.Delivery, agent bool, l *le
 	return delivery.Item{ID: env.ID, Text: text, Done: func(st delivery.Status, reason string) {
 		switch st {
 		case delivery.StatusDelivered:
+			s.waiting.gone(env.ID)
 			finish()
 			s.idleClk.rearm(time.Now()) // a peer's message is real work
 			_ = d.AckWithReceipt(bus.StatusDelivered, reason)
 		case delivery.StatusConfirmed:
 			_ = d.PostReceipt(bus.StatusConfirmed, reason)
 		case delivery.StatusFailed:
+			seen := s.journal.Seen(env.ID)
+			if seen {
+				s.waiting.gone(env.ID)
+			}
 			finish()
 			_ = d.PostReceipt(bus.StatusFailed, reason)
-			if !s.journal.Seen(env.ID) {
+			if !seen {
 				_ = d.Nak(failRetry) // comes back for another try
 			}
 		}

@@ -112,6 +112,8 @@ type Session struct {
 	exited   chan struct{}
 	notices  atomic.Int64
 
+	waiting *waiters // incoming messages not yet typed (watchdog.go)
+
 	recent recent       // the agent's last lines and messages, for events
 	tap    *wrapper.Tap // the child's output as the scanner reads it
 }
@@ -126,7 +128,7 @@ func newSession(ctx context.Context, cfg Config) *Session {
 		ops: make(chan func(*state), 256), ownerDone: make(chan struct{}),
 		presence: newPresenceStage(), jobs: newJobs(), cmds: newCmdQueue(),
 		idleClk: newIdleClock(time.Now()), exited: make(chan struct{}),
-		damper: delivery.NewDamper(cfg.Damping),
+		damper: delivery.NewDamper(cfg.Damping), waiting: newWaiters(),
 	}
 	// Starting is real work: its first idle period has an Idle event.
 	go s.own(ctx, &state{name: cfg.Name, busy: true, lastFrom: map[string]received{}})
@@ -299,6 +301,7 @@ func (s *Session) start(ctx context.Context, primer string) {
 	s.grp.Go(func() { s.runIdle(ctx) })
 	s.grp.Go(func() { s.runPresence(ctx) })
 	s.grp.Go(func() { s.serveInbox(ctx) })
+	s.grp.Go(func() { s.watchdog(ctx) })
 	if s.src != nil {
 		s.grp.Go(func() {
 			if err := s.src.Run(ctx, sink{s, ctx}); err != nil && ctx.Err() == nil {

@@ -1,0 +1,144 @@
+package session
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/relayhq/relay/bus"
+	"github.com/relayhq/relay/delivery"
+)
+
+// heldGone is how long after its latest arrival a message a hook held is
+// forgotten by the watchdog if it does not come back (it comes back every
+// holdRetry while held): it was removed from the inbox meanwhile.
+const heldGone = holdRetry + 3*bus.DefaultAckWait
+
+// The watchdog: nothing waits silently. Every incoming message is tracked
+// from its first arrival until it is typed (or refused, or failed for
+// good); one that waited longer than Config.StuckAfter is reported: its
+// sender gets a "stuck" receipt with the reason, once, and the agent's
+// presence says stuck with the oldest waiting message's age, which
+// `relay agents`, `relay doctor` and the dashboard show. (A consumer that
+// stops is rebuilt by the bus's inbox itself.)
+
+// waiters are the incoming messages not yet typed, by id.
+type waiters struct {
+	mu sync.Mutex
+	m  map[string]*waiter
+}
+
+type waiter struct {
+	d     *bus.Delivery
+	since time.Time // first arrival (kept while a hook holds it)
+	seen  time.Time // latest arrival
+	held  bool      // a MessageReceived hook holds it
+	told  bool      // its sender got the stuck receipt
+}
+
+func newWaiters() *waiters { return &waiters{m: map[string]*waiter{}} }
+
+// arrive records one arrival of d (a message held before comes again).
+func (w *waiters) arrive(d *bus.Delivery, now time.Time) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	id := d.Envelope.ID
+	if x := w.m[id]; x != nil {
+		x.d, x.seen, x.held = d, now, false
+		return
+	}
+	w.m[id] = &waiter{d: d, since: now, seen: now}
+}
+
+// hold records that a hook held the message id.
+func (w *waiters) hold(id string) {
+	w.mu.Lock()
+	if x := w.m[id]; x != nil {
+		x.held = true
+	}
+	w.mu.Unlock()
+}
+
+// gone forgets the message id: typed, refused, or failed for good. Called
+// before its final receipt is posted, so that no stuck receipt follows it.
+func (w *waiters) gone(id string) {
+	w.mu.Lock()
+	delete(w.m, id)
+	w.mu.Unlock()
+}
+
+// overdue reports the oldest message that waited longer than after (zero
+// time when none did) and why it waits; each such message's sender gets a
+// stuck receipt, once. why says why a message not held by a hook waits.
+func (w *waiters) overdue(now time.Time, after time.Duration, why func() string) (oldest time.Time, reason string, n int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var agentWhy string
+	for id, x := range w.m {
+		if x.held && now.Sub(x.seen) > heldGone {
+			delete(w.m, id)
+			continue
+		}
+		age := now.Sub(x.since)
+		if age <= after {
+			continue
+		}
+		n++
+		r := "held by a MessageReceived hook"
+		if !x.held {
+			if agentWhy == "" {
+				agentWhy = cmp.Or(why(), "waiting to be typed")
+			}
+			r = agentWhy
+		}
+		if oldest.IsZero() || x.since.Before(oldest) {
+			oldest, reason = x.since, r
+		}
+		if !x.told {
+			x.told = true
+			_ = x.d.PostReceipt(bus.StatusStuck, fmt.Sprintf("waited %s to be typed: %s", age.Round(time.Second), r))
+		}
+	}
+	return oldest, reason, n
+}
+
+// watchdog checks the waiting messages several times within stuckAfter
+// and tells the hub (presence) when the oldest is stuck and when none is
+// any more, until ctx ends.
+func (s *Session) watchdog(ctx context.Context) {
+	after := cmp.Or(s.cfg.StuckAfter, delivery.DefaultStuckAfter)
+	t := time.NewTicker(min(max(after/4, 50*time.Millisecond), time.Second))
+	defer t.Stop()
+	var said time.Time // the oldest stuck message the hub was told of
+	var saidWhy string
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		now := time.Now()
+		oldest, why, n := s.waiting.overdue(now, after, s.waitReason)
+		if oldest.Equal(said) && why == saidWhy {
+			continue
+		}
+		if !oldest.IsZero() && said.IsZero() {
+			s.log.Warn("incoming messages stuck", "count", n, "oldest", now.Sub(oldest).Round(time.Second), "reason", why)
+		} else if oldest.IsZero() {
+			s.log.Info("no incoming message stuck any more")
+		}
+		c := s.client.Load()
+		if c == nil {
+			continue
+		}
+		pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		err := c.SetStuck(pctx, oldest, why)
+		cancel()
+		if err != nil {
+			s.log.Debug("presence", "stuck", !oldest.IsZero(), "err", err)
+		}
+		said, saidWhy = oldest, why // the heartbeat carries it if this push failed
+	}
+}
