@@ -118,6 +118,13 @@ func (f *inflight) floor() uint64 {
 	return low - 1
 }
 
+// latest is the highest sequence delivered so far.
+func (f *inflight) latest() uint64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.newest
+}
+
 func (f *inflight) nakAll() {
 	f.mu.Lock()
 	defer f.mu.Unlock()

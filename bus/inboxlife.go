@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -24,6 +25,9 @@ const (
 	inboxCheckEvery = 2 * time.Second
 	// inboxAPIWait bounds one round of opening an inbox.
 	inboxAPIWait = 5 * time.Second
+	// stallChecks is how many checks in a row must find messages waiting
+	// with no pull asking for them before the inbox is rebuilt.
+	stallChecks = 3
 )
 
 // ErrInboxLost means a live inbox's consumer stopped delivering: it was
@@ -147,11 +151,14 @@ func (c *Client) serveInbox(ctx context.Context, cons jetstream.Consumer, fl *in
 		*floor = max(*floor, info.AckFloor.Stream)
 	}
 	lost := make(chan error, 1)
+	var handing atomic.Int64 // callbacks running: a slow handler is not a stall
 	cc, err := cons.Consume(func(m jetstream.Msg) {
 		if ctx.Err() != nil {
 			_ = m.Nak()
 			return
 		}
+		handing.Add(1)
+		defer handing.Add(-1)
 		c.deliver(ctx, m, fl, each)
 	}, jetstream.PullMaxMessages(pullBatch), jetstream.PullExpiry(pullExpiry), jetstream.PullHeartbeat(pullHeartbeat), jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
 		if ctx.Err() != nil {
@@ -171,6 +178,7 @@ func (c *Client) serveInbox(ctx context.Context, cons jetstream.Consumer, fl *in
 	}
 	check := time.NewTicker(inboxCheckEvery)
 	defer check.Stop()
+	stalls, newest := 0, fl.latest()
 	for {
 		select {
 		case <-ctx.Done():
@@ -198,6 +206,21 @@ func (c *Client) serveInbox(ctx context.Context, cons jetstream.Consumer, fl *in
 				return fmt.Errorf("%w: the hub has no consumer %q", ErrInboxLost, cons.CachedInfo().Name)
 			case err == nil:
 				*floor = max(*floor, info.AckFloor.Stream)
+				// Messages wait, none came since the last look, no pull
+				// asks for them and no handler holds the callback up: the
+				// client's pulls stopped without a word.
+				moved := fl.latest() != newest
+				newest = fl.latest()
+				if info.NumPending > 0 && info.NumWaiting == 0 && !moved && handing.Load() == 0 &&
+					info.NumAckPending < info.Config.MaxAckPending {
+					stalls++
+				} else {
+					stalls = 0
+				}
+				if stalls >= stallChecks {
+					cc.Stop()
+					return fmt.Errorf("%w: %d message(s) wait and no pull asks for them", ErrInboxLost, info.NumPending)
+				}
 			}
 		}
 	}
