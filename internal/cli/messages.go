@@ -129,12 +129,15 @@ func defaultSender(env *Env) string {
 
 func runSend(ctx context.Context, env *Env, args []string) error {
 	var hf hubFlags
-	var from string
+	var from, msgID string
 	var asJSON bool
-	fs := newFlags(env, "send", "[--from NAME] TARGET MESSAGE…\n\nTARGET is an agent's name or * for every agent of the workspace; MESSAGE - reads it from stdin.")
+	var timeout time.Duration
+	fs := newFlags(env, "send", "[--from NAME] [--id ID] [--timeout D] TARGET MESSAGE…\n\nTARGET is an agent's name or * for every agent of the workspace; MESSAGE - reads it from stdin.\nExit status 0 once the hub stored the message; else 1, with the reason, within --timeout.")
 	addHubFlags(fs, &hf)
 	fs.StringVar(&from, "from", "", "send as `name` (default: $USER, else human)")
 	fs.BoolVar(&asJSON, "json", false, "print the sent envelope as JSON")
+	fs.StringVar(&msgID, "id", "", "the message's `id` (default: a new one); sending again with the id of a send that failed keeps one copy")
+	fs.DurationVar(&timeout, "timeout", sendTimeout, "give up, saying why, when the hub has not stored the message within `duration`")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -171,27 +174,35 @@ func runSend(ctx context.Context, env *Env, args []string) error {
 	if len(body) > bus.MaxBody {
 		return usagef("message is %d bytes or more; the limit is %d", len(body), bus.MaxBody)
 	}
+	if msgID != "" {
+		if err := bus.ValidName("message id", msgID); err != nil {
+			return usagef("--id: %v", err)
+		}
+	}
+	if timeout <= 0 {
+		return usagef("--timeout %v: want a positive duration", timeout)
+	}
+	// One deadline for the whole command: finding the hub, connecting,
+	// storing. Under load each takes longer; none may wait past it.
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
 	o, err := busOptions(ctx, env, &hf, false)
 	if err != nil {
 		return err
 	}
 	// A human or a script: marked so, with the user's name.
 	o.Name, o.Human = from, true
-	cctx, ccancel := context.WithTimeout(ctx, 10*time.Second)
-	c, err := bus.Connect(cctx, o)
-	ccancel()
+	c, err := bus.Connect(ctx, o)
 	if err != nil {
-		return err
+		return fmt.Errorf("not sent: %w", err)
 	}
-	defer c.Close()
-	sctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-	defer cancel()
-	e, err := c.Send(sctx, target, body)
+	defer closeWithin(c, sendCloseWait)
+	e, err := c.SendMessage(ctx, bus.Message{ID: msgID, To: target, Body: body})
 	if errors.Is(err, bus.ErrInvalidEnvelope) {
 		return usagef("%v", err)
 	}
 	if err != nil && !errors.Is(err, bus.ErrUnknownAgent) {
-		return err
+		return notStored(err, e.ID, timeout, ctx.Err() != nil)
 	}
 	if err != nil { // stored all the same: tell the human, succeed
 		fmt.Fprintf(env.Stderr, "relay send: note: %s\n", termsafe.Text(err.Error()))
@@ -201,6 +212,37 @@ func runSend(ctx context.Context, env *Env, args []string) error {
 	}
 	fmt.Fprintf(env.Stdout, "sent %s to %s in workspace %s\n", termsafe.Line(e.ID), termsafe.Line(target), termsafe.Line(c.Workspace()))
 	return nil
+}
+
+// sendTimeout is how long relay send may take, by default, from start to
+// the hub's acknowledgement; sendCloseWait how long it then waits for the
+// connection to close (the message is stored: nothing is lost past it).
+const (
+	sendTimeout   = 30 * time.Second
+	sendCloseWait = 2 * time.Second
+)
+
+// notStored says why relay send failed once it had a connection: the hub
+// did not store the message (or did not say so in time), and how to try
+// again without a second copy.
+func notStored(err error, id string, timeout time.Duration, late bool) error {
+	why := ""
+	if late {
+		why = fmt.Sprintf(" within %v (the hub did not acknowledge it: overloaded or unreachable; raise --timeout)", timeout)
+	}
+	return fmt.Errorf("not stored%s: %w; it may have been stored all the same (`relay log --id %s` says): send again with --id %s and the hub keeps one copy",
+		why, err, id, id)
+}
+
+// closeWithin closes c, waiting at most d: a hub that stopped answering
+// after it stored the message must not hold the command up.
+func closeWithin(c *bus.Client, d time.Duration) {
+	done := make(chan struct{})
+	go func() { c.Close(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(d):
+	}
 }
 
 func runAgents(ctx context.Context, env *Env, args []string) error {
