@@ -113,9 +113,9 @@ func (p *ackEater) serve() {
 // came back. relay send exits 1 within its --timeout (and the moment it
 // gives the connection to close), saying it was not stored in time, that
 // it may have been, and the id to send it again with; sent again with
-// that id, the hub keeps one copy. (It took 45 s before: 15 s of retries,
-// then 30 s draining a connection that no longer answered, past the
-// caller's patience.)
+// that id, the hub keeps one copy. (Before, it took 30 s, 15 s of retries
+// and as long closing a connection that no longer answered, past a
+// caller's patience, and said only "context deadline exceeded".)
 func TestSendSaysWhyWithinItsTimeout(t *testing.T) {
 	h := hubtest.Start(t)
 	p := newAckEater(t, strings.TrimPrefix(h.URL(), "nats://"))
