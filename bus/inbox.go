@@ -152,7 +152,9 @@ const pullBatch = 64
 // each valid one, one at a time, until ctx is done; then it hands back
 // (Nak) the deliveries not yet acknowledged and returns nil. The inbox is a
 // durable JetStream consumer named after the agent: what arrives while no
-// Inbox runs waits. Envelopes that fail validation (from a foreign client)
+// Inbox runs waits. Inbox never gives up while ctx lives: a consumer the
+// hub refuses to open is tried again with backoff, and one that stops
+// under it (deleted, its pulls ended) is rebuilt (logged at ERROR). Envelopes that fail validation (from a foreign client)
 // are logged, removed and reported failed to their sender where possible;
 // handle never sees them. handle may return before it settles a delivery
 // (Ack, Nak or Fail from any goroutine later); up to 1000 deliveries may be
