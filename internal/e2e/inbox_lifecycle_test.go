@@ -273,3 +273,42 @@ func TestStuckMessageReported(t *testing.T) {
 		return nil
 	})
 }
+
+// TestInboxAfterHubKilled: the hub (a relay up process) is killed with
+// SIGKILL under a live wrapper and started again on the same storage:
+// what is sent afterwards is typed in, each message once, in order.
+func TestInboxAfterHubKilled(t *testing.T) {
+	hp := startHubProc(t)
+	file := filepath.Join(t.TempDir(), "K.txt")
+	hp.agent("BK", "sh", "-c", readerScript, "reader", file)
+	hp.waitAgents("BK")
+	bodies := numbered("hubkill-before", 0, 3)
+	sendAll(t, hp.sender("human"), "BK", bodies)
+	testutil.WaitFor(t, 30*time.Second, 50*time.Millisecond, func() error {
+		if n := len(typedOrder(file, bodies)); n < len(bodies) {
+			return fmt.Errorf("%d of %d typed", n, len(bodies))
+		}
+		return nil
+	})
+	pid := hp.pid()
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	testutil.WaitFor(t, 10*time.Second, 50*time.Millisecond, func() error {
+		if syscall.Kill(pid, 0) == nil {
+			return fmt.Errorf("hub %d still alive", pid)
+		}
+		return nil
+	})
+	hp.up()
+	after := numbered("hubkill-after", 0, 3)
+	sendAll(t, hp.sender("human2"), "BK", after)
+	bodies = append(bodies, after...)
+	testutil.WaitFor(t, 30*time.Second, 50*time.Millisecond, func() error {
+		if n := len(typedOrder(file, after)); n < len(after) {
+			return fmt.Errorf("%d of %d sent after the hub's SIGKILL typed in", n, len(after))
+		}
+		return nil
+	})
+	checkOnceInOrder(t, typedOrder(file, bodies), bodies)
+}
