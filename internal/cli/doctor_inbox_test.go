@@ -13,7 +13,8 @@ import (
 
 // TestDoctorInboxes: doctor checks each live agent's inbox and fails,
 // naming the agent and the fix, when it has no consumer or a message is
-// stuck; a served inbox passes.
+// stuck; a served inbox passes. relay agents shows a stuck agent with its
+// oldest message's age.
 func TestDoctorInboxes(t *testing.T) {
 	home := privateDir(t)
 	h := hubtest.StartAt(t, home, "127.0.0.1:0")
@@ -65,6 +66,10 @@ func TestDoctorInboxes(t *testing.T) {
 
 	if err := bob.SetStuck(ctx, time.Now().Add(-45*time.Second), "busy: it goes in when the agent's turn ends"); err != nil {
 		t.Fatal(err)
+	}
+	env, aout, _ := doctorEnv(t.TempDir(), map[string]string{"RELAY_HOME": home})
+	if code := Main([]string{"agents"}, env); code != ExitOK || !regexpLine(aout.String(), `^bob\s.*\sstuck \(oldest 4[5-9]s\)\s`) {
+		t.Errorf("relay agents: exit %d, want bob stuck with its oldest message's age:\n%s", code, aout)
 	}
 	code, checks, out = doctor()
 	if c := checks["inbox bob"]; code != ExitFailure || !strings.Contains(c.Detail, "bob is stuck") || !strings.Contains(c.Detail, "busy") || c.Fix == "" {
