@@ -33,6 +33,7 @@ type Signals struct {
 
 	mu    sync.Mutex
 	first syscall.Signal
+	next  []chan struct{} // closed at the next signal (After)
 }
 
 // CatchSignals starts catching the signals that end a session.
@@ -54,6 +55,10 @@ func (sg *Signals) run() {
 				sg.first = sig.(syscall.Signal)
 				close(sg.done)
 			}
+			for _, ch := range sg.next {
+				close(ch)
+			}
+			sg.next = nil
 			sg.mu.Unlock()
 		}
 	}
@@ -61,6 +66,17 @@ func (sg *Signals) run() {
 
 // Done is closed when the first signal arrives.
 func (sg *Signals) Done() <-chan struct{} { return sg.done }
+
+// After returns a channel closed when a signal arrives after this call:
+// the human's Ctrl-C on a wait relay tells them about, once the terminal
+// is theirs again.
+func (sg *Signals) After() <-chan struct{} {
+	ch := make(chan struct{})
+	sg.mu.Lock()
+	sg.next = append(sg.next, ch)
+	sg.mu.Unlock()
+	return ch
+}
 
 // Caught returns the first signal that arrived, if one did.
 func (sg *Signals) Caught() (syscall.Signal, bool) {

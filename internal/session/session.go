@@ -113,6 +113,11 @@ type Session struct {
 	exited   chan struct{}
 	notices  atomic.Int64
 
+	// The end (exit.go): the signals caught for the whole session, and
+	// cmdsDone, closed when the handlers have run the last command.
+	sigs     *wrapper.Signals
+	cmdsDone chan struct{}
+
 	recent recent       // the agent's last lines and messages, for events
 	tap    *wrapper.Tap // the child's output as the scanner reads it
 }
@@ -126,7 +131,7 @@ func newSession(ctx context.Context, cfg Config) *Session {
 		cfg: cfg, prof: cfg.Profile, sid: newID(), log: cfg.Logger,
 		ops: make(chan func(*state), 256), ownerDone: make(chan struct{}),
 		presence: newPresenceStage(), jobs: newJobs(), cmds: newCmdQueue(),
-		idleClk: newIdleClock(time.Now()), exited: make(chan struct{}),
+		idleClk: newIdleClock(time.Now()), exited: make(chan struct{}), cmdsDone: make(chan struct{}),
 		damper: delivery.NewDamper(cfg.Damping),
 	}
 	// Starting is real work: its first idle period has an Idle event.
@@ -152,6 +157,7 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 	// one during shutdown cannot cut short the sending of what it wrote.
 	sigs := wrapper.CatchSignals()
 	defer sigs.Stop()
+	s.sigs = sigs
 	startCtx, endStart := untilSignal(ctx, sigs)
 	defer endStart()
 
@@ -269,7 +275,9 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 	// Subscribe before the scanner runs: the agent's first output (and the
 	// busy state it brings) must not be missed.
 	scan.Subscribe(func(ev scanner.Event) { s.onScan(ev, scan) })
+	scanned := make(chan struct{})
 	ws.Go(func() {
+		defer close(scanned)
 		if err := scan.Run(ctx, s.watchOutput(tap)); err != nil && ctx.Err() == nil {
 			s.log.Warn("scanner stopped", "err", err)
 		}
@@ -279,6 +287,9 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 	s.ended.Store(true)
 	close(s.exited)
 	tap.Close()
+	// What the agent wrote before it exited is read to the end and its
+	// commands handled; closeAll then waits for the outbox.
+	s.lastWords(scanned)
 	if !s.stopping.Load() {
 		// The agent exited on its own: SessionEnd after the fact (what
 		// its handlers answer is logged, it cannot be typed).
@@ -335,7 +346,10 @@ func (s *Session) start(ctx context.Context, primer string) {
 		s.push(st)
 	})
 	s.grp.Go(func() { _ = s.queue.Run(ctx) })
-	s.grp.Go(func() { s.handleCommands(ctx) })
+	s.grp.Go(func() {
+		defer close(s.cmdsDone)
+		s.handleCommands(ctx)
+	})
 	s.grp.Go(func() { s.jobs.run(ctx) })
 	s.grp.Go(func() { s.runIdle(ctx) })
 	s.grp.Go(func() { s.runPresence(ctx) })
