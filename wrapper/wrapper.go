@@ -77,10 +77,11 @@ type Options struct {
 	// Logger receives the wrapper's diagnostics. It must not write to the
 	// human's terminal; nil discards them.
 	Logger *slog.Logger
-	// Signals, when set, are the signals caught since before Start (see
-	// CatchSignals): one that arrived already makes Start fail with a
-	// SignalError. The caller stops them after Wait. Nil: Start catches
-	// them itself, before the child starts, and Wait stops.
+	// Signals, when set, are the signals that end a session, caught since
+	// before Start (see CatchSignals): one that arrived already makes
+	// Start fail with a SignalError, without starting the child. The
+	// caller stops them after Wait. Either way Start catches the signals
+	// it handles before it starts the child and enters raw mode.
 	Signals *Signals
 }
 
@@ -127,7 +128,7 @@ type Session struct {
 
 // Start runs the command in a new pseudo-terminal at the human's window size.
 // The human's terminal is in raw mode from here until Wait returns.
-func Start(opts Options) (s *Session, err error) {
+func Start(opts Options) (*Session, error) {
 	opts.fill()
 	if len(opts.Command) == 0 {
 		return nil, ErrNoCommand
@@ -135,22 +136,15 @@ func Start(opts Options) (s *Session, err error) {
 	// Signals first, before the child starts and before raw mode: from
 	// here on none of them ends the process with the terminal raw, and
 	// each reaches the child once it runs.
-	sigs := opts.Signals
-	if sigs == nil {
-		sigs = CatchSignals()
-		defer func() {
-			if s == nil {
-				sigs.Stop()
-			}
-		}()
-	}
 	sigCh := notifySignals()
-	if sig, ok := sigs.Caught(); ok {
-		signal.Stop(sigCh)
-		return nil, &SignalError{Signal: sig}
+	if opts.Signals != nil {
+		if sig, ok := opts.Signals.Caught(); ok {
+			signal.Stop(sigCh)
+			return nil, &SignalError{Signal: sig}
+		}
 	}
 	out, _ := opts.Stdout.(*os.File)
-	s = &Session{
+	s := &Session{
 		opts:    opts,
 		human:   newHumanTerm(opts.Stdin, out),
 		log:     opts.Logger,
@@ -193,10 +187,6 @@ func Start(opts Options) (s *Session, err error) {
 		return nil, fmt.Errorf("watch stdin: %w", err)
 	}
 	s.stopSigs = s.watchSignals(sigCh)
-	if opts.Signals == nil {
-		stop := s.stopSigs
-		s.stopSigs = func() { stop(); sigs.Stop() }
-	}
 	s.goSafe(s.outputLoop)
 	s.goSafe(s.inputLoop)
 	s.goSafe(s.waitLoop)
