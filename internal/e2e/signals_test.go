@@ -57,6 +57,26 @@ func TestWrapSignalAtStart(t *testing.T) {
 	}
 }
 
+// TestWrapSignalAtExit: a signal that lands while relay shuts down (the
+// agent exits as it sends it) leaves the terminal as relay found it; relay
+// exits with the agent's status, or the signal's when it came first.
+func TestWrapSignalAtExit(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGHUP, syscall.SIGTERM} {
+		for i := range signalRuns {
+			t.Run(fmt.Sprintf("%v/%d", sig, i), func(t *testing.T) {
+				t.Parallel()
+				tm := wrap(t, ptytest.Options{}, "sh", "-c", fmt.Sprintf("p=$PPID; (trap '' HUP; sleep 0.0%d; kill -%d $p) & exit 3", i%10, sig))
+				if got := tm.Wait(20 * time.Second); got != 3 && got != 128+int(sig) {
+					t.Errorf("exit status %d, want 3 or %d; output %q", got, 128+int(sig), tail(tm.Output(), 2000))
+				}
+				if got, want := tm.Mode(), tm.InitialMode(); got != want {
+					t.Errorf("terminal mode after %v at exit:\n got %v\nwant %v", sig, got, want)
+				}
+			})
+		}
+	}
+}
+
 // agentSignalling is an agent that sends sig to relay (its parent) as soon
 // as it runs and then waits. SIGHUP and SIGTERM come from sh, as in the
 // issue; SIGINT and SIGQUIT, which relay passes on to the agent as the keys
