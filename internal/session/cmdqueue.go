@@ -21,11 +21,17 @@ type cmdQueue struct {
 
 func newCmdQueue() *cmdQueue { return &cmdQueue{ready: make(chan struct{}, 1)} }
 
-func (q *cmdQueue) put(c patterns.Command) {
+// put queues c; false when the queue is closed (c is not handled).
+func (q *cmdQueue) put(c patterns.Command) bool {
 	q.mu.Lock()
+	if q.closed {
+		q.mu.Unlock()
+		return false
+	}
 	q.items = append(q.items, c)
 	q.mu.Unlock()
 	q.wake()
+	return true
 }
 
 func (q *cmdQueue) wake() {

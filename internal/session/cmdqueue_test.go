@@ -9,13 +9,16 @@ import (
 )
 
 // TestCmdQueueCloseHandsOutTheRest: once closed (the agent exited), the
-// queue still hands out every command put before, in order, and then
-// reports its end at once instead of waiting for more.
+// queue refuses new commands, still hands out every command put before, in
+// order, and then reports its end at once instead of waiting for more.
 func TestCmdQueueCloseHandsOutTheRest(t *testing.T) {
 	q := newCmdQueue()
 	q.put(patterns.Command{NS: "relay", Target: "Bob", Body: "one"})
 	q.put(patterns.Command{NS: "relay", Target: "Bob", Body: "two"})
 	q.close()
+	if q.put(patterns.Command{NS: "relay", Target: "Bob", Body: "late"}) {
+		t.Error("put after close accepted a command that no handler will run")
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	for _, want := range []string{"one", "two"} {
