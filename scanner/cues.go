@@ -22,6 +22,16 @@ type Cues struct {
 	// The last row starting with one is the input box: it and the rows
 	// below it are the TUI's own and never fire. Empty: no input box.
 	Prompt string
+	// PromptModes are words that may stand before the prompt glyph on the
+	// input row, for a CLI that shows its mode there (aider: "ask> ",
+	// "architect multi> "). Each is a whole word followed by a space or
+	// the glyph.
+	PromptModes []string
+	// InputHistory says the CLI leaves each input the human submitted on
+	// screen, on a row starting with its prompt (aider): every such row,
+	// not only the input box, is the human's; it ends a body and never
+	// fires.
+	InputHistory bool
 	// StateOSC is the number of an OSC sequence in which the CLI reports
 	// its state as "state=working", "state=idle", "state=done" (Codex:
 	// 7501): an exact busy cue, beside the texts in Busy, and an exact idle

@@ -133,8 +133,13 @@ func (s *Scanner) ready(v *view, c patterns.Command, ctxFirst, first, last int, 
 			return false
 		}
 	}
+	// The cursor on the line that ended the body holds the command (the
+	// program may still be writing there), unless that line is the TUI's
+	// own (its input box, where the cursor waits for the human): a prompt
+	// drawn right after the command ends it, and nothing the human types
+	// there joins its body.
 	term := last
-	if c.End < len(v.info) {
+	if c.End < len(v.info) && !v.info[c.End].chrome {
 		term = v.info[c.End].last
 	}
 	if cursorPhys >= first && cursorPhys <= term {

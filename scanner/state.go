@@ -3,7 +3,6 @@ package scanner
 import (
 	"strings"
 	"time"
-	"unicode/utf8"
 )
 
 // hasBusyCue reports whether a busy cue is on screen or the CLI said it
@@ -55,9 +54,8 @@ func (s *Scanner) draft() bool {
 		return false
 	}
 	r := s.rows[y]
-	t := strings.TrimLeft(r.text, " ")
-	_, size := utf8.DecodeRuneInString(t) // the prompt glyph
-	t = strings.TrimSpace(t[size:])
+	t, _ := s.promptGlyph(r.text)
+	t = strings.TrimSpace(t)
 	if t == "" || r.faint {
 		return false
 	}

@@ -171,9 +171,10 @@ func (s *Scanner) buildView() *view {
 		}
 		ln := patterns.Line{Text: text, Code: code}
 		hasAt := strings.IndexByte(text, '@') >= 0
-		if mark&^markHuman != 0 || hasAt && s.isInjected(text) {
-			// Typed in by relay, or the rest of a line cut by a reset
-			// (marks.go): never a command, and the end of any body.
+		if mark&^markHuman != 0 || hasAt && s.isInjected(text) || s.cues.InputHistory && s.isPromptRow(text) {
+			// Typed in by relay, the rest of a line cut by a reset
+			// (marks.go), or an input the human submitted: never a
+			// command, and the end of any body.
 			ln.Injected = true
 		}
 		blank := strings.TrimSpace(text) == ""
@@ -227,11 +228,35 @@ func (s *Scanner) inputRow() int {
 // isPromptRow reports whether text starts with a prompt glyph. It is worked
 // out once when the row's text changes (rowState.prompt).
 func (s *Scanner) isPromptRow(text string) bool {
+	_, ok := s.promptGlyph(text)
+	return ok
+}
+
+// promptGlyph returns what follows the prompt glyph of an input row (and
+// the mode words before it, Cues.PromptModes), and whether text is one.
+func (s *Scanner) promptGlyph(text string) (string, bool) {
 	if s.cues.Prompt == "" {
-		return false
+		return "", false
 	}
-	r, _ := utf8.DecodeRuneInString(strings.TrimLeft(text, " "))
-	return strings.ContainsRune(s.cues.Prompt, r)
+	t := strings.TrimLeft(text, " ")
+	for again := len(s.cues.PromptModes) > 0; again; {
+		again = false
+		for _, w := range s.cues.PromptModes {
+			rest, ok := strings.CutPrefix(t, w)
+			if !ok || rest == "" {
+				continue
+			}
+			if r, _ := utf8.DecodeRuneInString(rest); r == ' ' || strings.ContainsRune(s.cues.Prompt, r) {
+				t, again = strings.TrimLeft(rest, " "), true
+				break
+			}
+		}
+	}
+	r, size := utf8.DecodeRuneInString(t)
+	if !strings.ContainsRune(s.cues.Prompt, r) {
+		return "", false
+	}
+	return t[size:], true
 }
 
 // isChrome reports whether text is the TUI's own: a busy cue, a horizontal

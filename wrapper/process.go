@@ -117,11 +117,18 @@ func setSize(f *os.File, cols, rows int) error {
 	return ioErr
 }
 
-// watchSignals handles the signals a terminal program receives and returns
-// a function that stops handling them.
-func (s *Session) watchSignals() (stop func()) {
-	ch := make(chan os.Signal, 8)
+// notifySignals starts catching the signals a terminal program receives;
+// they wait in the channel until watchSignals handles them.
+func notifySignals() chan os.Signal {
+	ch := make(chan os.Signal, 16)
 	signal.Notify(ch, unix.SIGWINCH, unix.SIGINT, unix.SIGTERM, unix.SIGHUP, unix.SIGQUIT, unix.SIGTSTP, unix.SIGCONT)
+	return ch
+}
+
+// watchSignals handles the signals caught on ch (notifySignals), those that
+// came before the child started first, and returns a function that stops
+// handling them.
+func (s *Session) watchSignals(ch chan os.Signal) (stop func()) {
 	done := make(chan struct{})
 	s.goSafe(func() {
 		for {

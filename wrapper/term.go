@@ -15,9 +15,10 @@ type humanTerm struct {
 	out   *os.File // the human's screen side, if it is a file
 	isTTY bool     // in is a terminal
 
-	mu   sync.Mutex
-	orig *term.State // the human's own mode, from before the first raw
-	raw  bool        // the wrapper set raw mode and has not restored
+	mu     sync.Mutex
+	orig   *term.State // the human's own mode, from before the first raw
+	raw    bool        // the wrapper set raw mode and has not restored
+	closed bool        // restored for good: raw mode is not entered again
 }
 
 func newHumanTerm(in *os.File, out *os.File) *humanTerm {
@@ -42,7 +43,7 @@ func (h *humanTerm) foreground() bool {
 func (h *humanTerm) enterRaw() (bool, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if !h.foreground() {
+	if h.closed || !h.foreground() {
 		return false, nil
 	}
 	st, err := term.MakeRaw(int(h.in.Fd()))
@@ -66,6 +67,15 @@ func (h *humanTerm) restore() {
 	}
 	_ = term.Restore(int(h.in.Fd()), h.orig)
 	h.raw = false
+}
+
+// close restores the terminal for good: a later enterRaw (a SIGCONT
+// handled late) leaves it as it is.
+func (h *humanTerm) close() {
+	h.mu.Lock()
+	h.closed = true
+	h.mu.Unlock()
+	h.restore()
 }
 
 // size returns the human's window size, from whichever side is a terminal.

@@ -21,6 +21,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"os/signal"
 	"sync"
 	"time"
 
@@ -76,6 +77,12 @@ type Options struct {
 	// Logger receives the wrapper's diagnostics. It must not write to the
 	// human's terminal; nil discards them.
 	Logger *slog.Logger
+	// Signals, when set, are the signals that end a session, caught since
+	// before Start (see CatchSignals): one that arrived already makes
+	// Start fail with a SignalError, without starting the child. The
+	// caller stops them after Wait. Either way Start catches the signals
+	// it handles before it starts the child and enters raw mode.
+	Signals *Signals
 }
 
 func (o *Options) fill() {
@@ -126,6 +133,16 @@ func Start(opts Options) (*Session, error) {
 	if len(opts.Command) == 0 {
 		return nil, ErrNoCommand
 	}
+	// Signals first, before the child starts and before raw mode: from
+	// here on none of them ends the process with the terminal raw, and
+	// each reaches the child once it runs.
+	sigCh := notifySignals()
+	if opts.Signals != nil {
+		if sig, ok := opts.Signals.Caught(); ok {
+			signal.Stop(sigCh)
+			return nil, &SignalError{Signal: sig}
+		}
+	}
 	out, _ := opts.Stdout.(*os.File)
 	s := &Session{
 		opts:    opts,
@@ -145,6 +162,7 @@ func Start(opts Options) (*Session, error) {
 	cmd.Env = opts.Env
 	ptmx, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: uint16(s.cols), Rows: uint16(s.rows)})
 	if err != nil {
+		signal.Stop(sigCh)
 		return nil, fmt.Errorf("start %s: %w", opts.Command[0], err)
 	}
 	s.cmd, s.ptmx = cmd, ptmx
@@ -163,11 +181,12 @@ func Start(opts Options) (*Session, error) {
 	}
 	defer s.restoreOnPanic()
 	if s.stdin, err = newStdinReader(opts.Stdin); err != nil {
-		s.human.restore()
+		s.human.close()
+		signal.Stop(sigCh)
 		_ = cmd.Process.Kill()
 		return nil, fmt.Errorf("watch stdin: %w", err)
 	}
-	s.stopSigs = s.watchSignals()
+	s.stopSigs = s.watchSignals(sigCh)
 	s.goSafe(s.outputLoop)
 	s.goSafe(s.inputLoop)
 	s.goSafe(s.waitLoop)
@@ -221,9 +240,13 @@ func (s *Session) Exited() <-chan struct{} { return s.exited }
 // human, restores the terminal and returns the child's exit code (128+n
 // when signal n killed it).
 func (s *Session) Wait() int {
-	defer s.human.restore()
+	defer s.human.close()
 	<-s.exited
 	<-s.outDone
+	// The terminal is restored for good before the signals lose their
+	// handling: a signal now (a SIGCONT that would enter raw mode again, a
+	// SIGHUP that would end the process) cannot leave it raw.
+	s.human.close()
 	s.stopSigs()
 	s.stdin.stop()
 	s.ptmx.Close()

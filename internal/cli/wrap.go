@@ -124,7 +124,11 @@ func runWrap(ctx context.Context, env *Env, args []string) error {
 	if err := r.UseConfig(cfg); err != nil {
 		return usagef("%v", err)
 	}
-	code, err := r.Wrap(ctx, o.Command[0], o.Command[1:]...)
+	// The wrapped session handles its signals itself (SIGINT reaches the
+	// agent as the key would, SIGTERM ends it, either before it starts
+	// ends the session): the interrupt that ends Main's context must not
+	// stop the session's stages while the agent goes on.
+	code, err := r.Wrap(context.WithoutCancel(ctx), o.Command[0], o.Command[1:]...)
 	if err != nil {
 		if errors.Is(err, relay.ErrNameTaken) {
 			return usagef("%v", err)

@@ -142,7 +142,13 @@ func (s *Session) match(c patterns.Command) Match {
 }
 
 // putCommand takes a command the agent wrote, from whichever source saw it.
-func (s *Session) putCommand(c patterns.Command) { s.cmds.put(c) }
+func (s *Session) putCommand(c patterns.Command) {
+	if !s.cmds.put(c) {
+		// After the agent exited and its last commands were handled (a
+		// late exact text): said in the log, not silently queued.
+		s.log.Warn("command came after the session ended; not handled", "ns", c.NS, "target", c.Target)
+	}
+}
 
 // screenCommand takes a command the screen saw: the exact source, when
 // there is one, decides whether the screen is its source.
@@ -150,7 +156,7 @@ func (s *Session) screenCommand(c patterns.Command) {
 	if s.src != nil && s.src.Screen(c) {
 		return // the exact text gives the commands: the screen is only a copy
 	}
-	s.cmds.put(c)
+	s.putCommand(c)
 }
 
 // exactTexts extracts the commands of exact assistant texts, in order, and
@@ -164,7 +170,7 @@ func (s *Session) exactTexts(ctx context.Context, texts []string) {
 		// holds its command.
 		s.recent.addLines(strings.Split(text, "\n"))
 		for _, c := range patterns.ExtractText(text, patterns.Options{Namespaces: s.reg.Namespaces(), Mode: patterns.Markdown}) {
-			s.cmds.put(c)
+			s.putCommand(c)
 		}
 		if s.hasHandlers(Output) {
 			lines := strings.Split(text, "\n")

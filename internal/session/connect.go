@@ -161,16 +161,11 @@ func (s *Session) openJournal(name string) error {
 	return nil
 }
 
-// closeAll sends what waits in the outbox (briefly) and closes the hub
+// closeAll sends what waits in the outbox (exit.go: it waits for the hub a
+// while, and tells the human what was not sent) and closes the hub
 // connection and the journal.
 func (s *Session) closeAll() {
-	if ob := s.out.outbox(); ob != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-		if err := ob.Close(ctx); err != nil {
-			s.log.Warn("messages still in the outbox at exit", "n", ob.Len(), "err", err)
-		}
-		cancel()
-	}
+	s.flushOutbox()
 	if c := s.client.Load(); c != nil {
 		s.revokeCredential(c)
 		c.Close()
@@ -188,12 +183,7 @@ type outgoing struct {
 	mu    sync.Mutex
 	ob    *bus.Outbox
 	early []bus.Message
-}
-
-func (o *outgoing) outbox() *bus.Outbox {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.ob
+	ended bool // the session ended: the outbox was flushed
 }
 
 // send hands msg to the outbox, which sends it in the background, in
@@ -206,6 +196,10 @@ func (s *Session) send(msg bus.Message) string {
 	}
 	s.out.mu.Lock()
 	defer s.out.mu.Unlock()
+	if s.out.ended {
+		s.log.Warn("not sent: the session has ended", "to", msg.To)
+		return fmt.Sprintf("Not sent to %s: the session has ended.", msg.To)
+	}
 	if ob := s.out.ob; ob != nil {
 		if _, err := ob.Post(msg); err != nil {
 			return fmt.Sprintf("Not sent to %s: %v.", msg.To, err)
@@ -225,8 +219,13 @@ func (s *Session) send(msg bus.Message) string {
 // startOutbox opens the bus outbox once connected and moves into it what
 // waited for the hub, in order.
 func (s *Session) startOutbox(c *bus.Client) {
-	ob := c.NewOutbox(bus.OutboxOptions{Size: maxOutbox, OnSent: s.sent})
 	s.out.mu.Lock()
+	if s.out.ended {
+		// Reached as the session ends: what waited was told unsent.
+		s.out.mu.Unlock()
+		return
+	}
+	ob := c.NewOutbox(bus.OutboxOptions{Size: maxOutbox, OnSent: s.sent})
 	early := s.out.early
 	s.out.early = nil
 	s.out.ob = ob

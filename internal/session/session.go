@@ -28,6 +28,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/relayhq/relay/agents"
@@ -114,6 +115,11 @@ type Session struct {
 
 	waiting *waiters // incoming messages not yet typed (watchdog.go)
 
+	// The end (exit.go): the signals caught for the whole session, and
+	// cmdsDone, closed when the handlers have run the last command.
+	sigs     *wrapper.Signals
+	cmdsDone chan struct{}
+
 	recent recent       // the agent's last lines and messages, for events
 	tap    *wrapper.Tap // the child's output as the scanner reads it
 }
@@ -127,7 +133,7 @@ func newSession(ctx context.Context, cfg Config) *Session {
 		cfg: cfg, prof: cfg.Profile, sid: newID(), log: cfg.Logger,
 		ops: make(chan func(*state), 256), ownerDone: make(chan struct{}),
 		presence: newPresenceStage(), jobs: newJobs(), cmds: newCmdQueue(),
-		idleClk: newIdleClock(time.Now()), exited: make(chan struct{}),
+		idleClk: newIdleClock(time.Now()), exited: make(chan struct{}), cmdsDone: make(chan struct{}),
 		damper: delivery.NewDamper(cfg.Damping), waiting: newWaiters(),
 	}
 	// Starting is real work: its first idle period has an Idle event.
@@ -147,13 +153,27 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 	s := newSession(ctx, cfg)
 	defer s.stopLocalHub() // when Run returns before closeAll
 
+	// The signals that end a session are caught from here to the end: one
+	// during start-up ends the session before the agent starts (with the
+	// status 128+n), one while the agent runs reaches it (the wrapper), and
+	// one during shutdown cannot cut short the sending of what it wrote.
+	sigs := wrapper.CatchSignals()
+	defer sigs.Stop()
+	s.sigs = sigs
+	startCtx, endStart := untilSignal(ctx, sigs)
+	defer endStart()
+
 	// Join the team first (briefly), so that a name clash is said before
 	// the agent starts and the primer can name the peers.
 	var err error
 	if !s.alone() {
-		cctx, ccancel := context.WithTimeout(ctx, connectWait)
+		cctx, ccancel := context.WithTimeout(startCtx, connectWait)
 		err = s.connect(cctx)
 		ccancel()
+	}
+	if sig, ok := sigs.Caught(); ok {
+		s.closeAll() // leaves the team it may have joined
+		return s.signalled(sig), nil
 	}
 	if errors.Is(err, bus.ErrNameTaken) {
 		return 0, fmt.Errorf("%w: the name %q is taken by a live agent in workspace %q: choose another with --name", ErrNameTaken, cfg.Name, cfg.Workspace)
@@ -199,7 +219,7 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 	args := cfg.Args
 	primer := ""
 	if s.prof.Model && !cfg.NoPrimer {
-		text := s.primer(ctx, name)
+		text := s.primer(startCtx, name)
 		args = s.prof.Args(args, text)
 		if s.prof.TypePrimer {
 			primer = text
@@ -242,16 +262,24 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 		// theirs, what the child prints after their Enter its own.
 		HumanLineInOutput: scan.HumanTyping,
 		Logger:            s.log,
+		Signals:           sigs,
 	})
+	var se *wrapper.SignalError
+	if errors.As(err, &se) {
+		return s.signalled(se.Signal), nil
+	}
 	if err != nil {
 		return 0, err
 	}
+	endStart()
 	s.scr, s.in, s.grp, s.pid = scan, ws.Input(), ws, ws.Pid
 	s.start(ctx, primer)
 	// Subscribe before the scanner runs: the agent's first output (and the
 	// busy state it brings) must not be missed.
 	scan.Subscribe(func(ev scanner.Event) { s.onScan(ev, scan) })
+	scanned := make(chan struct{})
 	ws.Go(func() {
+		defer close(scanned)
 		if err := scan.Run(ctx, s.watchOutput(tap)); err != nil && ctx.Err() == nil {
 			s.log.Warn("scanner stopped", "err", err)
 		}
@@ -261,12 +289,36 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 	s.ended.Store(true)
 	close(s.exited)
 	tap.Close()
+	// What the agent wrote before it exited is read to the end and its
+	// commands handled; closeAll then waits for the outbox.
+	s.lastWords(scanned)
 	if !s.stopping.Load() {
 		// The agent exited on its own: SessionEnd after the fact (what
 		// its handlers answer is logged, it cannot be typed).
 		s.fire(context.WithoutCancel(ctx), EventInfo{Event: SessionEnd, ExitCode: code})
 	}
 	return code, nil
+}
+
+// untilSignal returns a context that ends with ctx or at the first signal
+// sigs catches, for the steps of start-up (joining the team, the primer).
+func untilSignal(ctx context.Context, sigs *wrapper.Signals) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-sigs.Done():
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
+}
+
+// signalled is the exit status of a session that a signal ended before its
+// agent started: the conventional 128+n.
+func (s *Session) signalled(sig syscall.Signal) int {
+	s.log.Info("signal before the agent started; it is not started", "signal", sig)
+	return 128 + int(sig)
 }
 
 // start makes the delivery queue and starts the stages around the running
@@ -296,7 +348,10 @@ func (s *Session) start(ctx context.Context, primer string) {
 		s.push(st)
 	})
 	s.grp.Go(func() { _ = s.queue.Run(ctx) })
-	s.grp.Go(func() { s.handleCommands(ctx) })
+	s.grp.Go(func() {
+		defer close(s.cmdsDone)
+		s.handleCommands(ctx)
+	})
 	s.grp.Go(func() { s.jobs.run(ctx) })
 	s.grp.Go(func() { s.runIdle(ctx) })
 	s.grp.Go(func() { s.runPresence(ctx) })
