@@ -17,6 +17,7 @@ import (
 	"github.com/relayhq/relay/hookrpc"
 	"github.com/relayhq/relay/hub"
 	"github.com/relayhq/relay/internal/identity"
+	"github.com/relayhq/relay/internal/statedir"
 )
 
 // The agent's own relay commands: the wrapper writes an identity file
@@ -103,8 +104,15 @@ func (s *Session) revokeCredential(c *bus.Client) {
 // startAgentFile writes the identity file of agent name and serves its
 // socket until ctx ends. It returns the child's environment entries.
 func (s *Session) startAgentFile(ctx context.Context, name string) ([]string, error) {
-	dir := filepath.Join(s.cfg.Home, "agents", s.cfg.Workspace, name)
-	srv, err := hookrpc.Listen(filepath.Join(s.cfg.Home, "run"))
+	dir, err := statedir.EnsureSub(s.cfg.Home, "agents", s.cfg.Workspace, name)
+	if err != nil {
+		return nil, fmt.Errorf("agent folder: %w", err)
+	}
+	run, err := statedir.EnsureSub(s.cfg.Home, "run")
+	if err != nil {
+		return nil, fmt.Errorf("agent socket: %w", err)
+	}
+	srv, err := hookrpc.Listen(run)
 	if err != nil {
 		return nil, fmt.Errorf("agent socket: %w", err)
 	}
