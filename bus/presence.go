@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/nats-io/nuid"
 )
 
 // State is what an agent is doing, as its wrapper sees it.
@@ -104,7 +103,7 @@ func (c *Client) Register(ctx context.Context) error {
 		return fmt.Errorf("register: %w: no agent name", ErrNotRegistered)
 	}
 	host, _ := os.Hostname()
-	cl := &claim{session: nuid.Next(), state: StateStarting, since: time.Now().UTC(), done: make(chan struct{})}
+	cl := &claim{session: NewID(), state: StateStarting, since: time.Now().UTC(), done: make(chan struct{})}
 	val := c.encode(cl, host)
 	rev, err := c.kv.Create(ctx, c.opts.Name, val)
 	if errors.Is(err, jetstream.ErrKeyExists) {

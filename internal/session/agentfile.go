@@ -11,8 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/nats-io/nuid"
-
 	"github.com/relayhq/relay/bus"
 	"github.com/relayhq/relay/hookrpc"
 	"github.com/relayhq/relay/hub"
@@ -170,7 +168,7 @@ func (s *Session) serveAgent(ctx context.Context, req hookrpc.Request) hookrpc.R
 		return hookrpc.Response{ExitCode: 2, Stdout: "bad request: " + err.Error()}
 	}
 	reply := SendReply{From: s.name(), To: sr.To}
-	msg := bus.Message{ID: nuid.Next(), To: sr.To, Body: sr.Body}
+	msg := bus.Message{ID: bus.NewID(), To: sr.To, Body: sr.Body}
 	if n := badTarget(sr.To); n != "" {
 		reply.Notice = n
 	} else if s.alone() {

@@ -125,7 +125,11 @@ func (s *Session) accept(ctx context.Context, d *bus.Delivery, agent bool, l *le
 	// Receipts are stored in the background, in order, so that typing
 	// never waits for the hub; the message is acknowledged once its
 	// "delivered" receipt is stored.
-	return delivery.Item{ID: env.ID, Text: text, Done: func(st delivery.Status, reason string) {
+	// Repeats are told apart by sender and id: another agent that sends an
+	// envelope with this message's id (learnt from its own copy of a
+	// broadcast) cannot make this one pass for a repeat.
+	key := journalKey(env)
+	return delivery.Item{ID: key, Text: text, Done: func(st delivery.Status, reason string) {
 		switch st {
 		case delivery.StatusDelivered:
 			finish()
@@ -136,7 +140,7 @@ func (s *Session) accept(ctx context.Context, d *bus.Delivery, agent bool, l *le
 		case delivery.StatusFailed:
 			finish()
 			_ = d.PostReceipt(bus.StatusFailed, reason)
-			if !s.journal.Seen(env.ID) {
+			if !s.journal.Seen(key) {
 				_ = d.Nak(failRetry) // comes back for another try
 			}
 		}
@@ -208,3 +212,7 @@ func (s *Session) notice(text string) {
 func (s *Session) form() delivery.Form {
 	return delivery.Form{Shell: !s.prof.Model, Mentions: s.prof.EscapeMentions, Max: s.cfg.MaxBodyBytes}
 }
+
+// journalKey is what the delivery queue and journal know a message by:
+// its sender and its id (FROM/ID).
+func journalKey(env bus.Envelope) string { return env.From + "/" + env.ID }
