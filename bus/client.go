@@ -252,6 +252,7 @@ func (c *Client) setup(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("open presence bucket %s: %w", kcfg.Bucket, hubFull(err))
 	}
+	c.guardPresence(ctx)
 	w, err := watchPresence(c.kv)
 	if err != nil {
 		return fmt.Errorf("watch presence %s: %w", kcfg.Bucket, err)
