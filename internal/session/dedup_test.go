@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/relayhq/relay/bus"
@@ -28,4 +29,27 @@ func TestRepeatIsPerSender(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.waitTyped(t, "then from carol")
+}
+
+// TestRepeatOfBareJournalID: an id a relay of before sender-keyed repeats
+// journaled (bare) is still known as typed after the upgrade.
+func TestRepeatOfBareJournalID(t *testing.T) {
+	h := hubtest.Start(t)
+	carol := newPeer(t, h.URL(), h.Token(), "Carol")
+	r := startRig(t, Config{Hub: h.URL(), Token: h.Token()})
+	if err := r.s.journal.Mark("legacy-1"); err != nil {
+		t.Fatal(err)
+	}
+	r.screenBusy(false)
+	ctx := context.Background()
+	if _, err := carol.c.SendMessage(ctx, bus.Message{ID: "legacy-1", To: "Alice", Body: "typed before the upgrade"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := carol.c.SendMessage(ctx, bus.Message{ID: "new-1", To: "Alice", Body: "a new one"}); err != nil {
+		t.Fatal(err)
+	}
+	r.waitTyped(t, "a new one")
+	if strings.Contains(r.ty.String(), "typed before the upgrade") {
+		t.Fatalf("a message the journal knew was typed again:\n%s", r.ty.String())
+	}
 }

@@ -129,6 +129,11 @@ func (s *Session) accept(ctx context.Context, d *bus.Delivery, agent bool, l *le
 	// envelope with this message's id (learnt from its own copy of a
 	// broadcast) cannot make this one pass for a repeat.
 	key := journalKey(env)
+	if s.journal.Seen(env.ID) {
+		// Typed by a relay that journaled bare ids (before an upgrade):
+		// never typed twice. No key of this relay is a bare id.
+		key = env.ID
+	}
 	return delivery.Item{ID: key, Text: text, Done: func(st delivery.Status, reason string) {
 		switch st {
 		case delivery.StatusDelivered:
