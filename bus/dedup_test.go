@@ -174,4 +174,14 @@ func TestPredictedIDFlood(t *testing.T) {
 	if froms["Alice"] != "known" || froms["Mallory"] != "flood" || len(entries) != 2 {
 		t.Fatalf("relay log --id %s = %+v; want Alice's and Mallory's messages apart", known, entries)
 	}
+	var alices []bus.Entry
+	if err := alice.Log(ctx, bus.LogOptions{ID: known, From: "Alice", Last: 1}, func(e bus.Entry) error {
+		alices = append(alices, e)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(alices) != 1 || alices[0].Body != "known" {
+		t.Fatalf("log of id %s from Alice = %+v; want Alice's message alone", known, alices)
+	}
 }

@@ -35,8 +35,10 @@ type LogOptions struct {
 	Follow bool
 	// Agent keeps messages from or to this agent (broadcasts included).
 	Agent string
-	// ID keeps only this message.
-	ID string
+	// ID keeps only the messages with this id (one per sender that used
+	// it); From, when set, only those of this sender.
+	ID   string
+	From string
 	// Last keeps only the last Last messages of the history that match (0:
 	// all of them). Log then reads only the end of the stream, so that a
 	// long history costs no more than the few messages wanted.
@@ -72,6 +74,9 @@ func (e *Entry) clone() Entry {
 
 func (o LogOptions) match(e *Entry) bool {
 	if o.ID != "" && e.ID != o.ID {
+		return false
+	}
+	if o.From != "" && e.From != o.From {
 		return false
 	}
 	if !o.Since.IsZero() && e.Created.Before(o.Since) {
