@@ -76,6 +76,14 @@ func TestPresenceRollup(t *testing.T) {
 	}
 	t.Cleanup(admin.Close)
 	adminJS, _ := jetstream.New(admin)
+	st, err := adminJS.Stream(context.Background(), "KV_"+bus.PresenceBucket("default"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg := st.CachedInfo().Config; cfg.AllowRollup || !cfg.DenyPurge || !cfg.DenyDelete {
+		t.Fatalf("presence stream allows rollup %v, denies purge %v, delete %v; want no rollups or purges",
+			cfg.AllowRollup, cfg.DenyPurge, cfg.DenyDelete)
+	}
 	for _, tc := range []struct {
 		name string
 		js   jetstream.JetStream
