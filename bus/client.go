@@ -132,6 +132,7 @@ type Client struct {
 	stream jetstream.Stream
 	kv     jetstream.KeyValue
 
+	dedupKey []byte // keys dedupID: the Nats-Msg-Ids only this client can make
 	watch    *presenceWatch
 	closed   chan struct{} // closed when the connection is
 	receipts *receipter    // PostReceipt's background publisher
@@ -152,7 +153,7 @@ func Connect(ctx context.Context, o Options) (*Client, error) {
 	if err := o.fill(); err != nil {
 		return nil, err
 	}
-	c := &Client{opts: o, log: o.Logger.With("workspace", o.Workspace, "agent", o.Name), closed: make(chan struct{})}
+	c := &Client{opts: o, log: o.Logger.With("workspace", o.Workspace, "agent", o.Name), closed: make(chan struct{}), dedupKey: newDedupKey()}
 	c.receipts = newReceipter(c)
 	c.cli.Store("")
 	name := "relay"
@@ -252,6 +253,7 @@ func (c *Client) setup(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("open presence bucket %s: %w", kcfg.Bucket, hubFull(err))
 	}
+	c.guardPresence(ctx)
 	w, err := watchPresence(c.kv)
 	if err != nil {
 		return fmt.Errorf("watch presence %s: %w", kcfg.Bucket, err)

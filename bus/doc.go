@@ -38,7 +38,9 @@
 //
 // Send returns once JetStream stored the message (at-least-once; a retry
 // after a lost answer carries the same Nats-Msg-Id and is de-duplicated
-// within two minutes). A message to a name that never registered is still
+// within two minutes). Ids are random (NewID) and the Nats-Msg-Id is
+// scoped by sender and keyed by a secret of the client, so no other
+// credential can make the hub drop a message as a duplicate. A message to a name that never registered is still
 // stored, and Send reports ErrUnknownAgent so the sender can be told. A
 // broadcast ("*") is stored once per other agent registered at that moment;
 // with nobody else registered it fails with ErrNoRecipients.
@@ -46,7 +48,7 @@
 // Inbox delivers in order, one message at a time. A delivery not
 // acknowledged comes back after Options.AckWait, or at once when Inbox
 // returns; a crash between receipt and Ack therefore loses nothing, and the
-// delivery layer drops repeats by Envelope.ID (Delivery.NumDelivered > 1
+// delivery layer drops repeats by sender and Envelope.ID (Delivery.NumDelivered > 1
 // marks one). Envelopes that break the rules (see MaxBody, ValidName) are
 // logged, removed and reported failed; the handler never sees them.
 //

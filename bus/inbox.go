@@ -247,6 +247,11 @@ func (c *Client) deliver(ctx context.Context, m jetstream.Msg, fl *inflight, eac
 func (c *Client) reject(ctx context.Context, m jetstream.Msg, seq uint64, env Envelope, reason error) {
 	c.log.Warn("rejected incoming envelope", "subject", m.Subject(), "seq", seq, "bytes", len(m.Data()), "reason", reason)
 	_ = m.TermWithReason(reason.Error())
+	if parts := strings.Split(m.Subject(), "."); len(parts) == 5 {
+		// The failure is the sender's, as the server vouches for it: a
+		// forged from must not mark another agent's message failed.
+		env.From = parts[4]
+	}
 	if ValidName("message id", env.ID) != nil || ValidName("sender", env.From) != nil {
 		return
 	}

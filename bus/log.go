@@ -35,8 +35,10 @@ type LogOptions struct {
 	Follow bool
 	// Agent keeps messages from or to this agent (broadcasts included).
 	Agent string
-	// ID keeps only this message.
-	ID string
+	// ID keeps only the messages with this id (one per sender that used
+	// it); From, when set, only those of this sender.
+	ID   string
+	From string
 	// Last keeps only the last Last messages of the history that match (0:
 	// all of them). Log then reads only the end of the stream, so that a
 	// long history costs no more than the few messages wanted.
@@ -72,6 +74,9 @@ func (e *Entry) clone() Entry {
 
 func (o LogOptions) match(e *Entry) bool {
 	if o.ID != "" && e.ID != o.ID {
+		return false
+	}
+	if o.From != "" && e.From != o.From {
 		return false
 	}
 	if !o.Since.IsZero() && e.Created.Before(o.Since) {
@@ -279,8 +284,14 @@ func (c *Client) apply(entries map[string]*Entry, order *[]string, subject strin
 		if err == nil {
 			err = checkSender(subject, env)
 		}
-		key := env.ID
-		if ValidName("message id", key) != nil {
+		// A message is its sender's id: another sender's envelope with
+		// the same id is another message.
+		from := env.From
+		if len(parts) == 5 { // the sender the server vouches for
+			from = parts[4]
+		}
+		key := logKey(from, env.ID)
+		if ValidName("message id", env.ID) != nil {
 			key = fmt.Sprintf("#%d", seq)
 		}
 		e, ok := entries[key]
@@ -290,7 +301,9 @@ func (c *Client) apply(entries map[string]*Entry, order *[]string, subject strin
 				e.Created = stored.UTC()
 			}
 			if err != nil {
-				e.ID = key
+				if ValidName("message id", e.ID) != nil {
+					e.ID = key
+				}
 				e.Invalid = err.Error()
 				e.Status[recipient] = StatusFailed
 				if e.To == "" {
@@ -309,12 +322,13 @@ func (c *Client) apply(entries map[string]*Entry, order *[]string, subject strin
 		if json.Unmarshal(data, &r) != nil {
 			return nil
 		}
-		e, ok := entries[parts[3]]
-		if !ok && r.Message != nil && r.Message.ID == parts[3] {
+		key := logKey(r.From, parts[3])
+		e, ok := entries[key]
+		if !ok && r.Message != nil && r.Message.ID == parts[3] && r.Message.From == r.From {
 			// A held message: no inbox has it, its receipt carries it.
 			e = &Entry{Envelope: *r.Message, Seq: seq, Status: map[string]Status{}}
-			entries[parts[3]] = e
-			*order = append(*order, parts[3])
+			entries[key] = e
+			*order = append(*order, key)
 			ok = true
 		}
 		if !ok {
@@ -333,3 +347,6 @@ func (c *Client) apply(entries map[string]*Entry, order *[]string, subject strin
 	}
 	return nil
 }
+
+// logKey is what the log knows a message by: its sender and its id.
+func logKey(from, id string) string { return from + "/" + id }

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"sync"
 	"time"
-
-	"github.com/nats-io/nuid"
 )
 
 // ErrOutboxFull is returned by Outbox.Post when Size messages already wait.
@@ -53,7 +51,7 @@ func (c *Client) NewOutbox(o OutboxOptions) *Outbox {
 // carry, or ErrOutboxFull.
 func (ob *Outbox) Post(m Message) (string, error) {
 	if m.ID == "" {
-		m.ID = nuid.Next()
+		m.ID = NewID()
 	}
 	ob.mu.Lock()
 	defer ob.mu.Unlock()

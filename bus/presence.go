@@ -10,8 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/nats-io/nuid"
 )
 
 // State is what an agent is doing, as its wrapper sees it.
@@ -75,6 +75,9 @@ type record struct {
 	CLI       string    `json:"cli,omitempty"`
 	Skipped   int64     `json:"skipped,omitempty"`
 	Stuck     *stuck    `json:"stuck,omitempty"`
+	// PIDNS is the wrapper's pid namespace (Linux: /proc/self/ns/pid), so
+	// that its pid is checked only where it means that process.
+	PIDNS string `json:"pidns,omitempty"`
 }
 
 // stale reports whether a record written at created is an abandoned claim.
@@ -99,29 +102,45 @@ type claim struct {
 	lost    error
 	cancel  context.CancelFunc
 	done    chan struct{}
+	answer  *nats.Subscription // answers on ClaimSubject while the claim holds
 }
 
 func (cl *claim) stop() {
 	cl.cancel()
 	<-cl.done
+	if cl.answer != nil {
+		_ = cl.answer.Unsubscribe()
+	}
 }
 
 // Register claims the client's name in its workspace with state starting
 // and keeps it alive with heartbeats until Close. A name held by a live
-// agent is refused with ErrNameTaken; the claim of a crashed agent (no
-// heartbeat for three periods) or of one that went offline is taken over.
+// agent (one that answers on ClaimSubject, or whose key is fresh) is
+// refused with ErrNameTaken; the claim of a crashed agent (no heartbeat for
+// three periods, or its process gone on this machine) or of one that went
+// offline is taken over.
 func (c *Client) Register(ctx context.Context) error {
 	if c.opts.Name == "" {
 		return fmt.Errorf("register: %w: no agent name", ErrNotRegistered)
 	}
 	host, _ := os.Hostname()
-	cl := &claim{session: nuid.Next(), state: StateStarting, since: time.Now().UTC(), done: make(chan struct{})}
+	cl := &claim{session: NewID(), state: StateStarting, since: time.Now().UTC(), done: make(chan struct{})}
 	val := c.encode(cl, host)
-	rev, err := c.kv.Create(ctx, c.opts.Name, val)
+	err := c.askHolder(ctx)
+	var rev uint64
+	if err == nil {
+		rev, err = c.kv.Create(ctx, c.opts.Name, val)
+	}
 	if errors.Is(err, jetstream.ErrKeyExists) {
-		rev, err = c.takeOver(ctx, val)
+		rev, err = c.takeOver(ctx, val, host)
+	}
+	if err == nil {
+		err = c.answerClaims(cl, host)
 	}
 	if err != nil {
+		if cl.answer != nil {
+			_ = cl.answer.Unsubscribe()
+		}
 		return fmt.Errorf("register %q in workspace %q: %w", c.opts.Name, c.opts.Workspace, err)
 	}
 	cl.rev = rev
@@ -138,7 +157,7 @@ func (c *Client) Register(ctx context.Context) error {
 	return nil
 }
 
-func (c *Client) takeOver(ctx context.Context, val []byte) (uint64, error) {
+func (c *Client) takeOver(ctx context.Context, val []byte, host string) (uint64, error) {
 	e, err := c.kv.Get(ctx, c.opts.Name)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		return c.kv.Create(ctx, c.opts.Name, val)
@@ -148,7 +167,7 @@ func (c *Client) takeOver(ctx context.Context, val []byte) (uint64, error) {
 	}
 	var r record
 	_ = json.Unmarshal(e.Value(), &r)
-	if !r.stale(e.Created(), time.Now()) {
+	if !r.stale(e.Created(), time.Now()) && !r.provablyDead(host) {
 		return 0, fmt.Errorf("%w: a live agent holds it (%s, pid %d on %s, last seen %s ago); choose another name",
 			ErrNameTaken, r.State, r.PID, r.Host, time.Since(e.Created()).Round(time.Millisecond))
 	}
@@ -164,6 +183,7 @@ func (c *Client) encode(cl *claim, host string) []byte {
 		State: cl.state, Since: cl.since, Session: cl.session,
 		Heartbeat: c.opts.Heartbeat.Milliseconds(), Host: host, PID: os.Getpid(),
 		CLI: c.cli.Load().(string), Skipped: c.skipped.Load(), Stuck: c.stuck.Load(),
+		PIDNS: pidNamespace(),
 	})
 	return b
 }
@@ -186,6 +206,9 @@ func (c *Client) heartbeat(ctx context.Context, cl *claim) {
 		cancel()
 		if errors.Is(err, ErrNameTaken) {
 			c.log.Error("lost the agent name to another agent; stopped heartbeats", "err", err)
+			if cl.answer != nil {
+				_ = cl.answer.Unsubscribe()
+			}
 			return
 		}
 		if err != nil && ctx.Err() == nil {
@@ -213,21 +236,18 @@ func (c *Client) putPresence(ctx context.Context, cl *claim, st State) error {
 	if !errors.Is(err, jetstream.ErrKeyExists) {
 		return fmt.Errorf("update presence of %q: %w", c.opts.Name, err)
 	}
-	// The revision moved: either our own write's answer was lost, or someone
-	// took the name over while our heartbeats did not reach the hub.
+	// The revision moved: either our own write's answer was lost, someone
+	// took the name over while our heartbeats did not reach the hub, or the
+	// key is gone (deleted, purged, the hub's storage lost): then it is
+	// written again, never left missing.
 	e, gerr := c.kv.Get(ctx, c.opts.Name)
+	if errors.Is(gerr, jetstream.ErrKeyNotFound) {
+		return c.recreate(ctx, cl, c.encode(cl, host))
+	}
 	if gerr != nil {
 		return fmt.Errorf("update presence of %q: %w", c.opts.Name, gerr)
 	}
-	var r record
-	_ = json.Unmarshal(e.Value(), &r)
-	if r.Session == cl.session {
-		cl.rev = e.Revision()
-		return nil
-	}
-	cl.lost = fmt.Errorf("%w: %q was claimed by another agent (pid %d on %s) while this one was unreachable",
-		ErrNameTaken, c.opts.Name, r.PID, r.Host)
-	return cl.lost
+	return c.adopt(cl, e)
 }
 
 // SetState records what the agent is doing. It needs Register.

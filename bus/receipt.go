@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nuid"
 )
 
 // Status is where a message is on its way to an agent.
@@ -44,7 +43,7 @@ type Receipt struct {
 // with the status held, and the sender is told by its own wrapper.
 func (c *Client) Hold(ctx context.Context, m Message, reason string) (Envelope, error) {
 	if m.ID == "" {
-		m.ID = nuid.Next()
+		m.ID = NewID()
 	}
 	env := Envelope{
 		ID: m.ID, Workspace: c.opts.Workspace, From: c.opts.Name, To: m.To, Body: m.Body,
@@ -59,7 +58,7 @@ func (c *Client) Hold(ctx context.Context, m Message, reason string) (Envelope, 
 	if err != nil {
 		return env, fmt.Errorf("hold message to %s: %w", m.To, err)
 	}
-	if err := c.publish(ctx, ReceiptSubject(c.opts.Workspace, env.ID), data, env.ID+".held"); err != nil {
+	if err := c.publish(ctx, ReceiptSubject(c.opts.Workspace, env.ID), data, c.dedupID(env.ID, "held")); err != nil {
 		return env, fmt.Errorf("hold message to %s: %w", m.To, err)
 	}
 	return env, nil

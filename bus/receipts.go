@@ -140,7 +140,7 @@ func (c *Client) receiptPub(env Envelope, st Status, reason string) (pub, error)
 	if err != nil {
 		return pub{}, fmt.Errorf("receipt: %w", err)
 	}
-	msgID := env.ID + "." + c.opts.Name + "." + string(st)
+	msgID := c.dedupID(env.From, env.ID, string(st))
 	return pub{ReceiptSubject(c.opts.Workspace, env.ID), data, msgID}, nil
 }
 

@@ -12,7 +12,6 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/nats-io/nuid"
 )
 
 // ErrUnknownAgent means the recipient never registered in the workspace.
@@ -64,14 +63,14 @@ func (c *Client) SendMessage(ctx context.Context, m Message) (Envelope, error) {
 			return env, fmt.Errorf("send to *: %w %q", ErrNoRecipients, c.opts.Workspace)
 		}
 		for _, r := range to {
-			if err := c.publish(ctx, c.inboxSubject(r), data, env.ID+"."+r); err != nil {
+			if err := c.publish(ctx, c.inboxSubject(r), data, c.dedupID(env.ID, r)); err != nil {
 				return env, fmt.Errorf("send to * (copy for %s): %w", r, err)
 			}
 		}
 		return env, nil
 	}
 	known := c.known(ctx, m.To)
-	if err := c.publish(ctx, c.inboxSubject(m.To), data, env.ID); err != nil {
+	if err := c.publish(ctx, c.inboxSubject(m.To), data, c.dedupID(env.ID)); err != nil {
 		return env, fmt.Errorf("send to %s: %w", m.To, err)
 	}
 	if !known {
@@ -84,7 +83,7 @@ func (c *Client) SendMessage(ctx context.Context, m Message) (Envelope, error) {
 // and encodes it.
 func (c *Client) envelope(m Message) (Envelope, []byte, error) {
 	if m.ID == "" {
-		m.ID = nuid.Next()
+		m.ID = NewID()
 	}
 	env := Envelope{
 		ID: m.ID, Workspace: c.opts.Workspace, From: c.opts.Name, To: m.To, Body: m.Body,

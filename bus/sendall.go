@@ -46,7 +46,7 @@ func (c *Client) SendAll(ctx context.Context, ms []Message) []Sent {
 			if _, ok := known[m.To]; !ok {
 				known[m.To] = c.known(ctx, m.To)
 			}
-			ps, owner = append(ps, pub{c.inboxSubject(m.To), data, env.ID}), append(owner, i)
+			ps, owner = append(ps, pub{c.inboxSubject(m.To), data, c.dedupID(env.ID)}), append(owner, i)
 			continue
 		}
 		if others == nil {
@@ -60,7 +60,7 @@ func (c *Client) SendAll(ctx context.Context, ms []Message) []Sent {
 			continue
 		}
 		for _, r := range others {
-			ps, owner = append(ps, pub{c.inboxSubject(r), data, env.ID + "." + r}), append(owner, i)
+			ps, owner = append(ps, pub{c.inboxSubject(r), data, c.dedupID(env.ID, r)}), append(owner, i)
 		}
 	}
 	for k, err := range c.publishAll(ctx, ps) {

@@ -57,9 +57,11 @@ func AgentInboxPrefix(workspace, name string) string {
 
 // AgentPermissions is what agent name of workspace ws may do with its own
 // credential: send as itself (the inbox subjects with its name as sender),
-// read its own inbox's consumer, read presence and write its own, use the
-// memory service, and read the replies to its requests. Nothing else: no
-// other inbox, no stream or consumer management, no credentials.
+// read its own inbox's consumer, read presence (its wrapper, with the
+// administrator's token, writes it), use the memory service, and read the
+// replies to its requests. Nothing else: no presence writes (a rollup on
+// its own key could purge every key), no other inbox, no stream or
+// consumer management, no claim answers, no credentials.
 func AgentPermissions(ws, name string) *server.Permissions {
 	kv := "KV_relay_presence_" + ws
 	stream := "RELAY_" + ws
@@ -76,7 +78,6 @@ func AgentPermissions(ws, name string) *server.Permissions {
 			"$JS.API.DIRECT.GET." + kv, "$JS.API.DIRECT.GET." + kv + ".>",
 			"$JS.API.STREAM.MSG.GET." + kv,
 			"$JS.FC." + kv + ".>",
-			"$KV.relay_presence_" + ws + "." + name,
 			// Every inbox's pending count, for relay agents: metadata only.
 			"$JS.API.CONSUMER.INFO." + stream + ".*",
 			"$JS.API.CONSUMER.MSG.NEXT." + stream + "." + name,

@@ -409,10 +409,8 @@ func (h *Hub) SetDashboard(rawURL string) error {
 // ensureDirs creates home and its hub folder 0700 and refuses either when
 // another user owns it or others can write it.
 func ensureDirs(home string) error {
-	if err := statedir.Ensure(home); err != nil {
-		return err
-	}
-	return statedir.Ensure(Dir(home))
+	_, err := statedir.EnsureSub(home, filepath.Base(Dir(home)))
+	return err
 }
 
 func tokenSum(token string) string {

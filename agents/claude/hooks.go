@@ -3,14 +3,13 @@ package claude
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/relayhq/relay/agents"
 	"github.com/relayhq/relay/hookrpc"
+	"github.com/relayhq/relay/internal/statedir"
 	"github.com/relayhq/relay/patterns"
 )
 
@@ -61,8 +60,8 @@ func startHooks(l agents.Launch) (agents.Setup, error) {
 	if err != nil {
 		return agents.Setup{}, err
 	}
-	dir := filepath.Join(l.Home, "run")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	dir, err := statedir.EnsureSub(l.Home, "run")
+	if err != nil {
 		return agents.Setup{}, fmt.Errorf("hook socket folder: %w", err)
 	}
 	srv, err := hookrpc.Listen(dir)

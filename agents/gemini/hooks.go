@@ -5,13 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 
 	"github.com/relayhq/relay/agents"
 	"github.com/relayhq/relay/hookrpc"
+	"github.com/relayhq/relay/internal/statedir"
 	"github.com/relayhq/relay/patterns"
 )
 
@@ -185,8 +184,8 @@ func startHooks(l agents.Launch) (*hookSource, map[string]any, error) {
 	if l.RelayBinary == "" {
 		return nil, nil, fmt.Errorf("no relay binary for Gemini CLI's BeforeTool hook")
 	}
-	dir := filepath.Join(l.Home, "run")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	dir, err := statedir.EnsureSub(l.Home, "run")
+	if err != nil {
 		return nil, nil, fmt.Errorf("hook socket folder: %w", err)
 	}
 	srv, err := hookrpc.Listen(dir)

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/relayhq/relay/agents"
+	"github.com/relayhq/relay/internal/statedir"
 )
 
 // SystemDefaultsEnv names the file of Gemini CLI's system defaults, the
@@ -88,8 +89,8 @@ func overlaySetup(l agents.Launch, hooks map[string]any) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gemini settings: %s: %w", basePath, err)
 	}
-	dir := filepath.Join(l.Home, "run")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	dir, err := statedir.EnsureSub(l.Home, "run")
+	if err != nil {
 		return nil, fmt.Errorf("gemini settings: %w", err)
 	}
 	// One file per agent of a workspace, rewritten by each of its sessions.

@@ -3,19 +3,19 @@ package cli
 import (
 	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/relayhq/relay/internal/logfile"
+	"github.com/relayhq/relay/internal/statedir"
 )
 
 // openLog opens RELAY_HOME/logs/NAME.log for a command's diagnostics, so
 // that nothing but the child ever writes to the human's terminal.
 func openLog(home, name string) (*slog.Logger, func(), error) {
-	dir := filepath.Join(home, "logs")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, nil, fmt.Errorf("create log folder %s: %w", dir, err)
+	dir, err := statedir.EnsureSub(home, "logs")
+	if err != nil {
+		return nil, nil, fmt.Errorf("log folder: %w", err)
 	}
 	path := filepath.Join(dir, name+".log")
 	f, err := logfile.Open(path, 0)

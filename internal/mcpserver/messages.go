@@ -122,7 +122,7 @@ func (s *Server) lastFrom(ctx context.Context, b Bus, peer string) (bus.Entry, b
 // status is a message's delivery status so far at each recipient.
 func (s *Server) status(ctx context.Context, b Bus, env bus.Envelope) string {
 	var st string
-	err := b.Log(ctx, bus.LogOptions{ID: env.ID, Last: 1}, func(e bus.Entry) error {
+	err := b.Log(ctx, bus.LogOptions{ID: env.ID, From: env.From, Last: 1}, func(e bus.Entry) error {
 		st = statuses(e)
 		return nil
 	})

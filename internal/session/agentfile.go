@@ -11,12 +11,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/nats-io/nuid"
-
 	"github.com/relayhq/relay/bus"
 	"github.com/relayhq/relay/hookrpc"
 	"github.com/relayhq/relay/hub"
 	"github.com/relayhq/relay/internal/identity"
+	"github.com/relayhq/relay/internal/statedir"
 )
 
 // The agent's own relay commands: the wrapper writes an identity file
@@ -103,8 +102,15 @@ func (s *Session) revokeCredential(c *bus.Client) {
 // startAgentFile writes the identity file of agent name and serves its
 // socket until ctx ends. It returns the child's environment entries.
 func (s *Session) startAgentFile(ctx context.Context, name string) ([]string, error) {
-	dir := filepath.Join(s.cfg.Home, "agents", s.cfg.Workspace, name)
-	srv, err := hookrpc.Listen(filepath.Join(s.cfg.Home, "run"))
+	dir, err := statedir.EnsureSub(s.cfg.Home, "agents", s.cfg.Workspace, name)
+	if err != nil {
+		return nil, fmt.Errorf("agent folder: %w", err)
+	}
+	run, err := statedir.EnsureSub(s.cfg.Home, "run")
+	if err != nil {
+		return nil, fmt.Errorf("agent socket: %w", err)
+	}
+	srv, err := hookrpc.Listen(run)
 	if err != nil {
 		return nil, fmt.Errorf("agent socket: %w", err)
 	}
@@ -162,7 +168,7 @@ func (s *Session) serveAgent(ctx context.Context, req hookrpc.Request) hookrpc.R
 		return hookrpc.Response{ExitCode: 2, Stdout: "bad request: " + err.Error()}
 	}
 	reply := SendReply{From: s.name(), To: sr.To}
-	msg := bus.Message{ID: nuid.Next(), To: sr.To, Body: sr.Body}
+	msg := bus.Message{ID: bus.NewID(), To: sr.To, Body: sr.Body}
 	if n := badTarget(sr.To); n != "" {
 		reply.Notice = n
 	} else if s.alone() {

@@ -149,9 +149,9 @@ func (s *Session) dir() string {
 
 // openJournal prepares what outlives a crash: the delivery journal.
 func (s *Session) openJournal(name string) error {
-	dir := filepath.Join(s.cfg.Home, "agents", s.cfg.Workspace, name)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("create agent folder %s: %w", dir, err)
+	dir, err := statedir.EnsureSub(s.cfg.Home, "agents", s.cfg.Workspace, name)
+	if err != nil {
+		return fmt.Errorf("agent folder: %w", err)
 	}
 	j, err := delivery.OpenJournal(filepath.Join(dir, "delivered"))
 	if err != nil {

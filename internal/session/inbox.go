@@ -128,7 +128,16 @@ func (s *Session) accept(ctx context.Context, d *bus.Delivery, agent bool, l *le
 	// Receipts are stored in the background, in order, so that typing
 	// never waits for the hub; the message is acknowledged once its
 	// "delivered" receipt is stored.
-	return delivery.Item{ID: env.ID, Text: text, Done: func(st delivery.Status, reason string) {
+	// Repeats are told apart by sender and id: another agent that sends an
+	// envelope with this message's id (learnt from its own copy of a
+	// broadcast) cannot make this one pass for a repeat.
+	key := journalKey(env)
+	if s.journal.Seen(env.ID) {
+		// Typed by a relay that journaled bare ids (before an upgrade):
+		// never typed twice. No key of this relay is a bare id.
+		key = env.ID
+	}
+	return delivery.Item{ID: key, Text: text, Done: func(st delivery.Status, reason string) {
 		switch st {
 		case delivery.StatusDelivered:
 			s.waiting.gone(env.ID)
@@ -138,7 +147,7 @@ func (s *Session) accept(ctx context.Context, d *bus.Delivery, agent bool, l *le
 		case delivery.StatusConfirmed:
 			_ = d.PostReceipt(bus.StatusConfirmed, reason)
 		case delivery.StatusFailed:
-			seen := s.journal.Seen(env.ID)
+			seen := s.journal.Seen(key)
 			if seen {
 				s.waiting.gone(env.ID)
 			}
@@ -216,3 +225,7 @@ func (s *Session) notice(text string) {
 func (s *Session) form() delivery.Form {
 	return delivery.Form{Shell: !s.prof.Model, Mentions: s.prof.EscapeMentions, Max: s.cfg.MaxBodyBytes}
 }
+
+// journalKey is what the delivery queue and journal know a message by:
+// its sender and its id (FROM/ID).
+func journalKey(env bus.Envelope) string { return env.From + "/" + env.ID }

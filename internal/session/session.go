@@ -34,6 +34,7 @@ import (
 	"github.com/relayhq/relay/agents"
 	"github.com/relayhq/relay/bus"
 	"github.com/relayhq/relay/delivery"
+	"github.com/relayhq/relay/internal/statedir"
 	"github.com/relayhq/relay/internal/termsafe"
 	"github.com/relayhq/relay/patterns"
 	"github.com/relayhq/relay/scanner"
@@ -196,6 +197,9 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 	env = withoutVar(env, "RELAY_TOKEN")
 	if !s.alone() {
 		idEnv, err := s.startAgentFile(ctx, name)
+		if errors.Is(err, statedir.ErrUnsafe) {
+			return 0, fmt.Errorf("%s was not started: %w", name, err)
+		}
 		if err != nil {
 			// A full disk, say: the agent still runs, but the relay
 			// commands it runs cannot act as it. Said, not fatal.

@@ -101,6 +101,52 @@ func CheckDir(dir string) error {
 	return nil
 }
 
+// EnsureSub creates the folder home/elems... (each missing level 0700)
+// and returns its path, after checking home as CheckDir does and every
+// level below it as CheckSub does: the agents', run, hub and logs folders
+// hold credentials, sockets and tokens, so a level that is a symbolic link
+// (it would send what relay writes into someone else's folder), that
+// another user owns or that others can write is refused (*UnsafeError).
+// Each elem is one path component.
+func EnsureSub(home string, elems ...string) (string, error) {
+	if err := Ensure(home); err != nil {
+		return "", err
+	}
+	dir := home
+	for _, e := range elems {
+		dir = filepath.Join(dir, e)
+		// Mkdir does not follow a symbolic link in the last component: a
+		// planted one makes it fail with ErrExist, and CheckSub refuses it.
+		if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+			return "", fmt.Errorf("create state folder %s: %w", dir, err)
+		}
+		if err := CheckSub(dir); err != nil {
+			return "", err
+		}
+	}
+	return dir, nil
+}
+
+// CheckSub returns nil when dir, a folder inside the state folder, is
+// missing or is a real folder (not a symbolic link) of the current user
+// that no one else can write; else an *UnsafeError.
+func CheckSub(dir string) error {
+	fi, err := os.Lstat(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("check state folder: %w", err)
+	}
+	if fi.Mode()&os.ModeSymlink != 0 {
+		target, _ := os.Readlink(dir)
+		return &UnsafeError{Path: dir,
+			Problem: fmt.Sprintf("is a symbolic link (to %s): relay keeps credentials and sockets only in real folders of its state folder", target),
+			Fix:     "rm " + dir + " (relay creates the folder again)"}
+	}
+	return CheckDir(dir)
+}
+
 // CheckSecret returns nil when path is a regular file of the current user
 // that no one else can read or write (a token); else an *UnsafeError whose
 // fix is to remove it, since others may know or have chosen its content.
