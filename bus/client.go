@@ -140,6 +140,8 @@ type Client struct {
 	mu    sync.Mutex
 	claim *claim // non-nil once registered
 
+	denied deniedWatches // publishes watched for a refusal (denied.go)
+
 	// cli and skipped go into the presence record (SetCLI, SetSkipped).
 	cli     atomic.Value // string
 	skipped atomic.Int64
@@ -175,6 +177,7 @@ func Connect(ctx context.Context, o Options) (*Client, error) {
 		}),
 		nats.ClosedHandler(func(*nats.Conn) { close(c.closed) }),
 		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
+			c.publishDenied(err)
 			c.log.Error("hub connection error", "err", err)
 		}),
 	}

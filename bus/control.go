@@ -73,7 +73,8 @@ func (c *Client) ServeControl(ctx context.Context, handle func(Control) ControlR
 }
 
 // Control sends req to agent's wrapper and returns its answer;
-// ErrNotRunning when no wrapper answers.
+// ErrPermission at once when this credential may not ask (an agent's own
+// may not), ErrNotRunning when no wrapper answers.
 func (c *Client) Control(ctx context.Context, agent string, req Control) (ControlReply, error) {
 	var rep ControlReply
 	if err := ValidName("agent", agent); err != nil {
@@ -83,7 +84,13 @@ func (c *Client) Control(ctx context.Context, agent string, req Control) (Contro
 	if err != nil {
 		return rep, err
 	}
-	m, err := c.nc.RequestWithContext(ctx, ControlSubject(c.opts.Workspace, agent), b)
+	subject := ControlSubject(c.opts.Workspace, agent)
+	ctx, stop := c.watchPublish(ctx, subject)
+	defer stop()
+	m, err := c.nc.RequestWithContext(ctx, subject, b)
+	if why := refused(ctx); why != nil {
+		return rep, fmt.Errorf("control %s: %w", agent, why)
+	}
 	if errors.Is(err, nats.ErrNoResponders) || errors.Is(err, context.DeadlineExceeded) {
 		return rep, fmt.Errorf("%s: %w", agent, ErrNotRunning)
 	}

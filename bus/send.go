@@ -158,6 +158,10 @@ func (c *Client) suggest(name string) string {
 // Nats-Msg-Id (so at most one copy is kept) while the hub is unreachable,
 // until ctx is done.
 func (c *Client) publish(ctx context.Context, subj string, data []byte, msgID string) error {
+	// A refused publish is never acknowledged: without the watch it would
+	// be retried until ctx ends, as if the hub were slow.
+	ctx, stop := c.watchPublish(ctx, subj)
+	defer stop()
 	backoff := 50 * time.Millisecond
 	for {
 		msg := &nats.Msg{Subject: subj, Data: data, Header: nats.Header{}}
@@ -167,6 +171,9 @@ func (c *Client) publish(ctx context.Context, subj string, data []byte, msgID st
 		cancel()
 		if err == nil {
 			return nil
+		}
+		if why := refused(ctx); why != nil {
+			return fmt.Errorf("publish %s: %w", subj, why)
 		}
 		if ctx.Err() != nil {
 			return fmt.Errorf("publish %s: %w (last error: %v)", subj, ctx.Err(), err)

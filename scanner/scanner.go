@@ -176,6 +176,11 @@ type Scanner struct {
 	stateKnown bool
 	events     []Event
 
+	// The terminal string (OSC, DCS, …) open at the end of the last Write,
+	// numbered by the screen, and when it was first seen open.
+	strSeq   uint64
+	strSince time.Time
+
 	skipped atomic.Int64
 
 	subMu sync.Mutex
@@ -260,7 +265,9 @@ func (s *Scanner) Write(p []byte) (int, error) {
 	// In a plain terminal a line is done at its line break: read it now,
 	// not at the next tick, so that a command goes out at once.
 	lineDone := s.cues.LineBreaksEnd && bytes.IndexByte(p, '\n') >= 0
-	s.lastWrite = s.now()
+	now := s.now()
+	s.cutStaleString(now)
+	s.lastWrite = now
 	s.endInjection(s.lastWrite)
 	for len(p) > 0 {
 		piece := p[:min(len(p), feedPiece)]
@@ -270,6 +277,7 @@ func (s *Scanner) Write(p []byte) (int, error) {
 			s.evaluate(false)
 		}
 	}
+	s.noteString(now)
 	if lineDone || s.now().Sub(s.lastEval) >= s.tick {
 		s.evaluate(false)
 	} else {

@@ -10,7 +10,9 @@ import (
 
 // FuzzScreen feeds random bytes at random sizes, split at random points
 // with a resize in between: no panic, the row count always matches, the
-// cursor stays on the screen and memory stays bounded.
+// cursor stays on the screen and memory stays bounded. Whatever came
+// before, a CAN brings the model back to reading text, and so does
+// CutString: nothing a program writes leaves it blind.
 func FuzzScreen(f *testing.F) {
 	files, _ := filepath.Glob("../testdata/recordings/*/*.raw")
 	for _, name := range files {
@@ -22,6 +24,9 @@ func FuzzScreen(f *testing.F) {
 		f.Add(uint8(c.cols), uint8(c.rows), uint16(len(c.data)/3), []byte(c.data))
 	}
 	f.Add(uint8(1), uint8(1), uint16(0), []byte("中\u0301\x1b[2@\x1b[L\x1b]0;x"))
+	for _, st := range stringIntros {
+		f.Add(uint8(20), uint8(3), uint16(1), []byte("a"+st.intro+"data\x1b\x1b[2J\r\n@relay:Bob x"))
+	}
 	f.Fuzz(func(t *testing.T, cols, rows uint8, cut uint16, data []byte) {
 		s := New(int(cols)%200+1, int(rows)%60+1)
 		k := min(int(cut), len(data))
@@ -31,6 +36,23 @@ func FuzzScreen(f *testing.F) {
 		check(t, s)
 		s.Write(data[k:])
 		check(t, s)
+		reads := func(how string) {
+			t.Helper()
+			if s.state != stGround || s.uneed != 0 {
+				t.Fatalf("after %s: input state %d, %d UTF-8 bytes awaited; want text", how, s.state, s.uneed)
+			}
+		}
+		s2 := New(int(cols)%200+1, int(rows)%60+1)
+		s2.Write(data)
+		s2.CutString()
+		if _, open := s2.OpenString(); open {
+			t.Fatal("a string is open after CutString")
+		}
+		s.Write([]byte{0x18})
+		reads("CAN")
+		s.Write(data)
+		s.Write([]byte{0x1a})
+		reads("SUB")
 	})
 }
 

@@ -225,13 +225,53 @@ func (s *Screen) startString(st int) {
 	s.parser.Reset()
 	s.state = st
 	s.osc = s.osc[:0]
+	s.strLen = 0
+	s.strSeq++
+}
+
+// MaxString bounds a terminal string (OSC, DCS, APC, PM, SOS, ESC k): once
+// this many bytes of it have arrived without its end, it is cut off and
+// what follows is read as text. 1 MiB is tmux's input-buffer-size, the most
+// it keeps of a string; a real string (an image, a clipboard copy) fits.
+const MaxString = 1 << 20
+
+// OpenString reports whether a terminal string is open (its terminator not
+// seen yet) and numbers it: seq grows with every string started, so a
+// caller can tell the same open string from a later one.
+func (s *Screen) OpenString() (seq uint64, open bool) {
+	return s.strSeq, s.state != stGround && s.state != stSeq
+}
+
+// CutString ends an open terminal string as if it had been cut off at its
+// bound: the string is dropped (an OSC is not reported) and what follows is
+// read as text. It does nothing when no string is open. The scanner calls
+// it when a string stays open too long (see docs/scanner.md); tmux resets
+// its parser the same way after five seconds.
+func (s *Screen) CutString() {
+	if _, open := s.OpenString(); open {
+		s.osc = s.osc[:0]
+		s.toGround()
+	}
 }
 
 // stringBytes consumes the contents of an OSC, DCS, APC, PM or SOS string
-// from p[i:] and returns the index of the next byte to handle.
+// from p[i:] and returns the index of the next byte to handle. Every string
+// ends at CAN and SUB (as on a DEC terminal and in xterm; tmux reads them as
+// data inside a DCS) and is cut off after MaxString bytes.
 func (s *Screen) stringBytes(p []byte, i int) int {
 	for i < len(p) {
+		if s.strLen >= MaxString {
+			s.CutString()
+			return i
+		}
+		s.strLen++
 		b := p[i]
+		if b == 0x18 || b == 0x1a {
+			s.endString()
+			s.toGround()
+			s.execute(b)
+			return i + 1
+		}
 		switch s.state {
 		case stDCSBody:
 			if b == 0x1b {
@@ -248,16 +288,11 @@ func (s *Screen) stringBytes(p []byte, i int) int {
 			i++
 			continue
 		}
-		// The other string states end at ESC, CAN and SUB (and OSC at BEL).
+		// The other string states end at ESC (and OSC at BEL).
 		switch {
 		case b == 0x1b:
 			s.endString()
 			s.startSeq()
-			return i + 1
-		case b == 0x18 || b == 0x1a:
-			s.endString()
-			s.toGround()
-			s.uneed = 0
 			return i + 1
 		case b == 0x07 && s.state == stOSC:
 			s.endString()

@@ -22,6 +22,9 @@
 // handled here: that is faster (text never goes through the parser) and it
 // avoids the x/ansi parser reading the byte 0x9C inside a UTF-8 title as a
 // string terminator, which draws titles such as "✳ Claude Code" on screen.
+// Here the model leaves tmux on purpose: CAN and SUB end a DCS too, and a
+// string is cut off after [MaxString] bytes (or by [Screen.CutString]), so
+// that no string left open can hide the rest of the output.
 //
 // Scrollback: rows leaving the top of the main screen while the scroll
 // region is the whole screen go to [Options.OnScrollOff]. tmux also keeps
@@ -140,6 +143,8 @@ type Screen struct {
 	seqCnt int  // number of CSI parameters seen
 	seqBad bool // the sequence has a parameter tmux rejects
 	osc    []byte
+	strLen int    // bytes of the open string so far (MaxString)
+	strSeq uint64 // strings started so far (OpenString)
 
 	// fastParams holds the parameters of the sequence fastSeq reads;
 	// noFast turns the fast paths off, fastSeq and the runs of narrow

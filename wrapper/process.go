@@ -147,7 +147,11 @@ func (s *Session) watchSignals(ch chan os.Signal) (stop func()) {
 }
 
 func (s *Session) onSignal(sig syscall.Signal) {
-	s.log.Info("signal", "signal", sig)
+	if sig != unix.SIGWINCH {
+		s.log.Info("signal", "signal", sig)
+	} else if ok, dropped := s.resizeLog.allow(); ok {
+		s.log.Info("signal", "signal", sig, "not_logged_since_last", dropped)
+	}
 	switch sig {
 	case unix.SIGWINCH:
 		s.syncSize()

@@ -124,6 +124,8 @@ type Session struct {
 	inDone   chan struct{} // closed when the input loop has ended
 	status   int           // the exit code, valid after exited
 	stopSigs func()
+
+	resizeLog rateLog // SIGWINCH logged once a second at most
 }
 
 // Start runs the command in a new pseudo-terminal at the human's window size.

@@ -18,12 +18,19 @@
     if (text !== undefined && text !== null) e.textContent = String(text);
     return e;
   }
+  // A time relay does not know comes as Go's zero time (year 1).
+  function known(t) {
+    const d = new Date(t);
+    return !isNaN(d) && d.getUTCFullYear() > 1;
+  }
   function clock(t) {
     const d = new Date(t);
     if (isNaN(d)) return "";
+    if (!known(t)) return "an unknown time";
     return d.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", second: "2-digit" });
   }
   function ago(t) {
+    if (!known(t)) return "an unknown time";
     const s = Math.max(0, (Date.now() - new Date(t)) / 1000);
     if (s < 60) return Math.round(s) + "s";
     if (s < 3600) return Math.round(s / 60) + "m";
@@ -255,7 +262,7 @@
           ["pending", String(a.pending || 0)], ["skipped", bytes(a.skipped || 0)],
           ["host", (a.host || "?") + (a.pid ? " (pid " + a.pid + ")" : "")]]
           // seen moves with every heartbeat, which the feed does not send: it means something once offline.
-          .concat(a.state === "offline" ? [["last seen", ago(a.seen) + " ago"]] : [])));
+          .concat(a.state === "offline" ? [["last seen", known(a.seen) ? ago(a.seen) + " ago" : "unknown"]] : [])));
         if (a.state !== "offline") {
           const stop = el("button", "stop", "Stop");
           stop.id = "stop-agent";

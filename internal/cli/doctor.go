@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/relayhq/relay/agents"
@@ -156,13 +157,24 @@ func checkHome(env *Env) (string, doctorCheck) {
 	}
 	f, err := os.CreateTemp(home, ".doctor-*")
 	if err != nil {
-		c.Detail, c.Fix = fmt.Sprintf("%s is not writable: %v", home, err), "chown it to your user, or point RELAY_HOME elsewhere"
+		c.Detail, c.Fix = notWritable(home, err)
 		return home, c
 	}
 	f.Close()
 	os.Remove(f.Name())
 	c.OK, c.Detail = true, home+" (mode 0700, writable)"
 	return home, c
+}
+
+// notWritable says why the state folder home cannot be written (err, from
+// creating a file in it) and what to do: a read-only file system is not
+// fixed by changing the owner.
+func notWritable(home string, err error) (detail, fix string) {
+	if errors.Is(err, syscall.EROFS) {
+		return fmt.Sprintf("%s is on a read-only file system", home),
+			"point RELAY_HOME at a folder on a writable file system (or remount this one read-write)"
+	}
+	return fmt.Sprintf("%s is not writable: %v", home, err), "chown it to your user, or point RELAY_HOME elsewhere"
 }
 
 // checkConfig loads the configuration as every command does; nil when it

@@ -65,6 +65,15 @@ func runMCP(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	// Inside a wrapped agent the hub is reached with the agent's own
+	// credential, which sends only as that agent: refuse another name now,
+	// not at the first send.
+	if agent, err := agentIdentity(env); err != nil {
+		return err
+	} else if agent != nil && agent.Token != "" && hf.hub == "" && id.Name != agent.Name {
+		return usagef("--name %s: inside agent %s, relay mcp acts with %s's own credential and can act only as %s (leave out --name)",
+			id.Name, agent.Name, agent.Name, agent.Name)
+	}
 	cfg, err := loadConfig(env, configOptions{flags: config.Flags{Workspace: hf.workspace, Hub: hf.hub, TLSCA: hf.tlsCA}})
 	if err != nil {
 		return err

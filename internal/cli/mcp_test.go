@@ -54,3 +54,32 @@ func TestMCPIdentity(t *testing.T) {
 		})
 	}
 }
+
+// TestMCPEOFAfterSend: a client writes a tools/call send and closes its end
+// at once (a script piping into relay mcp): the message reaches the hub
+// and the reply is written before relay mcp exits 0. Before, it exited 0
+// with no reply and nothing sent.
+func TestMCPEOFAfterSend(t *testing.T) {
+	c := newHubCLI(t)
+	c.must("up", "--detach")
+	in := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"script","version":"1"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"send","arguments":{"to":"bob","message":"sent just before EOF"}}}
+`
+	code, out, errs := c.run(in, "mcp", "--name", "carol")
+	if code != 0 {
+		t.Fatalf("relay mcp: exit %d\nstdout: %s\nstderr: %s", code, out, errs)
+	}
+	var replied bool
+	for _, line := range strings.Split(out, "\n") {
+		if strings.Contains(line, `"id":2`) && strings.Contains(line, "Sent to bob") {
+			replied = true
+		}
+	}
+	if !replied {
+		t.Errorf("no reply to the send:\n%s\nstderr: %s", out, errs)
+	}
+	if log := c.must("log"); !strings.Contains(log, "sent just before EOF") {
+		t.Errorf("the message is not in the hub's log:\n%s", log)
+	}
+}

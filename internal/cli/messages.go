@@ -279,8 +279,12 @@ func runAgents(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprintf(env.Stdout, "no agents in workspace %s\n", termsafe.Line(c.Workspace()))
 		return nil
 	}
-	now := time.Now()
-	tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
+	return writeAgents(env.Stdout, time.Now(), agents)
+}
+
+// writeAgents prints the table of relay agents.
+func writeAgents(w io.Writer, now time.Time, agents []bus.Presence) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tCLI\tSTATE\tSINCE\tLAST SEEN\tPENDING\tSKIPPED")
 	for _, a := range agents {
 		cli := a.CLI
@@ -291,12 +295,21 @@ func runAgents(ctx context.Context, env *Env, args []string) error {
 		// shown, never obeyed, and a tab in one cannot shift the columns.
 		state := string(a.State)
 		if a.State == bus.StateStuck {
-			state += " (oldest " + age(now, a.WaitingSince) + ")"
+			state += " (oldest " + strings.TrimSuffix(ago(now, a.WaitingSince), " ago") + ")"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s ago\t%s ago\t%d\t%s\n", termsafe.Line(a.Name), termsafe.Line(cli), termsafe.Line(state),
-			age(now, a.Since), age(now, a.Seen), a.Pending, skippedBytes(a.Skipped))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", termsafe.Line(a.Name), termsafe.Line(cli), termsafe.Line(state),
+			ago(now, a.Since), ago(now, a.Seen), a.Pending, skippedBytes(a.Skipped))
 	}
 	return tw.Flush()
+}
+
+// ago is age followed by "ago", or "-" for a time not known (a presence
+// record without it: zero).
+func ago(now, t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return age(now, t) + " ago"
 }
 
 // age is a short human duration: 4s, 3m12s, 2h5m, 3d4h.

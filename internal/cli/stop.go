@@ -71,6 +71,13 @@ func runStop(ctx context.Context, env *Env, args []string) error {
 	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	_, err = c.Control(rctx, o.name, bus.Control{Op: bus.OpStop, Timeout: o.timeout, By: defaultSender(env)})
 	cancel()
+	if errors.Is(err, bus.ErrPermission) {
+		why := "this credential may not stop agents"
+		if id, _ := agentIdentity(env); id != nil && o.hub.hub == "" {
+			why = fmt.Sprintf("inside agent %s, relay acts with %s's own credential, which may not stop agents; run relay stop from your own shell", id.Name, id.Name)
+		}
+		return fmt.Errorf("%s: refused: %s (%w)", o.name, why, err)
+	}
 	if errors.Is(err, bus.ErrNotRunning) {
 		return fmt.Errorf("%w: no wrapper of %s answers in workspace %s (see relay agents)", err, o.name, c.Workspace())
 	}

@@ -140,10 +140,13 @@ func (s *Server) instructions() string {
 func (s *Server) Tools() []string { return append([]string(nil), s.tools...) }
 
 // Run serves one client on r and w (the client's stdout and stdin) until
-// the client goes away or ctx ends, then closes the hub connection.
+// the client goes away or ctx ends, then closes the hub connection. A line
+// that is not a JSON-RPC message is answered with an error and the session
+// goes on; at the end of input every call already received is answered
+// before Run returns (see stdio.go).
 func (s *Server) Run(ctx context.Context, r io.Reader, w io.Writer) error {
 	defer s.close()
-	t := &mcp.IOTransport{Reader: readCloser{r}, Writer: writeCloser{w}}
+	t := &stdioTransport{r: r, w: w, logger: s.o.Logger}
 	err := s.mcp.Run(ctx, t)
 	if err != nil && (errors.Is(err, io.EOF) || ctx.Err() != nil) {
 		return nil
@@ -211,13 +214,3 @@ func readOnly(tool string) bool {
 	}
 	return false
 }
-
-// readCloser and writeCloser let any stream be a transport; closing them
-// leaves the process's own stdin and stdout alone.
-type readCloser struct{ io.Reader }
-
-func (readCloser) Close() error { return nil }
-
-type writeCloser struct{ io.Writer }
-
-func (writeCloser) Close() error { return nil }
