@@ -17,7 +17,7 @@ import (
 // human's keys wait, delayed but never lost or merged.
 //
 // It also follows the human's line (see lineTracker): while the human has
-// typed something since their last Enter, Ctrl-C or Ctrl-U, HumanLine is
+// typed something since their last Enter or Ctrl-C and not erased it all, HumanLine is
 // true and Inject refuses, so relay never presses Enter on a line it did
 // not write alone.
 type Input struct {
@@ -131,7 +131,7 @@ func (in *Input) injectAlways(fn func(write func([]byte) error) error) error {
 }
 
 // HumanLine reports whether the human has an unfinished line: keys typed
-// since their last Enter, Ctrl-C or Ctrl-U that may have put text in the
+// since their last Enter or Ctrl-C that may have left text in the
 // child's input line. It errs on the side of true (see lineTracker for the
 // rules). While it is true, Inject refuses.
 func (in *Input) HumanLine() bool { return in.draft.Load() }
