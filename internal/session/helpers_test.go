@@ -20,6 +20,9 @@ type fakeScreen struct {
 	text     string
 	injected []string
 	open     int // injections begun and not ended
+	// before, after and alt are what CursorRow returns.
+	before, after string
+	alt           bool
 }
 
 func (f *fakeScreen) Text() string          { f.mu.Lock(); defer f.mu.Unlock(); return f.text }
@@ -37,6 +40,11 @@ func (f *fakeScreen) BeginInjection(t string) {
 func (f *fakeScreen) EndInjection()         { f.mu.Lock(); f.open--; f.mu.Unlock() }
 func (f *fakeScreen) Injection() uint64     { return 0 }
 func (f *fakeScreen) EndInjectionOf(uint64) {}
+func (f *fakeScreen) CursorRow() (before, after string, alt bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.before, f.after, f.alt
+}
 
 // fakeTypist records what is typed into the child.
 type fakeTypist struct {

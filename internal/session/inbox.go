@@ -146,7 +146,15 @@ func (s *Session) accept(ctx context.Context, d *bus.Delivery, agent bool, l *le
 // waitReason says why a message arriving now cannot be typed at once, or
 // "" when the agent can take it.
 func (s *Session) waitReason() string {
-	why := ""
+	why, ready := "", false
+	s.read(func(st *state) { ready = st.deliveryState().Ready })
+	if ready && s.shellReady() {
+		// Said before the rest: while vim runs, its keys and its screen
+		// are no draft or turn of the shell's.
+		if why := s.shellHold(); why != "" {
+			return why
+		}
+	}
 	s.read(func(st *state) {
 		d := st.deliveryState()
 		switch {

@@ -59,6 +59,9 @@ type screenModel interface {
 	// one only, in the order of the output.
 	Injection() uint64
 	EndInjectionOf(n uint64)
+	// CursorRow is the cursor's row left of the cursor and from it on,
+	// and whether a full-screen program drew it (shellstate.go).
+	CursorRow() (before, after string, alt bool)
 }
 
 // typist is the single writer of the child's stdin.
@@ -94,6 +97,8 @@ type Session struct {
 	in      typist
 	grp     group
 	pid     func() int
+	fg      func() (int, error) // the terminal's foreground process group; nil: not known
+	prompt  primaryPrompt       // a shell's primary prompt (shellstate.go)
 	src     agents.Source // nil: the screen gives the commands
 	queue   *delivery.Queue
 	journal *delivery.Journal
@@ -244,7 +249,7 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	s.scr, s.in, s.grp, s.pid = scan, ws.Input(), ws, ws.Pid
+	s.scr, s.in, s.grp, s.pid, s.fg = scan, ws.Input(), ws, ws.Pid, ws.Foreground
 	s.start(ctx, primer)
 	// Subscribe before the scanner runs: the agent's first output (and the
 	// busy state it brings) must not be missed.
@@ -286,6 +291,8 @@ func (s *Session) start(ctx context.Context, primer string) {
 		// injection never longer than its terminal takes.
 		qo.Join, qo.MaxInjection = "\r", delivery.MaxShellLine
 		qo.Pipeline = shellPipeline
+		// Typed only while the shell waits at its own prompt.
+		qo.Hold = s.shellHold
 	}
 	s.queue = delivery.NewQueue(qo)
 	s.do(func(st *state) {
