@@ -99,7 +99,7 @@ type Session struct {
 	pid     func() int
 	fg      func() (int, error) // the terminal's foreground process group; nil: not known
 	prompt  primaryPrompt       // a shell's primary prompt (shellstate.go)
-	src     agents.Source // nil: the screen gives the commands
+	src     agents.Source       // nil: the screen gives the commands
 	queue   *delivery.Queue
 	journal *delivery.Journal
 	damper  *delivery.Damper

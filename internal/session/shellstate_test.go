@@ -46,7 +46,7 @@ func TestAtPrompt(t *testing.T) {
 // continuation prompt).
 func TestLearnPrompt(t *testing.T) {
 	var p primaryPrompt
-	p.learn(false, "", "", false) // blank: not yet
+	p.learn(false, "", "", false)  // blank: not yet
 	p.learn(false, "$ ", "", true) // a full-screen program: not yet
 	p.learn(false, "$ ", "", false)
 	p.learn(false, "> ", "", false) // learned already
