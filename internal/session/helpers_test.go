@@ -57,8 +57,9 @@ func (f *fakeTypist) Inject(fn func(write func([]byte) error) error) error {
 	defer f.mu.Unlock()
 	return fn(func(p []byte) error { f.typed.Write(p); return nil })
 }
-func (f *fakeTypist) LastHuman() time.Time { return time.Time{} }
-func (f *fakeTypist) String() string       { f.mu.Lock(); defer f.mu.Unlock(); return f.typed.String() }
+func (f *fakeTypist) LastHuman() time.Time               { return time.Time{} }
+func (f *fakeTypist) ReleaseLine(empty func() bool) bool { return false }
+func (f *fakeTypist) String() string                     { f.mu.Lock(); defer f.mu.Unlock(); return f.typed.String() }
 
 // testGroup runs a session's goroutines and fails the test on a panic that
 // reaches it (the wrapper would restore the terminal and crash).

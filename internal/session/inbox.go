@@ -146,11 +146,11 @@ func (s *Session) accept(ctx context.Context, d *bus.Delivery, agent bool, l *le
 // waitReason says why a message arriving now cannot be typed at once, or
 // "" when the agent can take it.
 func (s *Session) waitReason() string {
-	why, ready := "", false
-	s.read(func(st *state) { ready = st.deliveryState().Ready })
-	if ready && s.shellReady() {
-		// Said before the rest: while vim runs, its keys and its screen
-		// are no draft or turn of the shell's.
+	why, ready, human := "", false, false
+	s.read(func(st *state) { ready, human = st.deliveryState().Ready, st.human })
+	if ready && !human && s.shellReady() {
+		// Said before the screen's state: while vim runs, its screen is
+		// no turn of the shell's.
 		if why := s.shellHold(); why != "" {
 			return why
 		}

@@ -68,6 +68,8 @@ type screenModel interface {
 type typist interface {
 	Inject(fn func(write func([]byte) error) error) error
 	LastHuman() time.Time
+	// ReleaseLine takes the human's line for empty when empty says so.
+	ReleaseLine(empty func() bool) bool
 }
 
 // group starts the session's goroutines.
@@ -93,18 +95,22 @@ type Session struct {
 	ident     agentFile // the child's identity file and socket
 
 	// Set before the stages start, read-only after.
-	scr     screenModel
-	in      typist
-	grp     group
-	pid     func() int
-	fg      func() (int, error) // the terminal's foreground process group; nil: not known
-	prompt  primaryPrompt       // a shell's primary prompt (shellstate.go)
-	src     agents.Source       // nil: the screen gives the commands
-	queue   *delivery.Queue
-	journal *delivery.Journal
-	damper  *delivery.Damper
-	reg     *patterns.Registry
-	command []string
+	scr    screenModel
+	in     typist
+	grp    group
+	pid    func() int
+	fg     func() (int, error) // the terminal's foreground process group; nil: not known
+	prompt primaryPrompt       // a shell's primary prompt (shellstate.go)
+	// humanLine is the human's line as last notified; lineWake wakes
+	// releaseHumanLine when it becomes unfinished.
+	humanLine atomic.Bool
+	lineWake  chan struct{}
+	src       agents.Source // nil: the screen gives the commands
+	queue     *delivery.Queue
+	journal   *delivery.Journal
+	damper    *delivery.Damper
+	reg       *patterns.Registry
+	command   []string
 
 	lastScreen string // the screen at the last Idle; the jobs goroutine's
 	ready      readiness
@@ -131,7 +137,8 @@ func newSession(ctx context.Context, cfg Config) *Session {
 		ops: make(chan func(*state), 256), ownerDone: make(chan struct{}),
 		presence: newPresenceStage(), jobs: newJobs(), cmds: newCmdQueue(),
 		idleClk: newIdleClock(time.Now()), exited: make(chan struct{}),
-		damper: delivery.NewDamper(cfg.Damping),
+		lineWake: make(chan struct{}, 1),
+		damper:   delivery.NewDamper(cfg.Damping),
 	}
 	// Starting is real work: its first idle period has an Idle event.
 	go s.own(ctx, &state{name: cfg.Name, busy: true, lastFrom: map[string]received{}})
@@ -306,6 +313,9 @@ func (s *Session) start(ctx context.Context, primer string) {
 	s.grp.Go(func() { s.runIdle(ctx) })
 	s.grp.Go(func() { s.runPresence(ctx) })
 	s.grp.Go(func() { s.serveInbox(ctx) })
+	if s.shellReady() {
+		s.grp.Go(func() { s.releaseHumanLine(ctx) })
+	}
 	if s.src != nil {
 		s.grp.Go(func() {
 			if err := s.src.Run(ctx, sink{s, ctx}); err != nil && ctx.Err() == nil {

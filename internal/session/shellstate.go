@@ -1,10 +1,14 @@
 package session
 
 import (
+	"cmp"
+	"context"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 
+	"github.com/relayhq/relay/delivery"
 	"github.com/relayhq/relay/internal/procfs"
 )
 
@@ -78,14 +82,16 @@ func (p *primaryPrompt) atPrompt(before, after string, alt bool) bool {
 }
 
 // samePrompt reports whether row (the cursor's row left of the cursor)
-// is the primary prompt learned: the same text, or, for a prompt that
+// is the primary prompt learned: the same text, the same text after
+// output that did not end its line (after `read -s`, or printf without a
+// line end, the prompt follows on the same row), or, for a prompt that
 // shows changing parts (the working folder, the time), the same first
 // character and the same last two ("$ ", ">>> " and ": " alike), with a
 // length of at least three. A continuation prompt differs: bash's "> ",
 // Python's "... ", IPython's "   ...: ", zsh's "quote> ". A primary prompt
 // that reads like a continuation one ("> ") is told apart by its text only.
 func samePrompt(prompt, row string) bool {
-	if row == prompt {
+	if strings.HasSuffix(row, prompt) {
 		return true
 	}
 	if utf8.RuneCountInString(prompt) < 3 || utf8.RuneCountInString(row) < 3 {
@@ -131,6 +137,59 @@ func (s *Session) shellHold() string {
 		return heldUnfinished
 	}
 	return ""
+}
+
+// cleanPrompt reports whether the shell shows its primary prompt with an
+// empty line: it holds its terminal, the cursor's row is the prompt and
+// nothing is right of the cursor (a prompt learned with text there, zsh's
+// RPROMPT, never says so).
+func (s *Session) cleanPrompt() bool {
+	if s.fg != nil {
+		if pg, err := s.fg(); err != nil || pg != s.pid() {
+			return false
+		}
+	}
+	s.prompt.mu.Lock()
+	known := s.prompt.prompt != "" && !s.prompt.rightText
+	s.prompt.mu.Unlock()
+	return known && s.prompt.atPrompt(s.scr.CursorRow())
+}
+
+// releaseEvery is how often a shell's screen is looked at while the
+// human's line is unfinished and messages wait.
+const releaseEvery = 250 * time.Millisecond
+
+// releaseHumanLine runs for a shell until ctx ends: while the human's line
+// is unfinished, messages wait and the human has been quiet for
+// HumanQuiet, it looks at the screen every releaseEvery, and once the
+// shell shows its clean prompt it takes the line for empty
+// (wrapper.Input.ReleaseLine): keys relay could not count (an edit after
+// Up, a q typed into less) must not hold the messages until the next
+// Enter. It does nothing while the line is empty.
+func (s *Session) releaseHumanLine(ctx context.Context) {
+	t := time.NewTicker(releaseEvery)
+	defer t.Stop()
+	quiet := cmp.Or(s.cfg.HumanQuiet, delivery.DefaultHumanQuiet)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.lineWake:
+		}
+		for s.humanLine.Load() {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			if s.queue.Pending() == 0 || time.Since(s.in.LastHuman()) < quiet {
+				continue
+			}
+			if s.in.ReleaseLine(s.cleanPrompt) {
+				s.log.Info("the human's line taken for empty: the shell's prompt is clean on screen")
+			}
+		}
+	}
 }
 
 // programName names the program of process group pgid (its leader's),

@@ -28,7 +28,7 @@ func TestAtPrompt(t *testing.T) {
 		{"zsh right prompt", "% ", "12:00", "% ", "12:01", false, true},
 		{"full-screen program", "$ ", "", "$ ", "", true, false},
 		{"no prompt learned", "", "", "> ", "", false, true},
-		{"output without a line end before the prompt", "$ ", "", "abc$ ", "", false, false},
+		{"output without a line end before the prompt", "$ ", "", "Password:$ ", "", false, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

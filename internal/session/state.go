@@ -188,6 +188,13 @@ func (s *Session) onTurn(t agents.Turn) {
 
 // onHumanLine records whether the human's line is unfinished.
 func (s *Session) onHumanLine(unfinished bool) {
+	s.humanLine.Store(unfinished)
+	if unfinished {
+		select {
+		case s.lineWake <- struct{}{}:
+		default:
+		}
+	}
 	s.do(func(st *state) {
 		st.human = unfinished
 		s.push(st)
