@@ -49,10 +49,11 @@ type primaryPrompt struct {
 }
 
 // learn notes the prompt from the cursor's row, at an idle moment before
-// the human typed anything: what the shell shows then is its primary
-// prompt. Once the human typed, what is on screen may be a continuation,
-// and nothing more is learned (a program that showed no prompt till then
-// gets no prompt check).
+// the human typed anything and before relay typed: what the shell shows
+// then is its primary prompt. Once the human typed, what is on screen may
+// be a continuation, and nothing more is learned (a program that showed
+// no prompt till then gets no prompt check); once relay typed (stop), it
+// may be relay's own echo.
 func (p *primaryPrompt) learn(humanTyped bool, before, after string, alt bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -64,6 +65,14 @@ func (p *primaryPrompt) learn(humanTyped bool, before, after string, alt bool) {
 	default:
 		p.prompt, p.rightText, p.done = before, after != "", true
 	}
+}
+
+// stop ends learning: relay types now, and a screen that shows its echo
+// must never be taken for a prompt.
+func (p *primaryPrompt) stop() {
+	p.mu.Lock()
+	p.done = true
+	p.mu.Unlock()
 }
 
 // atPrompt reports whether the cursor's row shows the primary prompt with

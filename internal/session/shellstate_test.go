@@ -59,4 +59,10 @@ func TestLearnPrompt(t *testing.T) {
 	if q.prompt != "" {
 		t.Fatalf("prompt %q learned after the human typed, want none", q.prompt)
 	}
+	var r primaryPrompt
+	r.stop() // relay typed
+	r.learn(false, "# [relay] Message from", "", false)
+	if r.prompt != "" {
+		t.Fatalf("prompt %q learned after relay typed, want none", r.prompt)
+	}
 }
