@@ -53,6 +53,14 @@ func TestShellTypesOnlyAtItsPrompt(t *testing.T) {
 			finish: "\"\"\"\r",
 		},
 		{
+			// Idle once before its prompt shows; the human types as soon
+			// as it does: the prompt is learned at their first key.
+			name: "python slow to show its prompt", argv: []string{"sh", "-c", "sleep 1; exec python3 -q"}, need: "python3",
+			start: "x = \"\"\"my note about\r", ready: "about\r\n... ",
+			body: "x\"\"\"; __import__('os').system('touch %[1]s') #", why: "an unfinished command",
+			finish: "\"\"\"\r",
+		},
+		{
 			name: "heredoc", argv: bash,
 			start: "cat > notes.txt <<EOF\r", ready: "\x1b[?2004h> ",
 			body: "EOF\ntouch %[1]s", why: "an unfinished command",
@@ -106,7 +114,12 @@ func TestShellTypesOnlyAtItsPrompt(t *testing.T) {
 			tm.env = append(tm.env, "HOME="+dir)
 			sh := ptytest.Start(t, ptytest.Options{Env: tm.env, Dir: dir, Cols: 100, Rows: 30},
 				append([]string{relayBin, "wrap", "--name", "SH", "--"}, c.argv...)...)
-			tm.waitState("SH", bus.StateIdle) // the shell was idle at its prompt once
+			tm.waitState("SH", bus.StateIdle)
+			prompt := "$ "
+			if c.argv[0] != "bash" {
+				prompt = ">>> "
+			}
+			sh.WaitOutput(prompt, 15*time.Second) // the human sees the prompt
 			sh.Type(c.start)
 			sh.WaitOutput(c.ready, 15*time.Second)
 			body := fmt.Sprintf(c.body, marker)

@@ -250,8 +250,15 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 		OnHumanLine: s.onHumanLine,
 		// In the order of the output: the echo of the human's keys is
 		// theirs, what the child prints after their Enter its own.
-		HumanLineInOutput: scan.HumanTyping,
-		Logger:            s.log,
+		HumanLineInOutput: func(on bool) {
+			if on {
+				// The screen as the human's first key found it shows
+				// the shell's primary prompt (shellstate.go).
+				s.learnPromptBeforeKey()
+			}
+			scan.HumanTyping(on)
+		},
+		Logger: s.log,
 	})
 	if err != nil {
 		return 0, err

@@ -49,8 +49,8 @@ type primaryPrompt struct {
 }
 
 // learn notes the prompt from the cursor's row, at an idle moment before
-// the human typed anything and before relay typed: what the shell shows
-// then is its primary prompt. Once the human typed, what is on screen may
+// the human typed anything and before relay typed, or at the human's first
+// key: what the shell shows then is its primary prompt. Once the human typed, what is on screen may
 // be a continuation, and nothing more is learned (a program that showed
 // no prompt till then gets no prompt check); once relay typed (stop), it
 // may be relay's own echo.
@@ -128,6 +128,19 @@ func (s *Session) learnPrompt() {
 	}
 	before, after, alt := s.scr.CursorRow()
 	s.prompt.learn(!s.in.LastHuman().IsZero(), before, after, alt)
+}
+
+// learnPromptBeforeKey learns a shell's primary prompt from the screen
+// as it was when the human's first key reached the shell (called in the
+// order of the output, before the key's echo): the human cannot have left
+// the shell anywhere else yet. It ends learning, prompt or not.
+func (s *Session) learnPromptBeforeKey() {
+	if !s.shellReady() || s.scr == nil {
+		return
+	}
+	before, after, alt := s.scr.CursorRow()
+	s.prompt.learn(false, before, after, alt)
+	s.prompt.stop()
 }
 
 // shellHold says why a plain shell cannot be typed into now ("" when it
