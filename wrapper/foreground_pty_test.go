@@ -2,10 +2,12 @@ package wrapper
 
 import (
 	"errors"
+	"fmt"
 	"os/exec"
 	"testing"
 	"time"
 
+	"github.com/relayhq/relay/internal/procfs"
 	"github.com/relayhq/relay/internal/testutil"
 )
 
@@ -68,7 +70,7 @@ func TestForeground(t *testing.T) {
 				return err
 			}
 			if (pg == h.s.Pid()) != want {
-				return errors.New("foreground group not as wanted")
+				return fmt.Errorf("foreground group %d, child %d: want the child's %v; screen:\n%q", pg, h.s.Pid(), want, h.screen.String())
 			}
 			return nil
 		})
@@ -76,6 +78,18 @@ func TestForeground(t *testing.T) {
 	fg(true)
 	h.press("sleep 60\r")
 	fg(false)
+	// Ctrl-C once the job runs sleep: between bash's fork and the exec,
+	// the child may not die of it.
+	testutil.WaitFor(t, 10*time.Second, 10*time.Millisecond, func() error {
+		pg, err := h.s.Foreground()
+		if err != nil {
+			return err
+		}
+		if name, err := procfs.Comm(pg); errors.Is(err, procfs.ErrUnsupported) || name == "sleep" {
+			return nil
+		}
+		return fmt.Errorf("the job does not run sleep yet")
+	})
 	h.press("\x03")
 	fg(true)
 }
