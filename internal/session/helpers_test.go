@@ -50,6 +50,10 @@ func (f *fakeScreen) CursorRow() (before, after string, alt bool) {
 type fakeTypist struct {
 	mu    sync.Mutex
 	typed strings.Builder
+	// unfinished is the human's line for ReleaseLine; releases counts
+	// its calls.
+	unfinished bool
+	releases   int
 }
 
 func (f *fakeTypist) Inject(fn func(write func([]byte) error) error) error {
@@ -57,9 +61,18 @@ func (f *fakeTypist) Inject(fn func(write func([]byte) error) error) error {
 	defer f.mu.Unlock()
 	return fn(func(p []byte) error { f.typed.Write(p); return nil })
 }
-func (f *fakeTypist) LastHuman() time.Time               { return time.Time{} }
-func (f *fakeTypist) ReleaseLine(empty func() bool) bool { return false }
-func (f *fakeTypist) String() string                     { f.mu.Lock(); defer f.mu.Unlock(); return f.typed.String() }
+func (f *fakeTypist) LastHuman() time.Time { return time.Time{} }
+func (f *fakeTypist) ReleaseLine(empty func() bool) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.releases++
+	if !f.unfinished || !empty() {
+		return false
+	}
+	f.unfinished = false
+	return true
+}
+func (f *fakeTypist) String() string { f.mu.Lock(); defer f.mu.Unlock(); return f.typed.String() }
 
 // testGroup runs a session's goroutines and fails the test on a panic that
 // reaches it (the wrapper would restore the terminal and crash).

@@ -320,8 +320,8 @@ func (s *Session) start(ctx context.Context, primer string) {
 	s.grp.Go(func() { s.runIdle(ctx) })
 	s.grp.Go(func() { s.runPresence(ctx) })
 	s.grp.Go(func() { s.serveInbox(ctx) })
-	if s.shellReady() {
-		s.grp.Go(func() { s.releaseHumanLine(ctx) })
+	if empty := s.lineEmptyOnScreen(); empty != nil {
+		s.grp.Go(func() { s.releaseHumanLine(ctx, empty) })
 	}
 	if s.src != nil {
 		s.grp.Go(func() {

@@ -181,14 +181,28 @@ func (s *Session) cleanPrompt() bool {
 // human's line is unfinished and messages wait.
 const releaseEvery = 250 * time.Millisecond
 
-// releaseHumanLine runs for a shell until ctx ends: while the human's line
-// is unfinished, messages wait and the human has been quiet for
-// HumanQuiet, it looks at the screen every releaseEvery, and once the
-// shell shows its clean prompt it takes the line for empty
+// lineEmptyOnScreen returns how the screen shows that the human's line
+// is empty, for releaseHumanLine: a shell's clean prompt, a model CLI's
+// empty input box (when its profile reads the box); nil when the screen
+// cannot say.
+func (s *Session) lineEmptyOnScreen() func() bool {
+	switch {
+	case s.shellReady():
+		return s.cleanPrompt
+	case s.prof.Cues.Prompt != "":
+		return func() bool { return !s.scr.State().Draft }
+	}
+	return nil
+}
+
+// releaseHumanLine runs until ctx ends: while the human's line is
+// unfinished, messages wait and the human has been quiet for HumanQuiet,
+// it looks at the screen every releaseEvery, and once empty (from
+// lineEmptyOnScreen) says so it takes the line for empty
 // (wrapper.Input.ReleaseLine): keys relay could not count (an edit after
 // Up, a q typed into less) must not hold the messages until the next
 // Enter. It does nothing while the line is empty.
-func (s *Session) releaseHumanLine(ctx context.Context) {
+func (s *Session) releaseHumanLine(ctx context.Context, empty func() bool) {
 	t := time.NewTicker(releaseEvery)
 	defer t.Stop()
 	quiet := cmp.Or(s.cfg.HumanQuiet, delivery.DefaultHumanQuiet)
@@ -207,8 +221,8 @@ func (s *Session) releaseHumanLine(ctx context.Context) {
 			if s.queue.Pending() == 0 || time.Since(s.in.LastHuman()) < quiet {
 				continue
 			}
-			if s.in.ReleaseLine(s.cleanPrompt) {
-				s.log.Info("the human's line taken for empty: the shell's prompt is clean on screen")
+			if s.in.ReleaseLine(empty) {
+				s.log.Info("the human's line taken for empty: the screen shows it empty")
 			}
 		}
 	}

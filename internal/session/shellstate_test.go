@@ -1,6 +1,13 @@
 package session
 
-import "testing"
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/relayhq/relay/delivery"
+	"github.com/relayhq/relay/internal/testutil"
+)
 
 // TestAtPrompt: the cursor's row shows the primary prompt learned, or it
 // does not (a continuation, a question, text typed after it).
@@ -64,5 +71,60 @@ func TestLearnPrompt(t *testing.T) {
 	r.learn(false, "# [relay] Message from", "", false)
 	if r.prompt != "" {
 		t.Fatalf("prompt %q learned after relay typed, want none", r.prompt)
+	}
+}
+
+// TestReleaseHumanLine: a human line relay could not count is taken for
+// empty once the shell shows its clean primary prompt while a message
+// waits, and not while the shell shows a continuation prompt.
+func TestReleaseHumanLine(t *testing.T) {
+	for _, c := range []struct {
+		name, row string
+		want      bool
+	}{
+		{"clean prompt", "$ ", true},
+		{"continuation prompt", "> ", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := startRig(t, Config{})
+			r.scr.mu.Lock()
+			r.scr.before = "$ "
+			r.scr.mu.Unlock()
+			r.screenBusy(false) // the first idle screen: the prompt is learned
+			r.ty.mu.Lock()
+			r.ty.unfinished = true
+			r.ty.mu.Unlock()
+			r.s.onHumanLine(true)
+			r.scr.mu.Lock()
+			r.scr.before = c.row
+			r.scr.mu.Unlock()
+			r.s.queue.Add(delivery.Item{Text: "hello"})
+			released := func() bool {
+				r.ty.mu.Lock()
+				defer r.ty.mu.Unlock()
+				return !r.ty.unfinished
+			}
+			if !c.want {
+				// Positive sign: the loop looked at the screen twice.
+				testutil.WaitFor(t, 5*time.Second, 20*time.Millisecond, func() error {
+					r.ty.mu.Lock()
+					defer r.ty.mu.Unlock()
+					if r.ty.releases < 2 {
+						return errors.New("the loop has not looked twice yet")
+					}
+					return nil
+				})
+				if released() {
+					t.Fatal("the line was released at a continuation prompt")
+				}
+				return
+			}
+			testutil.WaitFor(t, 5*time.Second, 20*time.Millisecond, func() error {
+				if !released() {
+					return errors.New("the line is not released")
+				}
+				return nil
+			})
+		})
 	}
 }
