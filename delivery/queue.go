@@ -136,6 +136,15 @@ type Options struct {
 	Pipeline int
 	// LastHuman returns when the human last typed.
 	LastHuman func() time.Time
+	// Hold, if set, is asked right before an injection that would go
+	// now (the agent ready and idle, the human quiet), unless it is
+	// pipelined behind one the agent has not shown it took: a reason
+	// other than "" keeps everything waiting, and Hold is asked again
+	// every HoldPoll while something waits (a plain shell: is the shell
+	// itself at its primary prompt). It must not call the queue.
+	Hold func() string
+	// HoldPoll is how often Hold is asked again; 100ms by default.
+	HoldPoll time.Duration
 	// Type types text into the agent (paste, settle, Enter). Required.
 	Type func(ctx context.Context, text string) error
 	// Confirm, if set, checks after typing that the agent took the text;
@@ -170,6 +179,9 @@ func (o *Options) fill() {
 	}
 	if o.Pipeline <= 0 || o.Mode == ModeWait {
 		o.Pipeline = 1
+	}
+	if o.HoldPoll <= 0 {
+		o.HoldPoll = 100 * time.Millisecond
 	}
 	if o.LastHuman == nil {
 		o.LastHuman = func() time.Time { return time.Time{} }
@@ -332,26 +344,21 @@ func (q *Queue) Run(ctx context.Context) error {
 // looking again (0: until something changes).
 func (q *Queue) next() ([]Item, time.Duration) {
 	q.mu.Lock()
-	defer q.mu.Unlock()
-	if len(q.items) == 0 {
-		return nil, 0
+	wait, due, pipelined := q.due()
+	q.mu.Unlock()
+	if !due {
+		return nil, wait
 	}
-	now := q.o.Clock.Now()
-	s := q.state
-	switch {
-	case !s.Ready, s.Draft, s.Waiting:
-		return nil, 0
-	case s.Busy && q.o.Mode != ModeSteer:
-		return nil, 0
-	}
-	if q.typed-min(q.seen, q.typed) >= uint64(q.o.Pipeline) {
-		if left := q.typedAt.Add(q.o.Recheck).Sub(now); left > 0 {
-			return nil, left
+	if q.o.Hold != nil && !pipelined {
+		// Asked without the lock: Hold reads the agent's terminal.
+		if why := q.o.Hold(); why != "" {
+			return nil, q.o.HoldPoll
 		}
-		q.seen = q.typed
 	}
-	if left := q.o.LastHuman().Add(q.o.HumanQuiet).Sub(now); left > 0 {
-		return nil, left
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if wait, due, _ = q.due(); !due {
+		return nil, wait
 	}
 	n := 1
 	if q.o.Mode != ModeWait {
@@ -364,6 +371,33 @@ func (q *Queue) next() ([]Item, time.Duration) {
 	}
 	q.seq++
 	return batch, 0
+}
+
+// due reports whether the first items may be typed now and whether they
+// would be pipelined behind an injection not seen yet; else how long to
+// wait before looking again (0: until something changes). q.mu is held.
+func (q *Queue) due() (wait time.Duration, due, pipelined bool) {
+	if len(q.items) == 0 {
+		return 0, false, false
+	}
+	now := q.o.Clock.Now()
+	s := q.state
+	switch {
+	case !s.Ready, s.Draft, s.Waiting:
+		return 0, false, false
+	case s.Busy && q.o.Mode != ModeSteer:
+		return 0, false, false
+	}
+	if q.typed-min(q.seen, q.typed) >= uint64(q.o.Pipeline) {
+		if left := q.typedAt.Add(q.o.Recheck).Sub(now); left > 0 {
+			return left, false, false
+		}
+		q.seen = q.typed
+	}
+	if left := q.o.LastHuman().Add(q.o.HumanQuiet).Sub(now); left > 0 {
+		return left, false, false
+	}
+	return 0, true, q.seen < q.typed
 }
 
 // deliver types a batch as one injection and reports its fate.

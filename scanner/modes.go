@@ -14,3 +14,13 @@ func (s *Scanner) Title() string {
 	defer s.mu.Unlock()
 	return s.scr.Title()
 }
+
+// CursorRow returns the text of the cursor's row, left of the cursor and
+// from it on (trailing blanks trimmed), and whether the alternate screen
+// is active (a full-screen program).
+func (s *Scanner) CursorRow() (before, after string, alt bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	before, after = s.scr.CursorRow()
+	return before, after, s.scr.AltScreen()
+}

@@ -8,20 +8,30 @@ import "bytes"
 // cannot see the child's screen, so the rules are conservative (a line
 // may be taken for unfinished when it is empty, never the other way):
 //
-//   - Enter (CR or LF), Ctrl-C and Ctrl-U end the line: it is empty.
+//   - Enter (CR or LF) and Ctrl-C end the line: it is empty.
 //   - A printable character (ASCII or UTF-8) makes it unfinished.
-//   - Any key that may put text in the line, or move in it, makes it
+//   - While the line is exact (nothing but printable characters and the
+//     editing keys below since it was last empty), relay counts its
+//     characters and the cursor's place among them, as readline edits:
+//     Backspace (DEL, 0x7f) removes the character left of the cursor,
+//     Delete (ESC [3~) the one under it; Left and Right (ESC [D, ESC [C,
+//     their ESC O forms, Ctrl-B, Ctrl-F), Home and End (ESC [H, ESC [F,
+//     ESC [1~, ESC [4~, their ESC O forms, Ctrl-A, Ctrl-E) move the
+//     cursor; Ctrl-U removes what is left of the cursor and Ctrl-K what is
+//     right of it. The line is empty again when no character is left: Ctrl-U
+//     with text right of the cursor leaves it unfinished. Right and End at
+//     the end of the line make it inexact (fish and zsh-autosuggestions
+//     accept a suggested command with them). Moves in a line
+//     that holds a character other than ASCII make it inexact (the width
+//     and the joining of such characters are the program's to decide).
+//   - Any other key that may put text in the line, or move in it, makes it
 //     unfinished and inexact: Tab (completion), a human bracketed paste
-//     (whatever it holds: a line break in a paste is not a submit),
-//     arrow and function keys and every other escape sequence (up-arrow
-//     recalls history), Alt-key combinations, a mouse report, and every
-//     other control key (Ctrl-Y yanks, Ctrl-P recalls, Ctrl-W erases a word,
-//     Ctrl-H is not always a backspace).
-//   - Backspace (DEL, 0x7f) removes one character of a line typed plainly:
-//     while the line is exact (nothing but printable characters and
-//     backspaces since it was last empty), the line is empty again when as
-//     many backspaces as characters were typed. Once inexact, only Enter,
-//     Ctrl-C or Ctrl-U empty it.
+//     (whatever it holds: a line break in a paste is not a submit), Up and
+//     Down (history), function keys and every other escape sequence,
+//     Alt-key combinations, a mouse report, and every other control key
+//     (Ctrl-Y yanks, Ctrl-P recalls, Ctrl-W erases a word, Ctrl-H is not
+//     always a backspace). Once inexact, only Enter or Ctrl-C empty it:
+//     Ctrl-U clears only left of a cursor relay cannot place any more.
 //   - Escape alone (the last byte of a read: a terminal writes a whole
 //     sequence at once) makes the line inexact but not unfinished: it
 //     changes a mode (vi command mode, or Claude Code's interrupt), it types
@@ -33,7 +43,9 @@ import "bytes"
 type lineTracker struct {
 	unfinished bool
 	inexact    bool // something other than plain typing since the line was last empty
-	count      int  // characters typed plainly since the line was last empty
+	count      int  // characters in the line, while exact
+	cursor     int  // the cursor's place among them (0: before the first), while exact
+	wide       bool // the line holds a character other than ASCII
 	state      int
 	params     []byte // CSI parameter and intermediate bytes, bounded
 	overflow   bool   // params ran past maxKeyParams
@@ -82,7 +94,7 @@ func (t *lineTracker) feed(p []byte) (changed bool) {
 				t.ground(b)
 				continue
 			}
-			t.taint() // F1-F4, or arrows in application mode
+			t.ss3(b) // F1-F4, or arrows in application mode
 		case keyString:
 			switch {
 			case b == 0x07:
@@ -123,7 +135,7 @@ func (t *lineTracker) feed(p []byte) (changed bool) {
 
 // clear empties the line.
 func (t *lineTracker) clear() {
-	t.unfinished, t.inexact, t.count = false, false, 0
+	t.unfinished, t.inexact, t.count, t.cursor, t.wide = false, false, 0, 0, false
 }
 
 // taint marks the line unfinished with text relay cannot count.
@@ -133,7 +145,7 @@ func (t *lineTracker) taint() {
 
 func (t *lineTracker) ground(b byte) {
 	switch {
-	case b == '\r' || b == '\n' || b == 0x03 || b == 0x15:
+	case b == '\r' || b == '\n' || b == 0x03:
 		if t.unfinished && (b == '\r' || b == '\n') && !t.submitted {
 			t.breaks++
 			t.submitted = true
@@ -142,17 +154,110 @@ func (t *lineTracker) ground(b byte) {
 	case b == 0x1b:
 		t.state = keyEsc
 	case b == 0x7f:
-		if !t.inexact && t.count > 0 {
-			t.count--
-			t.unfinished = t.count > 0
-		}
+		t.edit(editBackspace)
+	case b == 0x15:
+		t.edit(editKillLeft)
+	case b == 0x0b:
+		t.edit(editKillRight)
+	case b == 0x01:
+		t.edit(editHome)
+	case b == 0x05:
+		t.edit(editEnd)
+	case b == 0x02:
+		t.edit(editLeft)
+	case b == 0x06:
+		t.edit(editRight)
 	case b < 0x20:
 		t.taint() // Tab and every other control key
 	default:
 		t.unfinished = true
-		if !t.inexact && (b < 0x80 || b >= 0xc0) { // not a UTF-8 continuation byte
-			t.count++
+		if t.inexact || (b >= 0x80 && b < 0xc0) { // a UTF-8 continuation byte
+			return
 		}
+		if b >= 0x80 {
+			t.wide = true
+		}
+		t.count++
+		t.cursor++
+	}
+}
+
+// An edit is a key that moves the cursor or removes text (see lineTracker).
+type edit int
+
+const (
+	editBackspace edit = iota
+	editDelete
+	editKillLeft
+	editKillRight
+	editHome
+	editEnd
+	editLeft
+	editRight
+)
+
+// edit applies e to an exact line, and keeps an inexact one unfinished.
+func (t *lineTracker) edit(e edit) {
+	if t.inexact {
+		return // Ctrl-U and the others leave it unfinished: text may be left
+	}
+	if (e == editRight || e == editEnd) && t.cursor == t.count {
+		// At the end of the line, Right and End accept a suggestion in
+		// fish, zsh-autosuggestions and some TUIs: text relay did not see.
+		t.taint()
+		return
+	}
+	if t.wide && e != editBackspace && e != editKillLeft {
+		// Where the cursor lands among wide or joined characters is
+		// the program's to say.
+		if t.count > 0 {
+			t.taint()
+		}
+		return
+	}
+	switch e {
+	case editBackspace:
+		if t.cursor > 0 {
+			t.cursor--
+			t.count--
+		}
+	case editDelete:
+		if t.cursor < t.count {
+			t.count--
+		}
+	case editKillLeft:
+		t.count -= t.cursor
+		t.cursor = 0
+	case editKillRight:
+		t.count = t.cursor
+	case editHome:
+		t.cursor = 0
+	case editEnd:
+		t.cursor = t.count
+	case editLeft:
+		t.cursor = max(t.cursor-1, 0)
+	case editRight:
+		t.cursor = min(t.cursor+1, t.count)
+	}
+	if t.count == 0 {
+		t.clear()
+	}
+}
+
+// ss3 classifies ESC O final: arrows and Home/End in application cursor
+// mode move the cursor; Up, Down and F1-F4 taint.
+func (t *lineTracker) ss3(final byte) {
+	switch final {
+	case 'C':
+		t.edit(editRight)
+	case 'D':
+		t.edit(editLeft)
+	case 'H':
+		t.edit(editHome)
+	case 'F':
+		t.edit(editEnd)
+	default:
+		t.taint()
 	}
 }
 
@@ -209,7 +314,30 @@ func (t *lineTracker) csiDone(final byte) {
 	if terminalReply(t.params, final) {
 		return
 	}
+	if e, ok := editKey(t.params, final); ok {
+		t.edit(e)
+		return
+	}
 	t.taint()
+}
+
+// editKey reports whether CSI params final is an unmodified key that moves
+// the cursor within the line or deletes under it.
+func editKey(params []byte, final byte) (edit, bool) {
+	p := string(params)
+	switch {
+	case p == "" && final == 'C':
+		return editRight, true
+	case p == "" && final == 'D':
+		return editLeft, true
+	case p == "" && final == 'H', final == '~' && (p == "1" || p == "7"):
+		return editHome, true
+	case p == "" && final == 'F', final == '~' && (p == "4" || p == "8"):
+		return editEnd, true
+	case final == '~' && p == "3":
+		return editDelete, true
+	}
+	return 0, false
 }
 
 // terminalReply reports whether CSI params final is something a terminal

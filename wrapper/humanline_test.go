@@ -56,6 +56,23 @@ func TestLineTracker(t *testing.T) {
 		{"Alt-] then keys and Enter", []string{"\x1b]hello\r"}, false},
 		{"cut sequence at the end of a read", []string{"\x1b["}, true},
 		{"long CSI", []string{"\x1b[" + strings.Repeat("1;", 40) + "R"}, true},
+		// Issue 30.5: Ctrl-U clears only left of the cursor.
+		{"Ctrl-U with text right of the cursor", []string{"git push --force origin main", "\x1b[D\x1b[D\x1b[D\x1b[D", "\x15"}, true},
+		{"Ctrl-U after Ctrl-B and application-mode Left", []string{"ab", "\x02", "\x1bOD", "\x15"}, true},
+		{"Ctrl-U after Left, then Ctrl-K", []string{"abc", "\x1b[D", "\x15", "\x0b"}, false},
+		{"Ctrl-U after Left and Right back to the end", []string{"abc", "\x1b[D", "\x1b[C", "\x15"}, false},
+		{"Ctrl-U after Home", []string{"abc", "\x01", "\x15"}, true},
+		{"Home then Delete three times", []string{"abc", "\x1b[H", "\x1b[3~\x1b[3~\x1b[3~"}, false},
+		{"Home, End, Ctrl-U", []string{"abc", "\x1b[1~", "\x05", "\x15"}, false},
+		{"backspace at the line's start removes nothing", []string{"ab", "\x01", "\x7f\x7f", "\x05"}, true},
+		{"Ctrl-U on an inexact line leaves it unfinished", []string{"\x1b[A", "\x15"}, true},
+		{"Ctrl-U after a word erase", []string{"ab cd", "\x17", "\x15"}, true},
+		{"Right at the end accepts a suggestion", []string{"\x1b[C"}, true},
+		{"End at the end accepts a suggestion", []string{"ab", "\x05", "\x15"}, true},
+		{"Left on an empty line", []string{"\x1b[D"}, false},
+		{"moves among wide characters", []string{"é", "\x1b[D", "\x15"}, true},
+		{"Ctrl-U after typing wide characters", []string{"éü", "\x15"}, false},
+		{"Ctrl-Left is a word move", []string{"ab", "\x1b[1;5D", "\x15"}, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -17,7 +17,7 @@ import (
 // human's keys wait, delayed but never lost or merged.
 //
 // It also follows the human's line (see lineTracker): while the human has
-// typed something since their last Enter, Ctrl-C or Ctrl-U, HumanLine is
+// typed something since their last Enter or Ctrl-C and not erased it all, HumanLine is
 // true and Inject refuses, so relay never presses Enter on a line it did
 // not write alone.
 type Input struct {
@@ -122,6 +122,30 @@ func (in *Input) Inject(fn func(write func([]byte) error) error) error {
 	return fn(in.write)
 }
 
+// ReleaseLine empties the human's line when relay cannot count it but the
+// child shows it empty: while the line is unfinished, it asks empty (under
+// the writer's lock, so no key slips in) and, when that says so, the line
+// is empty and the change is notified as a key's would be. For a shell
+// whose clean prompt is back on screen after keys relay could not follow:
+// an edit it cannot count, keys typed into another program (q in less).
+// It reports whether the line was released.
+func (in *Input) ReleaseLine(empty func() bool) bool {
+	in.mu.Lock()
+	if !in.line.unfinished || !empty() {
+		in.mu.Unlock()
+		return false
+	}
+	in.line.clear()
+	in.draft.Store(false)
+	if in.inOutput != nil {
+		in.outGen.Add(1)
+		in.inOutput(false)
+	}
+	in.mu.Unlock()
+	in.notify.post(false)
+	return true
+}
+
 // injectAlways is Inject without the human-line check, for what the
 // human's own input calls for (the EOF at the end of a piped stdin).
 func (in *Input) injectAlways(fn func(write func([]byte) error) error) error {
@@ -131,7 +155,7 @@ func (in *Input) injectAlways(fn func(write func([]byte) error) error) error {
 }
 
 // HumanLine reports whether the human has an unfinished line: keys typed
-// since their last Enter, Ctrl-C or Ctrl-U that may have put text in the
+// since their last Enter or Ctrl-C that may have left text in the
 // child's input line. It errs on the side of true (see lineTracker for the
 // rules). While it is true, Inject refuses.
 func (in *Input) HumanLine() bool { return in.draft.Load() }

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+	"golang.org/x/sys/unix"
 )
 
 // Options configures a wrapped session. The zero value of each field means
@@ -224,6 +225,29 @@ func (s *Session) restoreOnPanic() {
 
 // Pid returns the child's process id.
 func (s *Session) Pid() int { return s.cmd.Process.Pid }
+
+// Foreground returns the process group that holds the child's terminal
+// now (tcgetpgrp on the pty): the child's own (its pid: it leads a session
+// of its own) while it reads the terminal itself, another while a shell
+// runs a job in the foreground (vim, less, cat). One ioctl, no /proc.
+func (s *Session) Foreground() (int, error) {
+	rc, err := s.ptmx.SyscallConn()
+	if err != nil {
+		return 0, fmt.Errorf("foreground process group: %w", err)
+	}
+	var pgid int
+	var ioErr error
+	err = rc.Control(func(fd uintptr) {
+		pgid, ioErr = unix.IoctlGetInt(int(fd), unix.TIOCGPGRP)
+	})
+	if err == nil {
+		err = ioErr
+	}
+	if err != nil {
+		return 0, fmt.Errorf("foreground process group: %w", err)
+	}
+	return pgid, nil
+}
 
 // Input returns the single writer of the child's stdin.
 func (s *Session) Input() *Input { return s.input }

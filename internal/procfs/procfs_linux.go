@@ -86,3 +86,13 @@ func parent(proc string, pid int) (int, bool) {
 	pp, err := strconv.Atoi(f[1])
 	return pp, err == nil
 }
+
+// Comm returns the name of process pid's program (/proc/PID/comm, at most
+// 15 bytes), or an error when it ended or may not be read.
+func Comm(pid int) (string, error) {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "comm"))
+	if err != nil {
+		return "", fmt.Errorf("program of process %d: %w", pid, err)
+	}
+	return strings.TrimSpace(string(b)), nil
+}

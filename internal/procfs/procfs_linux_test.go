@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/relayhq/relay/internal/testutil"
@@ -66,5 +67,19 @@ func TestParentCommWithParens(t *testing.T) {
 	}
 	if pp, ok := parent(proc, 42); !ok || pp != 7 {
 		t.Errorf("parent = %d, %v; want 7, true", pp, ok)
+	}
+}
+
+// TestComm: the program's name of this test's own process.
+func TestComm(t *testing.T) {
+	name, err := Comm(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Base(os.Args[0]); !strings.HasPrefix(want, name) || name == "" {
+		t.Errorf("Comm = %q, want the start of %q", name, want)
+	}
+	if _, err := Comm(-1); err == nil {
+		t.Error("Comm(-1): no error")
 	}
 }

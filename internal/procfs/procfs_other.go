@@ -8,3 +8,8 @@ package procfs
 func OpenFiles(pid int) ([]string, error) {
 	return nil, ErrUnsupported
 }
+
+// Comm is not available without /proc: it returns ErrUnsupported.
+func Comm(pid int) (string, error) {
+	return "", ErrUnsupported
+}

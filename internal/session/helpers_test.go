@@ -20,6 +20,9 @@ type fakeScreen struct {
 	text     string
 	injected []string
 	open     int // injections begun and not ended
+	// before, after and alt are what CursorRow returns.
+	before, after string
+	alt           bool
 }
 
 func (f *fakeScreen) Text() string          { f.mu.Lock(); defer f.mu.Unlock(); return f.text }
@@ -37,11 +40,20 @@ func (f *fakeScreen) BeginInjection(t string) {
 func (f *fakeScreen) EndInjection()         { f.mu.Lock(); f.open--; f.mu.Unlock() }
 func (f *fakeScreen) Injection() uint64     { return 0 }
 func (f *fakeScreen) EndInjectionOf(uint64) {}
+func (f *fakeScreen) CursorRow() (before, after string, alt bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.before, f.after, f.alt
+}
 
 // fakeTypist records what is typed into the child.
 type fakeTypist struct {
 	mu    sync.Mutex
 	typed strings.Builder
+	// unfinished is the human's line for ReleaseLine; releases counts
+	// its calls.
+	unfinished bool
+	releases   int
 }
 
 func (f *fakeTypist) Inject(fn func(write func([]byte) error) error) error {
@@ -50,7 +62,17 @@ func (f *fakeTypist) Inject(fn func(write func([]byte) error) error) error {
 	return fn(func(p []byte) error { f.typed.Write(p); return nil })
 }
 func (f *fakeTypist) LastHuman() time.Time { return time.Time{} }
-func (f *fakeTypist) String() string       { f.mu.Lock(); defer f.mu.Unlock(); return f.typed.String() }
+func (f *fakeTypist) ReleaseLine(empty func() bool) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.releases++
+	if !f.unfinished || !empty() {
+		return false
+	}
+	f.unfinished = false
+	return true
+}
+func (f *fakeTypist) String() string { f.mu.Lock(); defer f.mu.Unlock(); return f.typed.String() }
 
 // testGroup runs a session's goroutines and fails the test on a panic that
 // reaches it (the wrapper would restore the terminal and crash).

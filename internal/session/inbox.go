@@ -163,7 +163,15 @@ func (s *Session) accept(ctx context.Context, d *bus.Delivery, agent bool, l *le
 // waitReason says why a message arriving now cannot be typed at once, or
 // "" when the agent can take it.
 func (s *Session) waitReason() string {
-	why := ""
+	why, ready, human := "", false, false
+	s.read(func(st *state) { ready, human = st.deliveryState().Ready, st.human })
+	if ready && !human && s.shellReady() {
+		// Said before the screen's state: while vim runs, its screen is
+		// no turn of the shell's.
+		if why := s.shellHold(); why != "" {
+			return why
+		}
+	}
 	s.read(func(st *state) {
 		d := st.deliveryState()
 		switch {

@@ -168,6 +168,7 @@ func (s *Session) beforeTyping(ctx context.Context, text string) *expect {
 	if !s.shellReady() {
 		return nil
 	}
+	s.prompt.stop() // what the screen shows from now on may be relay's echo
 	n, pipelined := delivery.Injection(ctx)
 	if pending := s.ready.disarm(); pending != nil && pipelined {
 		return s.ready.expectAfter(pending, n, text)

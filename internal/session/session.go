@@ -61,12 +61,17 @@ type screenModel interface {
 	// one only, in the order of the output.
 	Injection() uint64
 	EndInjectionOf(n uint64)
+	// CursorRow is the cursor's row left of the cursor and from it on,
+	// and whether a full-screen program drew it (shellstate.go).
+	CursorRow() (before, after string, alt bool)
 }
 
 // typist is the single writer of the child's stdin.
 type typist interface {
 	Inject(fn func(write func([]byte) error) error) error
 	LastHuman() time.Time
+	// ReleaseLine takes the human's line for empty when empty says so.
+	ReleaseLine(empty func() bool) bool
 }
 
 // group starts the session's goroutines.
@@ -92,16 +97,22 @@ type Session struct {
 	ident     agentFile // the child's identity file and socket
 
 	// Set before the stages start, read-only after.
-	scr     screenModel
-	in      typist
-	grp     group
-	pid     func() int
-	src     agents.Source // nil: the screen gives the commands
-	queue   *delivery.Queue
-	journal *delivery.Journal
-	damper  *delivery.Damper
-	reg     *patterns.Registry
-	command []string
+	scr    screenModel
+	in     typist
+	grp    group
+	pid    func() int
+	fg     func() (int, error) // the terminal's foreground process group; nil: not known
+	prompt primaryPrompt       // a shell's primary prompt (shellstate.go)
+	// humanLine is the human's line as last notified; lineWake wakes
+	// releaseHumanLine when it becomes unfinished.
+	humanLine atomic.Bool
+	lineWake  chan struct{}
+	src       agents.Source // nil: the screen gives the commands
+	queue     *delivery.Queue
+	journal   *delivery.Journal
+	damper    *delivery.Damper
+	reg       *patterns.Registry
+	command   []string
 
 	lastScreen string // the screen at the last Idle; the jobs goroutine's
 	ready      readiness
@@ -135,7 +146,8 @@ func newSession(ctx context.Context, cfg Config) *Session {
 		ops: make(chan func(*state), 256), ownerDone: make(chan struct{}),
 		presence: newPresenceStage(), jobs: newJobs(), cmds: newCmdQueue(),
 		idleClk: newIdleClock(time.Now()), exited: make(chan struct{}), cmdsDone: make(chan struct{}),
-		damper: delivery.NewDamper(cfg.Damping), waiting: newWaiters(),
+		lineWake: make(chan struct{}, 1),
+		damper:   delivery.NewDamper(cfg.Damping), waiting: newWaiters(),
 	}
 	// Starting is real work: its first idle period has an Idle event.
 	go s.own(ctx, &state{name: cfg.Name, busy: true, lastFrom: map[string]received{}})
@@ -264,9 +276,16 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 		OnHumanLine: s.onHumanLine,
 		// In the order of the output: the echo of the human's keys is
 		// theirs, what the child prints after their Enter its own.
-		HumanLineInOutput: scan.HumanTyping,
-		Logger:            s.log,
-		Signals:           sigs,
+		HumanLineInOutput: func(on bool) {
+			if on {
+				// The screen as the human's first key found it shows
+				// the shell's primary prompt (shellstate.go).
+				s.learnPromptBeforeKey()
+			}
+			scan.HumanTyping(on)
+		},
+		Logger:  s.log,
+		Signals: sigs,
 	})
 	var se *wrapper.SignalError
 	if errors.As(err, &se) {
@@ -276,7 +295,7 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 		return 0, err
 	}
 	endStart()
-	s.scr, s.in, s.grp, s.pid = scan, ws.Input(), ws, ws.Pid
+	s.scr, s.in, s.grp, s.pid, s.fg = scan, ws.Input(), ws, ws.Pid, ws.Foreground
 	s.start(ctx, primer)
 	// Subscribe before the scanner runs: the agent's first output (and the
 	// busy state it brings) must not be missed.
@@ -344,6 +363,8 @@ func (s *Session) start(ctx context.Context, primer string) {
 		// injection never longer than its terminal takes.
 		qo.Join, qo.MaxInjection = "\r", delivery.MaxShellLine
 		qo.Pipeline = shellPipeline
+		// Typed only while the shell waits at its own prompt.
+		qo.Hold = s.shellHold
 	}
 	s.queue = delivery.NewQueue(qo)
 	s.do(func(st *state) {
@@ -361,6 +382,9 @@ func (s *Session) start(ctx context.Context, primer string) {
 	s.grp.Go(func() { s.runPresence(ctx) })
 	s.grp.Go(func() { s.serveInbox(ctx) })
 	s.grp.Go(func() { s.watchdog(ctx) })
+	if empty := s.lineEmptyOnScreen(); empty != nil {
+		s.grp.Go(func() { s.releaseHumanLine(ctx, empty) })
+	}
 	if s.src != nil {
 		s.grp.Go(func() {
 			if err := s.src.Run(ctx, sink{s, ctx}); err != nil && ctx.Err() == nil {

@@ -152,6 +152,9 @@ func (s *Session) push(st *state) {
 // onScreenState records the screen model's state.
 func (s *Session) onScreenState(ss scanner.State, title string) {
 	titleOK := s.prof.ReadyTitle == "" || strings.Contains(title, s.prof.ReadyTitle)
+	if !ss.Busy {
+		s.learnPrompt() // a shell's first idle screen shows its primary prompt
+	}
 	s.do(func(st *state) {
 		st.screen = ss
 		if !ss.Busy && titleOK {
@@ -185,6 +188,13 @@ func (s *Session) onTurn(t agents.Turn) {
 
 // onHumanLine records whether the human's line is unfinished.
 func (s *Session) onHumanLine(unfinished bool) {
+	s.humanLine.Store(unfinished)
+	if unfinished {
+		select {
+		case s.lineWake <- struct{}{}:
+		default:
+		}
+	}
 	s.do(func(st *state) {
 		st.human = unfinished
 		s.push(st)

@@ -24,7 +24,8 @@ type slowBox struct {
 	pasted, sent time.Time
 }
 
-func (b *slowBox) BracketedPaste() bool { return true }
+func (b *slowBox) BracketedPaste() bool         { return true }
+func (b *slowBox) ReleaseLine(func() bool) bool { return false }
 func (b *slowBox) State() scanner.State {
 	b.mu.Lock()
 	defer b.mu.Unlock()
