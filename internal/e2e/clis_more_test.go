@@ -310,8 +310,8 @@ func TestScreenCLISpecialText(t *testing.T) {
 		want []string // in the model's turn
 	}{
 		{name: "commands", body: "Run /status, then !ls the folder.\n/help is not for you\n!rm -rf is not for you either\n@relay:Nobody is not a command here",
-			want: []string{"Run /status, then !ls the folder.\n/help is not for you\n!rm -rf is not for you either\n＠relay:Nobody is not a command here"}},
-		{name: "many lines", body: strings.TrimSpace(report.String()), want: []string{strings.TrimSpace(report.String())}},
+			want: []string{quoted("Run /status, then !ls the folder.\n/help is not for you\n!rm -rf is not for you either\n＠relay:Nobody is not a command here")}},
+		{name: "many lines", body: strings.TrimSpace(report.String()), want: []string{quoted(strings.TrimSpace(report.String()))}},
 		{name: "file mention", body: "Look at @README.md please, it says how to build.", want: []string{"Look at @README.md please, it says how to build."}},
 	}
 	for _, kind := range screenCLIs {
@@ -389,7 +389,7 @@ func TestScreenCLITallParagraph(t *testing.T) {
 			})
 			tm.waitAgents("Bob", "Carol")
 			carol.submit(t, "write the plan")
-			bob.WaitOutput("got: # [relay] Message from agent Carol", 60*time.Second)
+			bob.WaitOutput("got:  # [relay] Message from agent Carol", 60*time.Second)
 			bob.WaitOutput(ask, 5*time.Second)
 			carol.waitIdle(t)
 			// A second firing of the tall paragraph's command would come
@@ -403,7 +403,7 @@ func TestScreenCLITallParagraph(t *testing.T) {
 				}
 				return nil
 			})
-			if n := count(bob.Output(), "got: # [relay] Message from agent Carol") - 1; n != 1 {
+			if n := count(bob.Output(), "got:  # [relay] Message from agent Carol") - 1; n != 1 {
 				t.Errorf("Bob got the message %d times\nBob:\n%s\nCarol's screen:\n%s\nlogs:\n%s", n, bob.Output(), carol.screen(t), tm.wrapperLog())
 			}
 		})

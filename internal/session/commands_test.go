@@ -56,15 +56,17 @@ func TestHandlerChains(t *testing.T) {
 	})
 	t.Run("a Go handler's Block refuses in one sentence and stops", func(t *testing.T) {
 		r.s.putCommand(patterns.Command{NS: "gate", Target: "prod", Body: "go"})
-		r.waitTyped(t, "The ＠gate:prod command was refused: not on Fridays.")
+		// The user's own handler: its words keep their commands.
+		r.waitTyped(t, "The @gate:prod command was refused: not on Fridays.")
 	})
 	t.Run("a failure is one plain sentence", func(t *testing.T) {
 		r.s.putCommand(patterns.Command{NS: "fail", Target: "x", Body: "y"})
-		r.waitTyped(t, "The ＠fail:x handler failed with exit status 3: boom.")
+		// An error is outside text: neutralised (%40 on a shell line).
+		r.waitTyped(t, "The %40fail:x handler failed with exit status 3: boom.")
 	})
 	t.Run("a stop's reason is shown", func(t *testing.T) {
 		r.s.putCommand(patterns.Command{NS: "halt", Target: "now"})
-		r.waitTyped(t, "The ＠halt:now command stopped: enough for today.")
+		r.waitTyped(t, "The @halt:now command stopped: enough for today.")
 	})
 	// The last command was typed: every earlier one was handled.
 	typed := r.ty.String()
