@@ -13,6 +13,7 @@ import (
 
 	"github.com/relayhq/relay/agents/registry"
 	"github.com/relayhq/relay/bus"
+	"github.com/relayhq/relay/delivery"
 	"github.com/relayhq/relay/internal/agenttest"
 	"github.com/relayhq/relay/internal/mockmodel"
 	"github.com/relayhq/relay/internal/testutil"
@@ -397,7 +398,7 @@ func TestScreenCLITallParagraph(t *testing.T) {
 			tm.waitAgents("Bob", "Carol")
 			carol.submit(t, "write the plan")
 			bob.WaitOutput("got:  # [relay] Message from agent Carol", 60*time.Second)
-			bob.WaitOutput(ask, 5*time.Second)
+			bob.WaitOutput(delivery.ShellText(ask), 5*time.Second) // as a shell line writes it
 			carol.waitIdle(t)
 			// A second firing of the tall paragraph's command would come
 			// from its turn's screen, before a command of Carol's next
