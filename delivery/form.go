@@ -177,18 +177,27 @@ func (f Form) text(s string) string {
 	return s
 }
 
-// label makes a name or an id one short, safe line.
+// label makes a name or an id one short, safe line: at most maxLabel
+// bytes as typed, and "…" (a shell's "...") where it was cut.
 func (f Form) label(s string) string {
 	s = strings.ReplaceAll(f.text(s), "\n", " ")
+	if f.Shell {
+		s = shellText(s, true)
+		if len(s) > maxLabel {
+			cut := maxLabel
+			if i := strings.LastIndexByte(s[:cut], '%'); i >= 0 && i > cut-3 {
+				cut = i // not inside a %XX
+			}
+			s = s[:cut] + "..."
+		}
+		return s
+	}
 	if len(s) > maxLabel {
 		cut := maxLabel
 		for cut > 0 && !utf8.RuneStart(s[cut]) {
 			cut--
 		}
 		s = s[:cut] + "…"
-	}
-	if f.Shell {
-		s = shellText(s, true)
 	}
 	return s
 }
