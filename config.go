@@ -44,7 +44,7 @@ func (r *Relay) UseConfig(c *config.Config) error {
 			}
 			// Block and a stop's reason are told to the agent by the
 			// session, in the same words as a Go handler's.
-			return Result{Inject: out.Inject, Stop: out.Stop, Block: out.Block, Reason: out.Reason}, nil
+			return Result{Inject: out.Inject, Stop: out.Stop, Block: out.Block, Reason: out.Reason, Neutralize: out.Neutralize}, nil
 		}); err != nil {
 			return err
 		}
@@ -138,7 +138,7 @@ func (h *hookSet) fire(ctx context.Context, e EventInfo) (Result, error) {
 		subject, payload = "", sess
 	}
 	res, err := h.set.Fire(ctx, string(e.Event), subject, payload)
-	out := Result{Stop: res.Stopped, Block: res.Blocked, Reason: res.Reason, Hold: res.Hold, Message: res.Message}
+	out := Result{Stop: res.Stopped, Block: res.Blocked, Reason: res.Reason, Hold: res.Hold, Message: res.Message, Neutralize: res.Neutralize}
 	for _, in := range res.Inject {
 		if out.Inject != "" {
 			out.Inject += "\n"

@@ -116,7 +116,8 @@ type Match struct {
 
 // Result is what a handler made of a command or an event.
 type Result struct {
-	// Inject is typed back into the agent (after sanitising), if not empty.
+	// Inject is typed back into the agent (escapes and controls removed,
+	// commands kept unless Neutralize is set), if not empty.
 	Inject string
 	// Stop ends the chain: later handlers of the namespace do not run.
 	Stop bool
@@ -128,6 +129,13 @@ type Result struct {
 	Reason  string
 	Hold    bool
 	Message *string
+	// Neutralize types Inject as a peer's text is typed: every
+	// command-like "@word:" in it is neutralised (＠word:), so that the
+	// agent cannot fire it by copying it. Set it when Inject passes on
+	// text others wrote; by default a handler's text is the user's own
+	// and keeps its commands, so that an agent that follows it to the
+	// letter writes a line that fires.
+	Neutralize bool
 }
 
 // HandlerFunc handles the commands of one namespace.

@@ -427,6 +427,9 @@ func (a *applier) hooks() {
 					h.Timeout = d
 					srcs[hout+".timeout"] = a.f.source(hkey + ".timeout")
 				}
+				if fh.Neutralize != nil {
+					h.Neutralize = *fh.Neutralize
+				}
 				g.Hooks = append(g.Hooks, h)
 			}
 			if good {

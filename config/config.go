@@ -203,7 +203,11 @@ type Hook struct {
 	Type    string // always "command"
 	Command Command
 	Timeout time.Duration
-	Source  Source
+	// Neutralize types the hook's text as a peer's text is typed (every
+	// "@word:" neutralised), for a hook that passes on what others
+	// wrote; by default its text keeps its commands.
+	Neutralize bool
+	Source     Source
 }
 
 // Event names a lifecycle event.

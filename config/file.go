@@ -83,9 +83,10 @@ type fileGroup struct {
 }
 
 type fileHook struct {
-	Type    *string `toml:"type"`
-	Command any     `toml:"command"`
-	Timeout any     `toml:"timeout"`
+	Type       *string `toml:"type"`
+	Command    any     `toml:"command"`
+	Timeout    any     `toml:"timeout"`
+	Neutralize *bool   `toml:"neutralize"`
 }
 
 // pos is a 1-based place in a file.

@@ -22,21 +22,33 @@ const DefaultMaxBytes = DefaultMaxBody
 // are at most 64 bytes), so that the header and the note always fit.
 const maxLabel = 64
 
-// oneLineBreak is what a line break becomes in the one-line form.
-const oneLineBreak = " ⏎ "
+// quoteMark starts every line of a peer's text in a model CLI's paste, so
+// that no line of it can begin like relay's own header ("[relay] …").
+const quoteMark = "│ "
 
-// shellPrefix makes a shell line a comment.
-const shellPrefix = "# "
+// shellPrefix makes a shell line a comment. The space before '#' makes it
+// one also after a line the shell continues (a human's line ending in a
+// backslash joins the next one: "ls\" and "# x" would read "ls# x",
+// where '#' starts no comment, but "ls #" does), and keeps the line out
+// of a history that ignores lines starting with a space.
+const shellPrefix = " # "
+
+// shellBreak separates relay's header from a peer's text on a shell line.
+const shellBreak = " -- "
 
 // Form says how text reaches one agent: the final text of a message or a
 // notice, sanitised, neutralised, adapted to the agent and capped, all
 // measured on what is typed. The zero value is a model CLI with the default
 // cap.
 type Form struct {
-	// Shell types every text as one comment line ("# " and its lines joined
-	// by " ⏎ "), for a program that reads lines (a plain shell): nothing a
-	// peer writes can run, and the line fits the terminal's line limit
-	// (MaxShellLine, the Enter not counted).
+	// Shell types every text as one comment line for a program that reads
+	// lines (a plain shell, a REPL): " # [relay] " and relay's header,
+	// then the text with every byte outside a small safe set of ASCII
+	// written as %XX (ShellText), so that the line holds no quote,
+	// backslash, '$', backquote, bracket, ';' or non-ASCII byte a peer
+	// could use to close a quote, a heredoc or a continuation the shell
+	// is in, and fits the terminal's line limit (MaxShellLine, the Enter
+	// not counted). relay log --id shows the text as it was sent.
 	Shell bool
 	// Mentions escapes every '@' that starts a word as `\@` in what a peer
 	// or a handler wrote, for a CLI that reads the file a typed `@path`
@@ -62,8 +74,9 @@ func (f Form) Limit() int {
 
 // Message is what the agent reads for one message from a peer: a line that
 // says who sent it, its id and how to answer, then the body, sanitised
-// (Sanitize: no escapes, no command-like "@word:"), cut to Limit with a
-// note naming `relay log --id ID` when too long.
+// (Sanitize: no escapes, no command-like "@word:") and quoted (every line
+// starts with "│ "), cut to Limit with a note naming `relay log --id ID`
+// when too long.
 func (f Form) Message(from, id, body string) string {
 	return f.MessageFrom(Sender{Name: from}, id, body)
 }
@@ -91,26 +104,72 @@ func (f Form) MessageFrom(from Sender, id, body string) string {
 	}
 	var head string
 	if from.ToAll {
-		head = fmt.Sprintf("[relay] Message to every agent from %s (id %s). To answer %s alone, write a line starting with @relay:%s\n", who, id, name, name)
+		head = fmt.Sprintf("[relay] Message to every agent from %s (id %s). To answer %s alone, write a line starting with @relay:%s", who, id, name, name)
 	} else {
-		head = fmt.Sprintf("[relay] Message from %s (id %s). To answer, write a line starting with @relay:%s\n", who, id, name)
+		head = fmt.Sprintf("[relay] Message from %s (id %s). To answer, write a line starting with @relay:%s", who, id, name)
 	}
 	note := func(cut int) string {
+		if f.Shell {
+			return fmt.Sprintf(" [%d more bytes, the whole message: relay log --id %s]", cut, id)
+		}
 		return fmt.Sprintf(" […%d more bytes; the whole message: relay log --id %s]", cut, id)
 	}
-	return f.compose(head, f.text(body), note)
+	build := func(body string) string {
+		if f.Shell {
+			return shellPrefix + head + shellBreak + shellText(body, true)
+		}
+		return head + "\n" + quote(body)
+	}
+	return f.compose(build, f.text(body), note)
 }
 
-// Notice is a short note from relay itself (a handler's result, an error, a
-// held message), sanitised like a peer's text (a handler's output is
-// outside text too) and cut to Limit with a note when too long.
+// Notice is a short note from relay that carries outside text (a peer's
+// name, what the memory holds, an error): sanitised like a peer's text,
+// its lines after the first quoted like a peer's, and cut to Limit with a
+// note when too long.
 func (f Form) Notice(text string) string {
-	note := func(cut int) string { return fmt.Sprintf(" […%d more bytes cut]", cut) }
-	return f.compose("[relay] ", f.text(text), note)
+	return f.note(f.text(text), true)
 }
 
-// text makes outside text safe and fit for the agent.
+// Own is a note in relay's own words or from the user's own configuration
+// (a reminder, the text of a configured hook or a Go handler's result):
+// cleaned of escapes and controls (Clean) but with its commands intact, so
+// that an agent that follows it to the letter writes a line that fires.
+// It is cut to Limit with a note when too long. What the agent echoes of
+// it never fires: the scanner knows relay typed it.
+func (f Form) Own(text string) string {
+	return f.note(Clean(text), false)
+}
+
+// note gives a notice's text, already made safe, its form.
+func (f Form) note(text string, quoted bool) string {
+	note := func(cut int) string {
+		if f.Shell {
+			return fmt.Sprintf(" [%d more bytes cut]", cut)
+		}
+		return fmt.Sprintf(" […%d more bytes cut]", cut)
+	}
+	build := func(text string) string {
+		switch {
+		case f.Shell:
+			return shellPrefix + "[relay] " + shellText(text, quoted)
+		case quoted:
+			first, rest, more := strings.Cut(text, "\n")
+			if more {
+				return "[relay] " + first + "\n" + quote(rest)
+			}
+		}
+		return "[relay] " + text
+	}
+	return f.compose(build, text, note)
+}
+
+// text makes outside text safe and fit for the agent. For a shell it is
+// only cleaned: shellText neutralises its commands as it encodes it.
 func (f Form) text(s string) string {
+	if f.Shell {
+		return Clean(s)
+	}
 	s = Sanitize(s)
 	if f.Mentions {
 		s = EscapeMentions(s)
@@ -118,9 +177,21 @@ func (f Form) text(s string) string {
 	return s
 }
 
-// label makes a name or an id one short, safe line.
+// label makes a name or an id one short, safe line: at most maxLabel
+// bytes as typed, and "…" (a shell's "...") where it was cut.
 func (f Form) label(s string) string {
 	s = strings.ReplaceAll(f.text(s), "\n", " ")
+	if f.Shell {
+		s = shellText(s, true)
+		if len(s) > maxLabel {
+			cut := maxLabel
+			if i := strings.LastIndexByte(s[:cut], '%'); i >= 0 && i > cut-3 {
+				cut = i // not inside a %XX
+			}
+			s = s[:cut] + "..."
+		}
+		return s
+	}
 	if len(s) > maxLabel {
 		cut := maxLabel
 		for cut > 0 && !utf8.RuneStart(s[cut]) {
@@ -131,48 +202,88 @@ func (f Form) label(s string) string {
 	return s
 }
 
-// compose returns head and body in the agent's form, the body cut so that
-// the whole, with note(bytes cut) after the cut, fits Limit.
-func (f Form) compose(head, body string, note func(cut int) string) string {
-	out := f.render(head + body)
+// quote starts every line of s with quoteMark.
+func quote(s string) string {
+	return quoteMark + strings.ReplaceAll(s, "\n", "\n"+quoteMark)
+}
+
+// compose returns build(body), the body cut so that the whole, with
+// note(bytes cut) after the cut, fits Limit.
+func (f Form) compose(build func(string) string, body string, note func(cut int) string) string {
+	out := build(body)
 	if len(out) <= f.Limit() {
 		return out
 	}
-	// Room for the body once everything else is in its final form; the
-	// note is measured with the most digits it can need.
-	room := f.Limit() - len(f.render(head)) - len(note(len(body)))
-	kept := f.fit(body, room)
-	return f.render(head+kept) + note(len(body)-len(kept))
-}
-
-// render gives s the agent's form: as it is for a model CLI, one comment
-// line for a shell.
-func (f Form) render(s string) string {
-	if !f.Shell {
-		return s
-	}
-	return shellPrefix + OneLine(s)
-}
-
-// fit returns the longest start of body whose rendered form takes at most
-// room bytes, cut on a character boundary, at a line or word break when
-// one is in its second half, without trailing white space.
-func (f Form) fit(body string, room int) string {
-	used, cut := 0, 0
-	for cut < len(body) {
-		r, size := utf8.DecodeRuneInString(body[cut:])
-		cost := size
-		if f.Shell && r == '\n' {
-			cost = len(oneLineBreak)
+	// The longest start of the body that fits once everything is in its
+	// final form (a shell's escapes, a model's quote marks); the note is
+	// measured with the most digits it can need. The final length grows
+	// with the cut, so a binary search finds it.
+	room := f.Limit() - len(note(len(body)))
+	start := func(k int) int { // the rune start at or before k
+		for k > 0 && k < len(body) && !utf8.RuneStart(body[k]) {
+			k--
 		}
-		if used+cost > room {
-			break
-		}
-		used += cost
-		cut += size
+		return k
 	}
+	// The final text is never shorter than the body it holds.
+	lo, hi := 0, min(len(body), max(room, 0))
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		if len(build(body[:start(mid)])) <= room {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	lo = start(lo)
+	cut := lo
 	if i := strings.LastIndexAny(body[:cut], "\n "); cut < len(body) && i > cut/2 {
 		cut = i
 	}
-	return strings.TrimRight(body[:cut], " \n")
+	kept := strings.TrimRight(body[:cut], " \n")
+	return build(kept) + note(len(body)-len(kept))
+}
+
+// ShellText writes s as one line of a shell comment that nothing in it can
+// end or turn into code: the bytes of letters, digits, the space and
+// ".,:_/+=?@-" stand for themselves, every other byte (a quote, a
+// backslash, '$', '`', '!', '#', ';', '&', '|', a bracket, '%', a line
+// break, each byte of a non-ASCII character) is written as %XX, as in a
+// URL. A program that reads the line decodes it as a URL's path is
+// decoded; relay log shows the text as it was sent.
+func ShellText(s string) string { return shellText(s, false) }
+
+// shellText is ShellText; with peer, the '@' of every command-like
+// "@word:" is written %40 too (the shell's form of Neutralize): the line
+// decodes to the text as sent, and no scanner reads a command in it.
+func shellText(s string, peer bool) string {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if !shellSafe(s[i]) || s[i] == '@' && peer {
+			n++
+		}
+	}
+	if n == 0 {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 2*n)
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if shellSafe(c) && !(c == '@' && peer && commandWord(s[i+1:])) {
+			b.WriteByte(c)
+			continue
+		}
+		b.WriteByte('%')
+		b.WriteByte("0123456789ABCDEF"[c>>4])
+		b.WriteByte("0123456789ABCDEF"[c&0xf])
+	}
+	return b.String()
+}
+
+// shellSafe reports whether c stands for itself in ShellText: no shell, no
+// REPL and no line editor gives it a meaning inside a comment, a quote, a
+// heredoc or a continued line.
+func shellSafe(c byte) bool {
+	return isLetter(c) || isDigit(c) || strings.IndexByte(" .,:_/+=?@-", c) >= 0
 }

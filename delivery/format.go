@@ -9,12 +9,32 @@ import (
 
 // Sanitize makes untrusted text safe to type into an agent: escape
 // sequences and control characters are removed (tabs become spaces, line
-// breaks stay; a lone CR becomes a line break), invalid UTF-8 is replaced,
-// the '@' of every command-like "@word:" becomes NeutralAt (see Neutralize)
-// and any other line that starts with `@` gets the grammar's escape (`\@`),
-// so that a message can never make the receiving wrapper route a command
-// by being echoed on its screen, wherever it lands there.
+// breaks stay; a lone CR becomes a line break), bidirectional controls are
+// shown as `\u202e` (Clean), invalid UTF-8 is replaced, the '@' of every
+// command-like "@word:" becomes NeutralAt (see Neutralize) and any other
+// line that starts with `@` gets the grammar's escape (`\@`), so that a
+// message can never make the receiving wrapper route a command by being
+// echoed on its screen, wherever it lands there.
 func Sanitize(s string) string {
+	lines := strings.Split(Neutralize(Clean(s)), "\n")
+	for i, l := range lines {
+		if t := strings.TrimLeft(l, " "); strings.HasPrefix(t, "@") {
+			lines[i] = l[:len(l)-len(t)] + `\` + t
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Clean makes text safe for an agent's terminal and leaves its words
+// alone: escape sequences and control characters are removed (tabs become
+// four spaces, a lone CR or U+2028/U+2029 a line break or nothing),
+// invalid UTF-8 is replaced and bidirectional controls (U+202A..U+202E,
+// U+2066..U+2069) are shown as `\u202e`, as relay log shows them, so that
+// no text reads in an order other than the one it is typed in. Commands
+// stay as they are: Clean is for relay's own words and the text of the
+// user's configured hooks and handlers; a peer's text goes through
+// Sanitize.
+func Clean(s string) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
 	var b strings.Builder
 	b.Grow(len(s))
@@ -36,19 +56,21 @@ func Sanitize(s string) string {
 			b.WriteByte('\n')
 		case r == '\t':
 			b.WriteString("    ")
+		case isBidi(r):
+			fmt.Fprintf(&b, `\u%04x`, r)
 		case unicode.IsControl(r), r == '\u2028', r == '\u2029':
 		default:
 			b.WriteRune(r)
 		}
 		i += n
 	}
-	lines := strings.Split(Neutralize(b.String()), "\n")
-	for i, l := range lines {
-		if t := strings.TrimLeft(l, " "); strings.HasPrefix(t, "@") {
-			lines[i] = l[:len(l)-len(t)] + `\` + t
-		}
-	}
-	return strings.Join(lines, "\n")
+	return b.String()
+}
+
+// isBidi reports whether r is a bidirectional embedding, override or
+// isolate: text after it may show in another order than it is read in.
+func isBidi(r rune) bool {
+	return r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069
 }
 
 // escapeLen returns the length of the escape sequence at the start of s

@@ -20,15 +20,15 @@ const maxWord = 64
 // Neutralize replaces the '@' of every "@word:" in s with NeutralAt, where
 // word is namespace-like (a letter, then letters, digits, '-' or '_', at most
 // 64): any namespace, registered or not, since user namespaces can be
-// anything. Only an '@' inside a word is left alone (the '@' of
-// user@host:22 or bob@example.com follows a letter, a digit or one of
-// "._%+"): nothing the scanner accepts before a command (white space,
-// bullets, quotes, box glyphs) is such a character, and any other
-// character before the '@' (a backslash, a bracket) does not protect it.
-// Invisible characters (format characters such as U+200B, combining marks,
-// unassigned code points) are skipped when matching, before the '@' and
-// between it and the ':', because a terminal or a TUI may drop them and so
-// join "@\u200brelay:" into a command.
+// anything. Every such '@' is replaced, whatever comes before it: also the
+// '@' of user@host:22 or x.@relay:C, since a terminal or an agent that
+// hard-wraps lines at its width can put any character of a line at the
+// start of a row, where a scanner reads a command. An "@word" not followed
+// by ':' (bob@example.com, @README.md) is left alone. Invisible characters
+// (format characters such as U+200B, combining marks, unassigned code
+// points) are skipped when matching between the '@' and the ':', because a
+// terminal or a TUI may drop them and so join "@\u200brelay:" into a
+// command.
 func Neutralize(s string) string {
 	i := strings.IndexByte(s, '@')
 	if i < 0 {
@@ -38,7 +38,7 @@ func Neutralize(s string) string {
 	b.Grow(len(s) + 8)
 	done := 0
 	for ; i >= 0; i = nextAt(s, i+1) {
-		if inWord(s[:i]) || !commandWord(s[i+1:]) {
+		if !commandWord(s[i+1:]) {
 			continue
 		}
 		b.WriteString(s[done:i])
@@ -55,20 +55,6 @@ func nextAt(s string, from int) int {
 		return from + j
 	}
 	return -1
-}
-
-// inWord reports whether the last visible character of before belongs to
-// a word an '@' may sit in (an e-mail address, user@host).
-func inWord(before string) bool {
-	for len(before) > 0 {
-		r, size := utf8.DecodeLastRuneInString(before)
-		before = before[:len(before)-size]
-		if invisible(r) {
-			continue
-		}
-		return r < utf8.RuneSelf && (isLetter(byte(r)) || isDigit(byte(r)) || strings.ContainsRune("._%+", r))
-	}
-	return false
 }
 
 // commandWord reports whether s starts with a namespace-like word and a

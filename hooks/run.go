@@ -102,6 +102,11 @@ type Outcome struct {
 	Message *string
 	// Hold keeps a received message queued instead of typing it in now.
 	Hold bool
+	// Neutralize asks that Inject be typed as a peer's text is: every
+	// command-like "@word:" in it neutralised ({"neutralize": true}, for
+	// a hook that passes on what others wrote). By default a hook's text
+	// keeps its commands, so that an agent can follow its instructions.
+	Neutralize bool
 	// Truncated says stdout or stderr went over MaxOutput.
 	Truncated bool
 	// Stderr is the command's error output (capped), kept for logs.
@@ -189,6 +194,7 @@ type jsonResult struct {
 	Reason             *string `json:"reason"`
 	Message            *string `json:"message"`
 	Hold               *bool   `json:"hold"`
+	Neutralize         *bool   `json:"neutralize"`
 	Decision           *string `json:"decision"`
 	Continue           *bool   `json:"continue"`
 	StopReason         *string `json:"stopReason"`
@@ -221,6 +227,7 @@ func readStdout(out *Outcome, b *capped) {
 			}
 			out.Message = r.Message
 			out.Hold = r.Hold != nil && *r.Hold
+			out.Neutralize = r.Neutralize != nil && *r.Neutralize
 			return
 		}
 	}
@@ -231,7 +238,7 @@ func readStdout(out *Outcome, b *capped) {
 }
 
 func hasKnown(m map[string]json.RawMessage) bool {
-	for _, k := range []string{"inject", "stop", "block", "reason", "message", "hold", "decision", "continue", "stopReason", "hookSpecificOutput"} {
+	for _, k := range []string{"inject", "stop", "block", "reason", "message", "hold", "neutralize", "decision", "continue", "stopReason", "hookSpecificOutput"} {
 		if _, ok := m[k]; ok {
 			return true
 		}

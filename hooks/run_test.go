@@ -31,6 +31,7 @@ func TestRunResults(t *testing.T) {
 		{"claude code context", `echo '{"hookSpecificOutput": {"additionalContext": "ctx"}}'`, hooks.Outcome{Inject: "ctx"}},
 		{"claude code continue false", `echo '{"continue": false, "stopReason": "enough"}'`, hooks.Outcome{Stop: true, Reason: "enough"}},
 		{"hold", `echo '{"hold": true}'`, hooks.Outcome{Hold: true}},
+		{"neutralize", `echo '{"inject": "@relay:Bob said x", "neutralize": true}'`, hooks.Outcome{Inject: "@relay:Bob said x", Neutralize: true}},
 		{"json without known fields is text", `echo '{"status": "ok"}'`, hooks.Outcome{Inject: `{"status": "ok"}`}},
 		{"broken json is text", `echo '{"inject": '`, hooks.Outcome{Inject: `{"inject": `}},
 		{"exit 2 refuses with stderr", `echo "deploys are frozen until 17:00" >&2; exit 2`,

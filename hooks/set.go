@@ -57,6 +57,10 @@ type Result struct {
 	Message *string
 	// Hold says a hook asked to keep the received message queued.
 	Hold bool
+	// Neutralize says a hook that gave text asked for it to be typed as a
+	// peer's text is (Outcome.Neutralize, or `neutralize = true` in its
+	// configuration).
+	Neutralize bool
 	// Ran counts the hooks that ran.
 	Ran int
 }
@@ -112,6 +116,7 @@ func (s *Set) Fire(ctx context.Context, event string, subject string, payload an
 			}
 			if out.Inject != "" {
 				res.Inject = append(res.Inject, out.Inject)
+				res.Neutralize = res.Neutralize || out.Neutralize || h.Neutralize
 			}
 			if out.Message != nil {
 				res.Message = out.Message

@@ -154,3 +154,27 @@ command = 'cat > in.json; printf "%s|%s|%s|%s" "$RELAY_FROM" "$RELAY_MESSAGE" "$
 	assertFile(t, filepath.Join(dir, "in.json"),
 		`{"agent":"alice","cwd":"/x","from":"bob","hook_event_name":"MessageReceived","id":"m1","message":"run `+"`make test`"+`","session_id":"s1","subject":"bob","to":"alice","workspace":"w"}`)
 }
+
+// TestFireNeutralize: a hook's text keeps its commands unless the hook
+// asks for it to be typed as a peer's: `neutralize = true` in its
+// configuration, or "neutralize": true in its JSON answer.
+func TestFireNeutralize(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, hook string
+		want       bool
+	}{
+		{"plain text", `command = "echo 'write @memory:save FACT'"`, false},
+		{"configured", "command = \"echo 'Carol: @relay:Bob x'\"\nneutralize = true", true},
+		{"in the answer", `command = "echo '{\"inject\": \"Carol: @relay:Bob x\", \"neutralize\": true}'"`, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, dir := loadConfig(t, "[[hooks.SessionStart]]\n[[hooks.SessionStart.hooks]]\n"+tc.hook+"\n")
+			set := hooks.NewSet(c.Hooks, hooks.SetOptions{Dir: dir})
+			res, err := set.Fire(context.Background(), string(config.SessionStart), "x", struct{}{})
+			if err != nil || len(res.Inject) != 1 || res.Neutralize != tc.want {
+				t.Errorf("got %+v, %v; want one text, Neutralize %v", res, err, tc.want)
+			}
+		})
+	}
+}

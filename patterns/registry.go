@@ -18,6 +18,11 @@ type Result struct {
 	// Inject is text to type back into the agent (for example memory search
 	// results); empty for none.
 	Inject string
+	// Own says Inject is the user's own text (a configured hook's, a Go
+	// handler's): typed with its commands intact. Otherwise it is typed
+	// as outside text, neutralised (what the memory holds was written by
+	// peers).
+	Own bool
 	// Stop ends the chain: handlers registered later for the namespace do
 	// not run.
 	Stop bool

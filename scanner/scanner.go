@@ -169,8 +169,11 @@ type Scanner struct {
 	// a whole line (a stream into a shell, row after row) is found
 	// without searching every text typed.
 	injLines map[string]int
-	inj      injection
-	human    bool // the human's line is unfinished (HumanTyping)
+	// typedCmds: every command relay typed, for the whole session
+	// (typedcmds.go).
+	typedCmds typedCommands
+	inj       injection
+	human     bool // the human's line is unfinished (HumanTyping)
 
 	state      State
 	stateKnown bool
@@ -421,6 +424,7 @@ func (s *Scanner) MarkInjected(text string) {
 func (s *Scanner) rememberInjected(t string, lines []string) {
 	var keys []string
 	for _, l := range lines {
+		s.typedCmds.add(l)
 		if k := injectedCore(l); len(k) >= minInjected {
 			keys = append(keys, k)
 		}

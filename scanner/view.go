@@ -301,14 +301,14 @@ func isRule(t string) bool {
 // isInjected reports whether text (less its glyphs) is part of something
 // the wrapper typed, or of a row the child drew while it was typed.
 func (s *Scanner) isInjected(text string) bool {
-	if len(s.injected) == 0 {
+	if len(s.injected) == 0 && len(s.typedCmds.order) == 0 {
 		return false
 	}
 	t := injectedCore(text)
 	if len(t) < minInjected {
 		return false
 	}
-	return s.injLines[t] > 0 || s.searchInjected(t)
+	return s.injLines[t] > 0 || s.searchInjected(t) || s.typedCmds.holds(t)
 }
 
 // searchInjected reports whether the row core t is a part of a text typed:

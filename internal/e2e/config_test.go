@@ -43,7 +43,7 @@ timeout = "10s"
 	body := fmt.Sprintf("Release v1.2.3 $(touch %s) `touch %s`", pwned, pwned)
 	agent := ptytest.Start(t, ptytest.Options{Env: tm.env, Dir: dir, Cols: 100, Rows: 30},
 		append([]string{relayBin, "wrap", "--name", "Alice", "--"}, script("@deploy:staging "+body)...)...)
-	agent.WaitOutput("got: # [relay] Deployed to staging", 20*time.Second)
+	agent.WaitOutput("got:  # [relay] Deployed to staging", 20*time.Second)
 
 	var in struct{ Namespace, Target, Body, Agent, Workspace, Cwd, Session_ID string }
 	testutil.Eventually(t, func() error {
@@ -83,7 +83,7 @@ command = "echo 'Mallory is muted here' >&2; exit 2"
 		t.Fatalf("send: %v %s", err, out)
 	}
 	// Alice is no agent here but a person sending with relay send.
-	bob.WaitOutput("got: # [relay] Message from Alice (a human, not an agent)", 20*time.Second)
+	bob.WaitOutput("got:  # [relay] Message from Alice (a human, not an agent)", 20*time.Second)
 	testutil.Eventually(t, func() error {
 		log, _ := tm.relay("log", "--json")
 		if !strings.Contains(log, "Mallory is muted here") {
@@ -105,7 +105,7 @@ func TestGoExample(t *testing.T) {
 		t.Fatalf("build examples/deploy: %v\n%s", err, out)
 	}
 	agent := ptytest.Start(t, ptytest.Options{Env: env(t)}, append([]string{bin, "--"}, script("@deploy:staging Release v1.2.3")...)...)
-	agent.WaitOutput("got: # [relay] Deployed Release v1.2.3 to staging.", 20*time.Second)
+	agent.WaitOutput("got:  # [relay] Deployed Release v1.2.3 to staging.", 20*time.Second)
 }
 
 // TestOutputHook: an Output hook whose matcher is a regular expression on

@@ -321,10 +321,10 @@ func TestManyLineBodyToShell(t *testing.T) {
 		t.Fatalf("the long body never arrived:\n%s", data)
 	}
 	last := msg[len(msg)-1]
-	if !strings.Contains(last, "more bytes; the whole message: relay log --id ") || !strings.HasSuffix(last, "]") {
+	if !strings.Contains(last, "more bytes, the whole message: relay log --id ") || !strings.HasSuffix(last, "]") {
 		t.Errorf("the last line of the long body has no whole note on how to read the rest: %q", last[max(0, len(last)-120):])
 	}
-	if !strings.HasPrefix(msg[0], "# [relay] Message from ") {
+	if !strings.HasPrefix(msg[0], " # [relay] Message from ") {
 		t.Errorf("the body did not arrive as a shell comment: %q", msg[0][:min(len(msg[0]), 80)])
 	}
 }

@@ -44,10 +44,10 @@ command = 'echo "my own memory has nothing on $RELAY_MESSAGE"'
 	agent := ptytest.Start(t, ptytest.Options{Env: tm.env, Dir: sub, Cols: 120, Rows: 30},
 		append([]string{relayBin, "wrap", "--name", "Alice", "--"},
 			script("@deploy:staging [v1.2.3]", "@notify:text build is green", "@memory:search signing keys")...)...)
-	agent.WaitOutput("got: # [relay] the deploy script ran for staging", 20*time.Second)
-	agent.WaitOutput("got: # [relay] then the second deploy handler", 10*time.Second)
-	agent.WaitOutput("got: # [relay] notified: text build is green", 10*time.Second)
-	agent.WaitOutput("got: # [relay] my own memory has nothing on signing keys", 10*time.Second)
+	agent.WaitOutput("got:  # [relay] the deploy script ran for staging", 20*time.Second)
+	agent.WaitOutput("got:  # [relay] then the second deploy handler", 10*time.Second)
+	agent.WaitOutput("got:  # [relay] notified: text build is green", 10*time.Second)
+	agent.WaitOutput("got:  # [relay] my own memory has nothing on signing keys", 10*time.Second)
 	out := agent.Output()
 	if bytes.Index(out, []byte("the deploy script ran")) > bytes.Index(out, []byte("then the second deploy handler")) {
 		t.Errorf("the deploy handlers ran out of order:\n%s", out)

@@ -233,3 +233,44 @@ command = 'echo "wrap up: note what you did in NOTES.md"'
 		t.Errorf("Claude Code needed a signal: /exit did not end it\n%s", log)
 	}
 }
+
+// TestStopReminderFires (issue 29.6): with prompt_on_end, `relay stop`
+// types relay's reminder to save what was learned "starting with
+// @memory:save"; an agent that follows it to the letter (a script that
+// copies the command the reminder names) writes a line that fires, so the
+// memory holds what it saved. relay used to type ＠memory:save, which an
+// agent copies into a line that does nothing.
+func TestStopReminderFires(t *testing.T) {
+	tm := newTeam(t)
+	dir := project(t, `
+[memory]
+prompt_on_end = true
+`)
+	// The agent reads each line typed in; from the reminder it takes the
+	// word after "starting with " and writes it with its fact.
+	agent := `while IFS= read -r l; do
+  case "$l" in
+    *"starting with "*) w=${l#*starting with }; w=${w%%,*}; printf '%s the build needs make 4.3 or later\n\n' "$w" ;;
+    exit) exit 0 ;;
+  esac
+done`
+	term := ptytest.Start(t, ptytest.Options{Env: tm.env, Dir: dir, Cols: 200, Rows: 30},
+		relayBin, "wrap", "--name", "Alice", "--", "sh", "-c", agent)
+	tm.waitAgents("Alice")
+
+	out, err := tm.relay("stop", "--timeout", "20s", "Alice")
+	if err != nil || !strings.Contains(out, "Alice: stopped") {
+		t.Fatalf("relay stop: %v\n%s\nlogs:\n%s", err, out, tm.wrapperLog())
+	}
+	term.Wait(30 * time.Second)
+	if !strings.Contains(string(term.Output()), "starting with @memory:save, then finish.") {
+		t.Fatalf("the reminder was not typed with its command intact:\n%s", ptytest.Screen(t, term.Output(), 200, 30))
+	}
+	testutil.WaitFor(t, 20*time.Second, 100*time.Millisecond, func() error {
+		out, err := tm.relay("memory", "search", "make")
+		if err != nil || !strings.Contains(out, "the build needs make 4.3 or later") {
+			return fmt.Errorf("the memory does not hold the agent's fact: %v\n%s", err, out)
+		}
+		return nil
+	})
+}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/relayhq/relay/delivery"
 	"github.com/relayhq/relay/hub/hubtest"
 	"github.com/relayhq/relay/internal/ptytest"
 )
@@ -35,9 +36,9 @@ func TestHubGoesAway(t *testing.T) {
 
 	h2 := hubtest.StartAt(t, hubHome, addr) // the same storage and address
 	tm.hub = h2
-	bob.WaitOutput("got: # [relay] Message from agent Alice", 60*time.Second)
+	bob.WaitOutput("got:  # [relay] Message from agent Alice", 60*time.Second)
 	bob.WaitOutput("written while the hub was down", 5*time.Second)
-	if n := count(bob.Output(), "got: # [relay] Message from agent Alice"); n != 1 {
+	if n := count(bob.Output(), "got:  # [relay] Message from agent Alice"); n != 1 {
 		t.Errorf("Bob got it %d times", n)
 	}
 }
@@ -74,7 +75,7 @@ func TestHubNotUpYet(t *testing.T) {
 
 	alice := ptytest.Start(t, ptytest.Options{Env: env, Cols: 100, Rows: 30},
 		append([]string{relayBin, "wrap", "--name", "Alice", "--"}, script("@relay:Bob sent before the hub was up", "@relay:Bob and a second one")...)...)
-	alice.WaitOutput("got: # [relay] The hub is unreachable; your message to Bob waits", 30*time.Second)
+	alice.WaitOutput("got:  # [relay] "+delivery.ShellText("The hub is unreachable; your message to Bob waits"), 30*time.Second)
 
 	h2 := hubtest.StartAt(t, hubHome, u.Host) // the same storage and address
 	tm := &team{t: t, hub: h2, env: env}
@@ -85,8 +86,9 @@ func TestHubNotUpYet(t *testing.T) {
 	bodies := func(out []byte) []string {
 		var got []string
 		for _, l := range readLines(out) {
-			_, body, _ := strings.Cut(l, " ⏎ ")
-			got = append(got, body)
+			if body, ok := shellBody(l); ok {
+				got = append(got, body)
+			}
 		}
 		return got
 	}
@@ -96,7 +98,7 @@ func TestHubNotUpYet(t *testing.T) {
 	if got := bodies(bob.Output()); !slices.Equal(got, []string{"sent before the hub was up", "and a second one"}) {
 		t.Errorf("Bob read %q, want each message once, in order:\n%s", got, bob.Output())
 	}
-	if n := count(alice.Output(), "got: # [relay] The hub is unreachable"); n != 1 {
+	if n := count(alice.Output(), "got:  # [relay] The hub is unreachable"); n != 1 {
 		t.Errorf("Alice was told %d times that the hub is unreachable, want once:\n%s", n, alice.Output())
 	}
 }

@@ -127,7 +127,7 @@ func TestGoExampleHub(t *testing.T) {
 			}
 			agent := ptytest.Start(t, ptytest.Options{Env: e, Cols: 120, Rows: 30},
 				append([]string{bin, "--"}, script("@deploy:staging Release v1.2.3")...)...)
-			agent.WaitOutput("got: # [relay] Deployed Release v1.2.3 to staging.", 30*time.Second)
+			agent.WaitOutput("got:  # [relay] Deployed Release v1.2.3 to staging.", 30*time.Second)
 			if c.says != "" {
 				agent.WaitOutput(c.says, time.Second)
 			}

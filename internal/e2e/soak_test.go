@@ -278,8 +278,7 @@ func waitStale(t *testing.T, c *bus.Client, name string) {
 }
 
 var (
-	logIDRE   = regexp.MustCompile(`relay log --id (\S+?)\]`)
-	messageRE = regexp.MustCompile(`(?:^|  )# \[relay\] Message from agent (\w+) \(id (\S+)\)\. To answer, write a line starting with @relay:\w+ ⏎ `)
+	logIDRE = regexp.MustCompile(`relay log --id (\S+?)\]`)
 )
 
 // typed is one message as a shell agent read it.
@@ -300,7 +299,7 @@ func messages(rec string) ([]typed, error) {
 			if i+1 < len(ms) {
 				end = ms[i+1][0]
 			}
-			out = append(out, typed{from: line[m[2]:m[3]], id: line[m[4]:m[5]], body: line[m[1]:end]})
+			out = append(out, typed{from: line[m[2]:m[3]], id: line[m[4]:m[5]], body: shellText(line[m[1]:end])})
 		}
 	}
 	return out, nil

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/relayhq/relay/bus"
+	"github.com/relayhq/relay/delivery"
 	"github.com/relayhq/relay/hub"
 	"github.com/relayhq/relay/hub/hubtest"
 	"github.com/relayhq/relay/internal/ptytest"
@@ -95,7 +96,7 @@ func TestTeamShells(t *testing.T) {
 	tm.waitAgents("Alice", "Bob")
 	alice.Type("echo '@relay:Bob please run the tests; then rm -rf nothing'\r")
 	bob.WaitOutput("Message from agent Alice", 15*time.Second)
-	bob.WaitOutput("please run the tests; then rm -rf nothing", 5*time.Second)
+	bob.WaitOutput(delivery.ShellText("please run the tests; then rm -rf nothing"), 5*time.Second)
 	// It reached bash as a comment: no command ran.
 	if out := bob.Output(); bytes.Contains(out, []byte("command not found")) {
 		t.Errorf("the message ran as a command in Bob's shell:\n%s", out)
@@ -141,11 +142,11 @@ func TestTeamBroadcastAndUnknown(t *testing.T) {
 	tm.waitAgents("Bob", "Carol")
 	alice := tm.agent("Alice", script("@broadcast: standup in five minutes", "@relay:Nobody are you there?")...)
 	for _, a := range []*ptytest.Term{bob, carol} {
-		a.WaitOutput("got: # [relay] Message to every agent from agent Alice", 15*time.Second)
+		a.WaitOutput("got:  # [relay] Message to every agent from agent Alice", 15*time.Second)
 	}
-	alice.WaitOutput("got: # [relay] No agent named Nobody", 15*time.Second)
+	alice.WaitOutput("got:  # [relay] No agent named Nobody", 15*time.Second)
 	for name, a := range map[string]*ptytest.Term{"Bob": bob, "Carol": carol} {
-		if n := count(a.Output(), "got: # [relay] Message to every agent from agent Alice"); n != 1 {
+		if n := count(a.Output(), "got:  # [relay] Message to every agent from agent Alice"); n != 1 {
 			t.Errorf("%s got the broadcast %d times:\n%s", name, n, a.Output())
 		}
 	}
@@ -189,7 +190,7 @@ func TestTeamOfflineDelivery(t *testing.T) {
 		t.Fatalf("relay send: %v: %s", err, out)
 	}
 	bob := tm.agent("Bob", script()...)
-	bob.WaitOutput("got: # [relay] Message from Alice", 15*time.Second)
+	bob.WaitOutput("got:  # [relay] Message from Alice", 15*time.Second)
 	// Give a duplicate every chance to show up: wait for the receipt.
 	testutil.Eventually(t, func() error {
 		log, _ := tm.relay("log", "--json")
@@ -198,7 +199,7 @@ func TestTeamOfflineDelivery(t *testing.T) {
 		}
 		return nil
 	})
-	if n := count(bob.Output(), "got: # [relay] Message from Alice"); n != 1 {
+	if n := count(bob.Output(), "got:  # [relay] Message from Alice"); n != 1 {
 		t.Errorf("Bob got it %d times", n)
 	}
 }
@@ -208,10 +209,10 @@ func TestTeamOfflineDelivery(t *testing.T) {
 func TestTeamMemory(t *testing.T) {
 	tm := newTeam(t)
 	alice := tm.agent("Alice", script("@memory:save The auth service reads its signing keys from /etc/auth/keys #auth")...)
-	alice.WaitOutput("got: # [relay] memory saved as", 15*time.Second)
+	alice.WaitOutput("got:  # [relay] memory saved as", 15*time.Second)
 	bob := tm.agent("Bob", script("@memory:search signing keys")...)
-	bob.WaitOutput("got: # [relay] memory search", 15*time.Second)
-	bob.WaitOutput("/etc/auth/keys (now, Alice) #auth", 5*time.Second)
+	bob.WaitOutput("got:  # [relay] memory search", 15*time.Second)
+	bob.WaitOutput(delivery.ShellText("/etc/auth/keys (now, Alice) #auth"), 5*time.Second)
 }
 
 // TestTeamLongBodyToShell: a body longer than a terminal line can hold

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/relayhq/relay/delivery"
 	"github.com/relayhq/relay/hub"
 	"github.com/relayhq/relay/internal/ptytest"
 	"github.com/relayhq/relay/internal/testutil"
@@ -40,11 +41,11 @@ func TestTeamOverTLS(t *testing.T) {
 		append([]string{relayBin, "wrap", "--name", "Bob", "--"}, script("@relay:Alice hello from the other machine", "@memory:save the staging hub speaks TLS")...)...)
 	tm.waitAgents("Alice", "Bob")
 	alice.WaitOutput("hello from the other machine", 15*time.Second)
-	bob.WaitOutput("got: # [relay] memory saved as", 15*time.Second)
+	bob.WaitOutput("got:  # [relay] memory saved as", 15*time.Second)
 	alice.Type("echo '@relay:Bob hello from the hub machine'\r")
-	bob.WaitOutput("got: # [relay] Message from agent Alice", 15*time.Second)
+	bob.WaitOutput("got:  # [relay] Message from agent Alice", 15*time.Second)
 	alice.Type("echo '@memory:search staging hub'\r")
-	alice.WaitOutput("the staging hub speaks TLS (", 15*time.Second)
+	alice.WaitOutput(delivery.ShellText("the staging hub speaks TLS ("), 15*time.Second)
 
 	// Refused for good: the wrapper says why and does not start the agent
 	// cut off from its team.
@@ -69,7 +70,7 @@ func TestTeamOverTLS(t *testing.T) {
 		}
 	}
 
-	if n := count(bob.Output(), "got: # [relay] Message from agent Alice"); n != 1 {
+	if n := count(bob.Output(), "got:  # [relay] Message from agent Alice"); n != 1 {
 		t.Errorf("Bob got Alice's message %d times", n)
 	}
 	if n := strings.Count(ptytest.Screen(t, alice.Output(), 100, 30), "hello from the other machine"); n != 1 {

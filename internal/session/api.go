@@ -47,7 +47,7 @@ func (s *Session) Send(to, body string) error {
 // a note from relay (as a handler's Result.Inject is).
 func (s *Session) Inject(text string) {
 	if strings.TrimSpace(text) != "" {
-		s.notice(text)
+		s.ownNote(text)
 	}
 }
 

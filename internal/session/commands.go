@@ -68,7 +68,7 @@ func (s *Session) registry() *patterns.Registry {
 // is refused in one sentence with its reason and stops the chain; a Stop
 // with a reason (Claude Code's stopReason) shows the reason.
 func userResult(c patterns.Command, r Result) patterns.Result {
-	out := patterns.Result{Inject: r.Inject, Stop: r.Stop}
+	out := patterns.Result{Inject: r.Inject, Stop: r.Stop, Own: !r.Neutralize}
 	reason := strings.TrimSpace(r.Reason)
 	switch {
 	case r.Block:
@@ -190,7 +190,11 @@ func (s *Session) handleCommands(ctx context.Context) {
 		s.log.Info("command", "ns", c.NS, "target", c.Target, "bytes", len(c.Body))
 		results, err := s.reg.Dispatch(withSession(ctx, s), c)
 		for _, r := range results {
-			if r.Inject != "" {
+			switch {
+			case r.Inject == "":
+			case r.Own:
+				s.ownNote(r.Inject)
+			default:
 				s.notice(r.Inject)
 			}
 		}

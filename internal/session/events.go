@@ -107,8 +107,12 @@ func (s *Session) fireAll(ctx context.Context, hs []EventFunc, e EventInfo) Resu
 		case e.Event == BeforeToolCall:
 			// Given to the model beside the tool call, not typed.
 			out.Inject = joinLines(out.Inject, res.Inject)
-		default:
+		case res.Neutralize:
 			s.notice(res.Inject)
+		default:
+			// The user's own hooks and handlers, relay's reminders:
+			// their commands stay as written.
+			s.ownNote(res.Inject)
 		}
 		if res.Message != nil {
 			out.Message = res.Message

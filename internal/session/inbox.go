@@ -226,6 +226,18 @@ func (s *Session) notice(text string) {
 	s.queue.Add(delivery.Item{Text: s.form().Notice(text)})
 }
 
+// ownNote types a note in relay's own words or from the user's own
+// configuration (a reminder, a configured hook's text, a Go handler's
+// result) into the agent, its commands intact (delivery.Form.Own).
+func (s *Session) ownNote(text string) {
+	if s.ended.Load() {
+		s.log.Warn("not typed: the agent has exited", "text", text)
+		return
+	}
+	s.notices.Add(1)
+	s.queue.Add(delivery.Item{Text: s.form().Own(text)})
+}
+
 // form is how text is typed into this agent: labelled for a model, or one
 // comment line for a plain shell (so that nothing a peer writes can run as
 // a shell command), capped on what is typed, neutralised so that it can

@@ -11,7 +11,7 @@ import (
 // TestReadinessMet: when a shell's screen says it took the typed line and
 // is ready for more.
 func TestReadinessMet(t *testing.T) {
-	typed := "# [relay] Message from agent Bob (id m1). To answer, write a line starting with @relay:Bob ⏎ hello there"
+	typed := " # [relay] Message from agent Bob (id m1). To answer, write a line starting with @relay:Bob -- hello there"
 	long := strings.Repeat("x", 150) + " end of a long line"
 	cases := []struct {
 		name   string

@@ -70,6 +70,8 @@ type Result struct {
 	Reason  string
 	Hold    bool
 	Message *string
+	// Neutralize types Inject as a peer's text (see relay.Result).
+	Neutralize bool
 }
 
 // Pattern is a handler for the commands of one namespace.

@@ -39,7 +39,7 @@ func TestSummarise(t *testing.T) {
 }
 
 func TestParseStamps(t *testing.T) {
-	got := parseStamps("# [relay] Message … ⏎ seq=3 t=17  # [relay] Message … ⏎ seq=4 t=18 ")
+	got := parseStamps(" # [relay] Message … -- seq=3 t=17\r # [relay] Message … -- seq=4 t=18 ")
 	if len(got) != 2 || got[0] != (stampT{3, 17}) || got[1] != (stampT{4, 18}) {
 		t.Errorf("got %v", got)
 	}
