@@ -57,7 +57,13 @@ func (cr *chaosRun) drain(d time.Duration) {
 			time.Sleep(500 * time.Millisecond)
 		}
 	}
-	waitFor("the sentinels", 60*time.Second, func() error {
+	// Shorter waits when messages are missing already: the verdict will
+	// fail in any case; these say whether the agent is deaf for good.
+	wait := 60 * time.Second
+	if last != nil {
+		wait = 20 * time.Second
+	}
+	waitFor("the sentinels", wait, func() error {
 		var late []string
 		for n, id := range sentinels {
 			b, _ := os.ReadFile(cr.gotFile(n))
@@ -71,7 +77,7 @@ func (cr *chaosRun) drain(d time.Duration) {
 		}
 		return nil
 	})
-	waitFor("messages pending", 60*time.Second, func() error {
+	waitFor("messages pending", wait, func() error {
 		list, err := cr.agents()
 		if err != nil {
 			return err
@@ -194,16 +200,21 @@ func (cr *chaosRun) diagnosis() string {
 	fmt.Fprintf(&b, "chaos soak diagnosis: %s; %s; %d wraps refused as taken; reclaims took %v\n",
 		cr.actionCounts(), cr.sendCounts(), cr.refused, roundAll(cr.reclaims))
 	fmt.Fprintf(&b, "what the driver did:\n  %s\n", strings.Join(cr.journal, "\n  "))
-	errs := map[string]int{}
+	// The senders' errors, counted by their text with numbers (ports,
+	// pids, times) left out.
+	errs, example := map[string]int{}, map[string]string{}
+	digits := regexp.MustCompile(`[0-9]+`)
 	for _, s := range cr.sends() {
 		if s.err != "" {
-			errs[firstLine(s.err)]++
+			k := digits.ReplaceAllString(firstLine(s.err), "N")
+			errs[k]++
+			example[k] = fmt.Sprintf("%s at %v: %s", s.key, s.at.Round(time.Millisecond), firstLine(s.err))
 		}
 	}
 	if len(errs) > 0 {
-		b.WriteString("relay send errors:\n")
-		for e, n := range errs {
-			fmt.Fprintf(&b, "  %d× %s\n", n, e)
+		b.WriteString("relay send errors (the message may have been stored all the same):\n")
+		for k, n := range errs {
+			fmt.Fprintf(&b, "  %d× e.g. %s\n", n, example[k])
 		}
 	}
 	logs, _ := filepath.Glob(filepath.Join(cr.hp.home, "logs", "*.log"))
@@ -227,6 +238,26 @@ func (cr *chaosRun) diagnosis() string {
 		fmt.Fprintf(&b, "relay agents:\n%s", out)
 	}
 	return b.String()
+}
+
+// chaosLogEvents are what the wrappers' logs say of their inboxes: counted
+// after every run, as evidence of the paths the chaos took.
+var chaosLogEvents = []string{"inbox resumes in order", "inbox cannot resume in order", "inbox cannot open yet", "inbox stopped", "level=ERROR"}
+
+// logEvents counts chaosLogEvents in each wrapper's log.
+func (cr *chaosRun) logEvents() string {
+	var parts []string
+	for _, n := range cr.names {
+		data, _ := os.ReadFile(filepath.Join(cr.hp.home, "logs", "wrap-"+n+".log"))
+		var c []string
+		for _, ev := range chaosLogEvents {
+			if k := strings.Count(string(data), ev); k > 0 {
+				c = append(c, fmt.Sprintf("%d× %q", k, ev))
+			}
+		}
+		parts = append(parts, fmt.Sprintf("%s: %s", n, strings.Join(c, ", ")))
+	}
+	return strings.Join(parts, "; ")
 }
 
 func firstLine(s string) string {

@@ -4,13 +4,13 @@ package e2e
 
 import "time"
 
-// chaosSize is TestSoakChaos's size in make test: three agents, a minute
-// of chaos (about fifteen actions, each kind at least twice).
+// chaosSize is TestSoakChaos's size in make test: three agents, 50 s of
+// chaos (a dozen actions or more, each kind at least once).
 var chaosSize = chaosConfig{
 	agents:   3,
-	chaos:    60 * time.Second,
+	chaos:    50 * time.Second,
 	pace:     100 * time.Millisecond,
-	maxPause: 2 * time.Second,
+	maxPause: 1500 * time.Millisecond,
 	maxStop:  12 * time.Second,
 	drain:    90 * time.Second,
 }

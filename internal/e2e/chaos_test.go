@@ -41,21 +41,28 @@ type chaosConfig struct {
 // wrapper running, the hub up) before the next begins.
 const (
 	actKillWrapper = "kill -9 a wrapper, wrap the name again"
+	actKillStopped = "kill -STOP a wrapper, kill -9 it, wrap the name again"
+	actTermWrapper = "kill -TERM a wrapper (a clean end), wrap the name again"
 	actStopWrapper = "kill -STOP a wrapper, then -CONT"
 	actHubRestart  = "relay down, relay up --detach"
 	actHubKill     = "kill -9 the hub, relay up --detach"
 	actHubStop     = "kill -STOP the hub, then -CONT"
 )
 
-var chaosActions = []string{actKillWrapper, actStopWrapper, actHubRestart, actHubKill, actHubStop}
+var chaosActions = []string{actKillWrapper, actKillStopped, actTermWrapper, actStopWrapper, actHubRestart, actHubKill, actHubStop}
 
 // TestSoakChaos is issue 29's chaos soak: cfg.agents wrapped shells, each
 // of which has a sender (`relay send --from NAME`, one process a message)
 // send numbered messages to the others, while a driver SIGKILLs wrappers
 // and wraps their names again, SIGSTOPs and SIGCONTs wrappers, restarts the
 // hub (relay down, relay up --detach), SIGKILLs it and starts it again, and
-// SIGSTOPs it. The actions come from a seeded random source (RELAY_CHAOS_SEED
-// repeats one); every kind comes once in each round of five. When the
+// SIGSTOPs it. A wrapper stopped and then killed leaves messages the hub
+// handed it unacknowledged (its inbox resumes in order next time); the
+// first action does so to one unlucky name, which three ends of a wrapper
+// in four hit, so that it lives through several sessions ended one way or
+// the other (kill -9, kill -TERM). The actions come from a seeded random
+// source (RELAY_CHAOS_SEED repeats one); every kind comes once in each
+// round of seven. When the
 // chaos ends and the team is whole, every message whose relay send
 // succeeded arrives exactly once, in order per sender and target; no
 // receipt in relay log says "delivered" of a message that did not arrive.
@@ -79,6 +86,7 @@ func TestSoakChaos(t *testing.T) {
 	for i := range cfg.agents {
 		cr.names = append(cr.names, fmt.Sprintf("Chaos%c", 'A'+i))
 	}
+	cr.unlucky = cr.names[cr.rng.IntN(len(cr.names))]
 	for _, n := range cr.names {
 		cr.startAgent(n)
 	}
@@ -99,7 +107,7 @@ func TestSoakChaos(t *testing.T) {
 	}
 	t.Cleanup(func() { stopSending(); wg.Wait() })
 
-	var bag []string
+	bag := []string{actKillStopped}
 	for end := time.Now().Add(cfg.chaos); time.Now().Before(end); {
 		time.Sleep(cr.randDuration(200*time.Millisecond, cfg.maxPause)) // the chaos's own pace
 		if len(bag) == 0 {
@@ -115,6 +123,7 @@ func TestSoakChaos(t *testing.T) {
 	t.Logf("chaos over after %v: %s; %s", cr.since().Round(time.Second), cr.actionCounts(), cr.sendCounts())
 
 	cr.drain(cfg.drain)
+	t.Logf("the wrappers' logs: %s", cr.logEvents())
 	v := cr.verdict()
 	if v.failed() {
 		t.Errorf("the chaos soak broke relay's promises:\n%s", v)
@@ -134,6 +143,7 @@ type chaosRun struct {
 	names []string
 
 	terms    map[string]*ptytest.Term // the running wrapper of each name
+	unlucky  string                   // the name most kills hit
 	acts     map[string]int           // how many times each action ran
 	journal  []string                 // what the driver did, when
 	refused  int                      // wraps of a killed name refused as taken
@@ -155,6 +165,16 @@ func (cr *chaosRun) logf(format string, args ...any) {
 // randDuration is a duration in [lo, hi) from the driver's random source.
 func (cr *chaosRun) randDuration(lo, hi time.Duration) time.Duration {
 	return lo + time.Duration(cr.rng.Int64N(int64(hi-lo)))
+}
+
+// stopTime is how long a process stays stopped: a third of the time
+// longer than the hub's 10 s ack wait (the hub hands its messages out
+// again), else a short stall.
+func (cr *chaosRun) stopTime(cfg chaosConfig) time.Duration {
+	if cr.rng.IntN(3) == 0 {
+		return cr.randDuration(bus.DefaultAckWait+500*time.Millisecond, max(cfg.maxStop, bus.DefaultAckWait+time.Second))
+	}
+	return cr.randDuration(500*time.Millisecond, 4*time.Second)
 }
 
 // gotFile is where name's shell writes each line it reads, across its
@@ -258,16 +278,29 @@ func (cr *chaosRun) act(act string, cfg chaosConfig) {
 	cr.acts[act]++
 	name := cr.names[cr.rng.IntN(len(cr.names))]
 	switch act {
-	case actKillWrapper:
+	case actKillWrapper, actKillStopped, actTermWrapper:
+		if act == actKillStopped || cr.rng.IntN(4) > 0 {
+			name = cr.unlucky
+		}
+		how, sig := "kill -9", syscall.SIGKILL
+		if act == actTermWrapper {
+			how, sig = "kill -TERM", syscall.SIGTERM
+		}
+		if act == actKillStopped {
+			d := cr.randDuration(500*time.Millisecond, 4*time.Second)
+			how = fmt.Sprintf("kill -STOP, %v later kill -9,", d.Round(time.Millisecond))
+			cr.terms[name].Signal(syscall.SIGSTOP)
+			time.Sleep(d) // the stall is the chaos
+		}
 		killed := time.Now()
 		refused := cr.refused
-		cr.terms[name].Signal(syscall.SIGKILL)
+		cr.terms[name].Signal(sig)
 		cr.terms[name].Wait(30 * time.Second)
 		cr.startAgent(name)
 		cr.reclaims = append(cr.reclaims, time.Since(killed))
-		cr.logf("kill -9 %s's wrapper; wrapped again after %v (%d refusals as taken)", name, time.Since(killed).Round(time.Millisecond), cr.refused-refused)
+		cr.logf("%s %s's wrapper; wrapped again after %v (%d refusals as taken)", how, name, time.Since(killed).Round(time.Millisecond), cr.refused-refused)
 	case actStopWrapper:
-		d := cr.randDuration(500*time.Millisecond, cfg.maxStop)
+		d := cr.stopTime(cfg)
 		cr.logf("kill -STOP %s's wrapper for %v", name, d.Round(time.Millisecond))
 		cr.terms[name].Signal(syscall.SIGSTOP)
 		time.Sleep(d) // the stall is the chaos
@@ -290,7 +323,7 @@ func (cr *chaosRun) act(act string, cfg chaosConfig) {
 		cr.logf("kill -9 the hub (pid %d), relay up: back after %v", pid, time.Since(began).Round(time.Millisecond))
 	case actHubStop:
 		pid := cr.hp.pid()
-		d := cr.randDuration(500*time.Millisecond, cfg.maxStop)
+		d := cr.stopTime(cfg)
 		cr.logf("kill -STOP the hub (pid %d) for %v", pid, d.Round(time.Millisecond))
 		if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 			cr.t.Fatalf("kill -STOP the hub: %v", err)
