@@ -249,7 +249,7 @@ func (cr *chaosRun) waitUp(name string, term *ptytest.Term, deadline time.Time) 
 	for {
 		if term.Exited() {
 			out := string(term.Output())
-			if strings.Contains(out, "taken by a live agent") && time.Now().Before(deadline) {
+			if strings.Contains(out, "taken") && time.Now().Before(deadline) {
 				return errRefused
 			}
 			return fmt.Errorf("the wrapper exited: %q", lastBytes(out, 600))
