@@ -5,7 +5,8 @@ package e2e
 import "time"
 
 // chaosSize is TestSoakChaos's size in make test: three agents, 50 s of
-// chaos (a dozen actions or more, each kind at least once).
+// chaos and the end of its round (about ten actions, each kind at least
+// once).
 var chaosSize = chaosConfig{
 	agents:   3,
 	chaos:    50 * time.Second,

@@ -107,12 +107,16 @@ func TestSoakChaos(t *testing.T) {
 	}
 	t.Cleanup(func() { stopSending(); wg.Wait() })
 
+	// The actions, in rounds of every kind in random order; the chaos
+	// ends with a round, so that each kind ran at least once.
 	bag := []string{actKillStopped}
-	for end := time.Now().Add(cfg.chaos); time.Now().Before(end); {
+	rounds := 0
+	for end := time.Now().Add(cfg.chaos); time.Now().Before(end) || len(bag) > 0 || rounds == 0; {
 		time.Sleep(cr.randDuration(200*time.Millisecond, cfg.maxPause)) // the chaos's own pace
 		if len(bag) == 0 {
 			bag = append(bag, chaosActions...)
 			cr.rng.Shuffle(len(bag), func(i, j int) { bag[i], bag[j] = bag[j], bag[i] })
+			rounds++
 		}
 		act := bag[0]
 		bag = bag[1:]
