@@ -240,21 +240,28 @@ func (cr *chaosRun) diagnosis() string {
 	return b.String()
 }
 
-// chaosLogEvents are what the wrappers' logs say of their inboxes: counted
-// after every run, as evidence of the paths the chaos took.
-var chaosLogEvents = []string{"inbox resumes in order", "inbox cannot resume in order", "inbox cannot open yet", "inbox stopped", "level=ERROR"}
+// logMsgRE reads the message of a log line (slog's text form).
+var logMsgRE = regexp.MustCompile(`level=(\w+) msg=("(?:[^"\\]|\\.)*"|\S+)`)
 
-// logEvents counts chaosLogEvents in each wrapper's log.
+// logEvents counts, in each wrapper's log, the lines about its inbox and
+// the errors, by message: evidence of the paths the chaos took, whatever
+// their wording.
 func (cr *chaosRun) logEvents() string {
 	var parts []string
 	for _, n := range cr.names {
 		data, _ := os.ReadFile(filepath.Join(cr.hp.home, "logs", "wrap-"+n+".log"))
-		var c []string
-		for _, ev := range chaosLogEvents {
-			if k := strings.Count(string(data), ev); k > 0 {
-				c = append(c, fmt.Sprintf("%d× %q", k, ev))
+		count := map[string]int{}
+		for _, l := range strings.Split(string(data), "\n") {
+			m := logMsgRE.FindStringSubmatch(l)
+			if m != nil && (m[1] == "ERROR" || strings.Contains(m[2], "inbox")) {
+				count[m[1]+" "+m[2]]++
 			}
 		}
+		var c []string
+		for k, v := range count {
+			c = append(c, fmt.Sprintf("%d× %s", v, k))
+		}
+		sort.Strings(c)
 		parts = append(parts, fmt.Sprintf("%s: %s", n, strings.Join(c, ", ")))
 	}
 	return strings.Join(parts, "; ")
