@@ -155,7 +155,7 @@ func Connect(ctx context.Context, o Options) (*Client, error) {
 	if err := o.fill(); err != nil {
 		return nil, err
 	}
-	c := &Client{opts: o, log: o.Logger.With("workspace", o.Workspace, "agent", o.Name), closed: make(chan struct{}), dedupKey: newDedupKey()}
+	c := &Client{opts: o, log: o.Logger.With("workspace", o.Workspace, "agent", o.Name), closed: make(chan struct{}), dedupKey: newDedupKey(o)}
 	c.receipts = newReceipter(c)
 	c.cli.Store("")
 	name := "relay"

@@ -5,6 +5,8 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"net/url"
+	"os"
 	"strings"
 )
 
@@ -35,11 +37,33 @@ func NewID() string {
 	return string(b[:])
 }
 
-// newDedupKey returns a client's secret for its de-duplication ids.
-func newDedupKey() []byte {
-	k := make([]byte, 32)
-	_, _ = rand.Read(k)
-	return k
+// newDedupKey returns a client's secret for its de-duplication ids. It is
+// derived from the client's own credential (its token, or its credentials
+// file), so the same sender gets the same ids in every process: a message
+// sent again with its id after a timeout (relay send --id) is still kept
+// once, while another credential cannot compute them. A client without a
+// credential (a server with no authentication, where anyone may publish
+// anything) draws a random one.
+func newDedupKey(o Options) []byte {
+	secret := o.Token
+	if secret == "" {
+		if u, err := url.Parse(strings.Split(o.URL, ",")[0]); err == nil && u.User != nil {
+			secret = u.User.String()
+		}
+	}
+	if secret == "" && o.Creds != "" {
+		if b, err := os.ReadFile(o.Creds); err == nil {
+			secret = string(b)
+		}
+	}
+	if secret == "" {
+		k := make([]byte, 32)
+		_, _ = rand.Read(k)
+		return k
+	}
+	m := hmac.New(sha256.New, []byte(secret))
+	m.Write([]byte("relay de-duplication key v1"))
+	return m.Sum(nil)
 }
 
 // dedupID is the Nats-Msg-Id this client puts on what it stores: its own
