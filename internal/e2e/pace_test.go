@@ -49,7 +49,10 @@ func (tm *team) injections(name string) [][]string {
 	for _, m := range typedRE.FindAllStringSubmatch(string(data), -1) {
 		var ids []string
 		if m[2] != "" && m[2] != `""` {
-			ids = strings.Split(m[2], ",")
+			// The wrapper keys what it types by sender and id (FROM/ID).
+			for _, key := range strings.Split(m[2], ",") {
+				ids = append(ids, key[strings.LastIndexByte(key, '/')+1:])
+			}
 		}
 		out = append(out, ids)
 	}
