@@ -16,18 +16,28 @@ const journalKeep = 10000
 // A Journal remembers the ids of messages typed into an agent, in a file,
 // so that a message redelivered after a crash is not typed twice.
 //
-// Mark writes the ids to the file before it returns (a killed process
-// loses nothing it marked); the file is synced to disk in the background,
-// many marks at once (group commit), so that typing never waits for the
-// disk: a machine that loses power may forget the last marks, and their
-// messages are typed again (at least once, never lost).
+// Mark records the ids before it returns (a killed process loses nothing
+// it marked). The mark is made right after the text reached the agent, so
+// it must not wait for the disk: a write to a journal on a busy disk can
+// wait tens of milliseconds behind the filesystem's own journal commit,
+// and a wrapper killed meanwhile has its messages typed again. So Mark
+// writes to a side file in memory (tmpfs: /dev/shm, which outlives the
+// process but never waits for a disk), and the ids reach the journal's own
+// file in the background, synced many marks at once (group commit); the
+// side file is emptied once they are there, and read back by the next
+// OpenJournal after a kill. Where no private side file can be had, Mark
+// writes the journal's file itself, as before. A machine that loses power
+// may forget the last marks, and their messages are typed again (at least
+// once, never lost).
 type Journal struct {
 	mu      sync.Mutex
 	path    string
 	f       *os.File
+	side    *os.File // nil: Mark writes f itself
+	pending []string // marked on the side file, not yet written to f
 	seen    map[string]bool
 	n       int   // lines in the file
-	syncErr error // the last background sync's failure, said by the next Mark
+	syncErr error // the last background write's or sync's failure, said by the next Mark
 
 	dirty chan struct{} // a mark waits to be synced
 	stop  chan struct{} // closed by Close
@@ -56,13 +66,18 @@ func OpenJournal(path string) (*Journal, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open delivery journal %s: %w", path, err)
 	}
+	if err := j.openSide(); err != nil {
+		j.f.Close()
+		return nil, err
+	}
 	j.dirty, j.stop, j.done = make(chan struct{}, 1), make(chan struct{}), make(chan struct{})
 	go j.syncer()
 	return j, nil
 }
 
-// syncer syncs the file after marks, one sync for all the marks written
-// while the one before ran, until Close.
+// syncer writes the ids marked on the side file to the journal's file and
+// syncs it, one write and sync for all the marks made while the one before
+// ran, until Close; the side file is emptied when nothing waits.
 func (j *Journal) syncer() {
 	defer close(j.done)
 	for {
@@ -71,12 +86,36 @@ func (j *Journal) syncer() {
 			return
 		case <-j.dirty:
 		}
-		if err := j.f.Sync(); err != nil {
-			j.mu.Lock()
-			j.syncErr = fmt.Errorf("sync delivery journal %s: %w", j.path, err)
-			j.mu.Unlock()
+		j.mu.Lock()
+		ids := j.pending
+		j.pending = nil
+		j.mu.Unlock()
+		err := j.flush(ids)
+		j.mu.Lock()
+		if err != nil {
+			j.syncErr = err
+			j.pending = append(ids, j.pending...) // kept on the side file, tried again
+		} else if j.side != nil && len(j.pending) == 0 {
+			// Everything on the side file is in the journal's file.
+			if err := j.side.Truncate(0); err != nil {
+				j.syncErr = fmt.Errorf("empty delivery journal's side file: %w", err)
+			}
+		}
+		j.mu.Unlock()
+	}
+}
+
+// flush appends ids to the journal's file and syncs it.
+func (j *Journal) flush(ids []string) error {
+	if len(ids) > 0 {
+		if _, err := j.f.WriteString(strings.Join(ids, "\n") + "\n"); err != nil {
+			return fmt.Errorf("write delivery journal %s: %w", j.path, err)
 		}
 	}
+	if err := j.f.Sync(); err != nil {
+		return fmt.Errorf("sync delivery journal %s: %w", j.path, err)
+	}
+	return nil
 }
 
 func readIDs(path string) ([]string, error) {
@@ -116,8 +155,9 @@ func (j *Journal) Seen(id string) bool {
 	return j.seen[id]
 }
 
-// Mark records ids as typed: in the file (written, not yet synced) before
-// returning. An error says the write failed, or that a sync before it did.
+// Mark records ids as typed: on the side file (or in the journal's file,
+// without one) before returning. An error says the write failed, or that a
+// background write or sync before it did.
 func (j *Journal) Mark(ids ...string) error {
 	if len(ids) == 0 {
 		return nil
@@ -127,8 +167,15 @@ func (j *Journal) Mark(ids ...string) error {
 	for _, id := range ids {
 		j.seen[id] = true // typed, whatever the disk says
 	}
-	if _, err := j.f.WriteString(strings.Join(ids, "\n") + "\n"); err != nil {
+	w := j.f
+	if j.side != nil {
+		w = j.side
+	}
+	if _, err := w.WriteString(strings.Join(ids, "\n") + "\n"); err != nil {
 		return fmt.Errorf("write delivery journal %s: %w", j.path, err)
+	}
+	if j.side != nil {
+		j.pending = append(j.pending, ids...)
 	}
 	j.n += len(ids)
 	select {
@@ -140,13 +187,26 @@ func (j *Journal) Mark(ids ...string) error {
 	return err
 }
 
-// Close syncs and closes the journal's file.
+// Close writes what waits on the side file to the journal's file, syncs
+// and closes it, and removes the side file.
 func (j *Journal) Close() error {
 	err := os.ErrClosed
 	j.close.Do(func() {
 		close(j.stop)
 		<-j.done
-		err = errors.Join(j.f.Sync(), j.f.Close())
+		j.mu.Lock()
+		defer j.mu.Unlock()
+		err = j.flush(j.pending)
+		if err == nil {
+			j.pending = nil
+		}
+		if j.side != nil {
+			if err == nil {
+				err = os.Remove(j.side.Name())
+			}
+			err = errors.Join(err, j.side.Close())
+		}
+		err = errors.Join(err, j.f.Close())
 	})
 	return err
 }
