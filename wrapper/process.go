@@ -173,13 +173,26 @@ func (s *Session) onSignal(sig syscall.Signal) {
 // errTerm is the signal sent when the wrapper's context ends.
 const errTerm = unix.SIGTERM
 
+// inputReadWait bounds the wait, when the child is to be ended, for it to
+// read the input already in its terminal (see terminate).
+const inputReadWait = 2 * time.Second
+
 // terminate forwards sig to the child and its foreground job, and kills the
 // child's process group if it has not exited after the grace time.
+//
+// Before the signal, relay stops typing and waits (up to inputReadWait)
+// until the child has read the lines in its terminal's input queue: a
+// message typed is journaled and receipted delivered at its Enter, and
+// the kernel drops the lines nobody read when the child dies. A shell
+// reading lines (`while read`) busy with the line before would otherwise
+// die with the last message unread. The wait runs beside the signal loop.
 func (s *Session) terminate(sig syscall.Signal) {
-	pid := s.cmd.Process.Pid
-	_ = unix.Kill(-pid, sig)
-	s.signalForeground(sig)
 	go func() {
+		s.input.endInjection()
+		s.waitInputRead(inputReadWait)
+		pid := s.cmd.Process.Pid
+		_ = unix.Kill(-pid, sig)
+		s.signalForeground(sig)
 		select {
 		case <-s.exited:
 		case <-time.After(s.opts.KillGrace):
@@ -187,6 +200,40 @@ func (s *Session) terminate(sig syscall.Signal) {
 			_ = unix.Kill(-pid, unix.SIGKILL)
 		}
 	}()
+}
+
+// waitInputRead waits until the child has read every complete line of
+// input in its terminal (TIOCINQ on the slave side), until it exited, or
+// for max at most.
+func (s *Session) waitInputRead(max time.Duration) {
+	rc, err := s.ptmx.SyscallConn()
+	if err != nil {
+		return
+	}
+	peer := -1
+	cerr := rc.Control(func(fd uintptr) { peer, err = openPeer(int(fd)) })
+	if cerr != nil || err != nil {
+		return
+	}
+	defer unix.Close(peer)
+	deadline := time.Now().Add(max)
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		n, err := inQueue(peer)
+		if err != nil || n == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			s.log.Warn("the child did not read its input before it was ended", "bytes", n, "wait", max)
+			return
+		}
+		select {
+		case <-s.exited:
+			return
+		case <-tick.C:
+		}
+	}
 }
 
 // signalForeground sends sig to the foreground process group of the
