@@ -131,6 +131,19 @@ func (in *Input) Inject(fn func(write func([]byte) error) error) error {
 	return fn(in.write)
 }
 
+// WaitRead waits, up to max, until the child has read the complete lines
+// waiting in its terminal's input queue, and reports whether it did (true
+// also where it cannot tell). Call it from inside Inject, after the
+// Enter: a line still queued when the wrapper dies is dropped with the
+// terminal, so what was typed counts as read only from then on.
+func (in *Input) WaitRead(max time.Duration) bool {
+	f, ok := in.w.(*os.File)
+	if !ok {
+		return true
+	}
+	return waitRead(f, max, nil) == 0
+}
+
 // endInjection makes Inject refuse from now on. It waits for an injection
 // under way to finish (its Enter written), so that what relay typed is in
 // the terminal's queue when it returns.

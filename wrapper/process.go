@@ -206,31 +206,40 @@ func (s *Session) terminate(sig syscall.Signal) {
 // input in its terminal (TIOCINQ on the slave side), until it exited, or
 // for max at most.
 func (s *Session) waitInputRead(max time.Duration) {
-	rc, err := s.ptmx.SyscallConn()
+	if n := waitRead(s.ptmx, max, s.exited); n > 0 {
+		s.log.Warn("the child did not read its input before it was ended", "bytes", n, "wait", max)
+	}
+}
+
+// waitRead waits until the program on ptmx's terminal has read every
+// complete line of input waiting for it (TIOCINQ on the slave side,
+// opened from the master), until done is closed, or for max at most. It
+// returns how many bytes were left unread; 0 also when it cannot tell.
+func waitRead(ptmx *os.File, max time.Duration, done <-chan struct{}) int {
+	rc, err := ptmx.SyscallConn()
 	if err != nil {
-		return
+		return 0
 	}
 	peer := -1
 	cerr := rc.Control(func(fd uintptr) { peer, err = openPeer(int(fd)) })
 	if cerr != nil || err != nil {
-		return
+		return 0
 	}
 	defer unix.Close(peer)
 	deadline := time.Now().Add(max)
-	tick := time.NewTicker(10 * time.Millisecond)
+	tick := time.NewTicker(2 * time.Millisecond)
 	defer tick.Stop()
 	for {
 		n, err := inQueue(peer)
 		if err != nil || n == 0 {
-			return
+			return 0
 		}
 		if time.Now().After(deadline) {
-			s.log.Warn("the child did not read its input before it was ended", "bytes", n, "wait", max)
-			return
+			return n
 		}
 		select {
-		case <-s.exited:
-			return
+		case <-done:
+			return 0
 		case <-tick.C:
 		}
 	}
