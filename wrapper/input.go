@@ -39,12 +39,18 @@ type Input struct {
 	// of the echo of keys that typed a line and submitted it at once.
 	afterEcho func(lines, maxBytes int, fn func())
 	outGen    atomic.Uint64 // counts inOutput calls, so that a stale afterEcho is skipped
+	ending    bool          // under mu: the child is being ended; Inject refuses
 }
 
 // ErrHumanLine is returned by Inject, without running its function, while
 // the human has an unfinished line in the child: anything relay typed
 // would join the human's text, and its Enter would submit it.
 var ErrHumanLine = errors.New("the human has an unfinished line")
+
+// ErrEnding is returned by Inject, without running its function, once the
+// wrapper was told to end the child (SIGTERM, SIGHUP): nothing more is
+// typed that the child might never read.
+var ErrEnding = errors.New("the child is being ended")
 
 func newInput(w io.Writer, onLine func(bool), spawn func(func())) *Input {
 	return &Input{w: w, notify: newLineNotifier(onLine, spawn)}
@@ -116,10 +122,35 @@ func (in *Input) answer(p []byte) error {
 func (in *Input) Inject(fn func(write func([]byte) error) error) error {
 	in.mu.Lock()
 	defer in.mu.Unlock()
+	if in.ending {
+		return ErrEnding
+	}
 	if in.line.unfinished {
 		return ErrHumanLine
 	}
 	return fn(in.write)
+}
+
+// WaitRead waits, up to max, until the child has read the complete lines
+// waiting in its terminal's input queue, and reports whether it did (true
+// also where it cannot tell). Call it from inside Inject, after the
+// Enter: a line still queued when the wrapper dies is dropped with the
+// terminal, so what was typed counts as read only from then on.
+func (in *Input) WaitRead(max time.Duration) bool {
+	f, ok := in.w.(*os.File)
+	if !ok {
+		return true
+	}
+	return waitRead(f, max, nil) == 0
+}
+
+// endInjection makes Inject refuse from now on. It waits for an injection
+// under way to finish (its Enter written), so that what relay typed is in
+// the terminal's queue when it returns.
+func (in *Input) endInjection() {
+	in.mu.Lock()
+	in.ending = true
+	in.mu.Unlock()
 }
 
 // ReleaseLine empties the human's line when relay cannot count it but the

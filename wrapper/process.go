@@ -173,13 +173,26 @@ func (s *Session) onSignal(sig syscall.Signal) {
 // errTerm is the signal sent when the wrapper's context ends.
 const errTerm = unix.SIGTERM
 
+// inputReadWait bounds the wait, when the child is to be ended, for it to
+// read the input already in its terminal (see terminate).
+const inputReadWait = 2 * time.Second
+
 // terminate forwards sig to the child and its foreground job, and kills the
 // child's process group if it has not exited after the grace time.
+//
+// Before the signal, relay stops typing and waits (up to inputReadWait)
+// until the child has read the lines in its terminal's input queue: a
+// message typed is journaled and receipted delivered at its Enter, and
+// the kernel drops the lines nobody read when the child dies. A shell
+// reading lines (`while read`) busy with the line before would otherwise
+// die with the last message unread. The wait runs beside the signal loop.
 func (s *Session) terminate(sig syscall.Signal) {
-	pid := s.cmd.Process.Pid
-	_ = unix.Kill(-pid, sig)
-	s.signalForeground(sig)
 	go func() {
+		s.input.endInjection()
+		s.waitInputRead(inputReadWait)
+		pid := s.cmd.Process.Pid
+		_ = unix.Kill(-pid, sig)
+		s.signalForeground(sig)
 		select {
 		case <-s.exited:
 		case <-time.After(s.opts.KillGrace):
@@ -187,6 +200,49 @@ func (s *Session) terminate(sig syscall.Signal) {
 			_ = unix.Kill(-pid, unix.SIGKILL)
 		}
 	}()
+}
+
+// waitInputRead waits until the child has read every complete line of
+// input in its terminal (TIOCINQ on the slave side), until it exited, or
+// for max at most.
+func (s *Session) waitInputRead(max time.Duration) {
+	if n := waitRead(s.ptmx, max, s.exited); n > 0 {
+		s.log.Warn("the child did not read its input before it was ended", "bytes", n, "wait", max)
+	}
+}
+
+// waitRead waits until the program on ptmx's terminal has read every
+// complete line of input waiting for it (TIOCINQ on the slave side,
+// opened from the master), until done is closed, or for max at most. It
+// returns how many bytes were left unread; 0 also when it cannot tell.
+func waitRead(ptmx *os.File, max time.Duration, done <-chan struct{}) int {
+	rc, err := ptmx.SyscallConn()
+	if err != nil {
+		return 0
+	}
+	peer := -1
+	cerr := rc.Control(func(fd uintptr) { peer, err = openPeer(int(fd)) })
+	if cerr != nil || err != nil {
+		return 0
+	}
+	defer unix.Close(peer)
+	deadline := time.Now().Add(max)
+	tick := time.NewTicker(2 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		n, err := inQueue(peer)
+		if err != nil || n == 0 {
+			return 0
+		}
+		if time.Now().After(deadline) {
+			return n
+		}
+		select {
+		case <-done:
+			return 0
+		case <-tick.C:
+		}
+	}
 }
 
 // signalForeground sends sig to the foreground process group of the

@@ -1,6 +1,7 @@
 package wrapper
 
 import (
+	"errors"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -33,3 +34,13 @@ func wakePipe(p []int) error {
 	}
 	return nil
 }
+
+// errNoPeer: the slave side of a terminal cannot be opened from its master
+// here; the wrapper then does not wait for typed input to be read.
+var errNoPeer = errors.New("no TIOCGPTPEER on this system")
+
+// openPeer is Linux's TIOCGPTPEER; see sys_linux.go.
+func openPeer(int) (int, error) { return -1, errNoPeer }
+
+// inQueue is Linux's TIOCINQ on the slave side; see sys_linux.go.
+func inQueue(int) (int, error) { return 0, errNoPeer }

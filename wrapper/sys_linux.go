@@ -10,3 +10,20 @@ const ioctlGetTermios = unix.TCGETS
 func wakePipe(p []int) error {
 	return unix.Pipe2(p, unix.O_CLOEXEC|unix.O_NONBLOCK)
 }
+
+// openPeer opens the terminal's slave side from its master (TIOCGPTPEER),
+// without making it anyone's controlling terminal, to ask how much input
+// waits in it (inQueue).
+func openPeer(ptmx int) (int, error) {
+	fd, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(ptmx), uintptr(unix.TIOCGPTPEER),
+		uintptr(unix.O_RDONLY|unix.O_NOCTTY|unix.O_CLOEXEC))
+	if errno != 0 {
+		return -1, errno
+	}
+	return int(fd), nil
+}
+
+// inQueue returns how many bytes of input wait in the terminal fd (the
+// slave side) for its program to read them; in canonical mode, the bytes
+// of complete lines only (TIOCINQ).
+func inQueue(fd int) (int, error) { return unix.IoctlGetInt(fd, unix.TIOCINQ) }

@@ -60,11 +60,15 @@ func (s *Session) typeText(ctx context.Context, text string) error {
 		if err := write([]byte("\r")); err != nil {
 			return err
 		}
-		// Journaled the moment the Enter is written, not after the
-		// bookkeeping that follows: a wrapper killed from here on does
-		// not type the batch again, and one killed before types it again
-		// (at least once, never lost: bytes the child has not read yet
-		// die with the terminal).
+		// Journaled the moment the child has read the Enter, not after
+		// the bookkeeping that follows: a wrapper killed from here on
+		// does not type the batch again, and one killed before types it
+		// again (bytes the child has not read yet die with the terminal,
+		// so that is at least once, never lost). A child that does not
+		// read within readWait gets it journaled all the same.
+		if r, ok := s.in.(interface{ WaitRead(time.Duration) bool }); ok && !r.WaitRead(readWait) {
+			s.log.Warn("typed text not read by the agent yet; counting it typed", "wait", readWait)
+		}
 		delivery.Commit(ctx)
 		s.afterEnter(ready)
 		return nil
@@ -99,6 +103,10 @@ func (s *Session) typed(batch []delivery.Item) {
 	}
 	s.log.Info("typed", "items", len(batch), "ids", strings.Join(ids, ","))
 }
+
+// readWait bounds how long typeText waits, after the Enter, for the agent
+// to read what it typed before it journals it (see Input.WaitRead).
+const readWait = 2 * time.Second
 
 // pasteShowWait bounds how long typeText waits for the input box to show
 // what it typed before it presses Enter all the same.
