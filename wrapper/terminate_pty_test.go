@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -21,15 +22,20 @@ func TestTerminateLetsChildReadTypedLines(t *testing.T) {
 		t.Run(sig.String(), func(t *testing.T) {
 			dir := t.TempDir()
 			file := filepath.Join(dir, "read.txt")
-			// Busy for a second after each line: the next one waits.
-			script := `while IFS= read -r l; do printf '%s\n' "$l" >> "$1"; sleep 1; done`
+			// Busy for a second after each line: the next one waits. The
+			// signal is trapped and ends the loop after the line in hand:
+			// relay promises the line was read from the terminal when the
+			// signal comes, not that the program had done anything with it.
+			script := `trap 'stop=1' TERM HUP
+while [ -z "$stop" ] && IFS= read -r l; do printf '%s\n' "$l" >> "$1"; sleep 1; done
+exit "$2"`
 			r, w, err := os.Pipe()
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer w.Close()
 			s, err := Start(Options{
-				Command: []string{"sh", "-c", script, "reader", file},
+				Command: []string{"sh", "-c", script, "reader", file, strconv.Itoa(128 + int(sig))},
 				Dir:     dir,
 				Stdin:   r,
 				Stdout:  &testutil.Buffer{},
