@@ -165,8 +165,17 @@ func Main(args []string, env *Env) int {
 		printUsage(env.Stderr, cmds)
 		return ExitUsage
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	ctx := context.Background()
+	// relay wrap catches the signals that end a session itself, from its
+	// first step (wrapper.CatchSignals): one caught here first would be
+	// swallowed, and the session would start its agent after a SIGTERM.
+	// Until then a signal has its default effect, with the terminal not
+	// yet touched.
+	if name != "wrap" {
+		var stop context.CancelFunc
+		ctx, stop = signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+		defer stop()
+	}
 	err := cmd.run(ctx, env, args[1:])
 	return exitCode(env.Stderr, name, err)
 }

@@ -2,7 +2,9 @@ package e2e
 
 import (
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
@@ -54,6 +56,45 @@ func TestWrapSignalAtStart(t *testing.T) {
 				checkSignalled(t, tm, sig)
 			})
 		}
+	}
+}
+
+// TestWrapSignalBeforeSession: a SIGTERM or SIGINT that comes while relay
+// wrap is still reading its configuration, before the session catches the
+// signals that end it, ends relay with the signal's status and starts no
+// agent. The user configuration file is a FIFO, so relay waits in its read
+// until the test, having seen relay open it, has sent the signal. (relay
+// used to catch both for every command from its first step and swallow
+// them for wrap: the agent then started and relay waited for it, a CI
+// failure of TestWrapSignalAtStart.)
+func TestWrapSignalBeforeSession(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP} {
+		t.Run(sig.String(), func(t *testing.T) {
+			t.Parallel()
+			xdg := t.TempDir()
+			fifo := filepath.Join(xdg, "relay", "config.toml")
+			if err := os.MkdirAll(filepath.Dir(fifo), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			marker := filepath.Join(t.TempDir(), "agent-ran")
+			tm := wrap(t, ptytest.Options{Env: env(t, "XDG_CONFIG_HOME="+xdg)},
+				"sh", "-c", "touch "+marker+"; sleep 30")
+			// Opening the FIFO for writing returns once relay has opened
+			// it for reading: relay is inside its configuration read.
+			w, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tm.Signal(sig)
+			w.Close()
+			checkSignalled(t, tm, sig)
+			if _, err := os.Stat(marker); err == nil {
+				t.Errorf("the agent ran after %v came before the session started", sig)
+			}
+		})
 	}
 }
 
