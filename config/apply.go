@@ -102,7 +102,7 @@ func (a *applier) apply() {
 	}
 	if dl := d.Delivery; dl != nil {
 		if dl.Mode != nil {
-			if m, ok := parseMode(*dl.Mode); ok {
+			if m, err := delivery.ParseMode(*dl.Mode); err == nil && *dl.Mode != "" {
 				a.c.Delivery.Mode = m
 				a.set("delivery.mode")
 			} else {
@@ -158,22 +158,6 @@ func checkHubURL(v string) string {
 		}
 	}
 	return ""
-}
-
-// parseMode reads a mode as a file spells it (exactly: batch, wait, queue,
-// followUp, steer).
-func parseMode(v string) (delivery.Mode, bool) {
-	switch v {
-	case "batch":
-		return delivery.ModeBatch, true
-	case "wait":
-		return delivery.ModeWait, true
-	case "queue", "followUp":
-		return delivery.ModeQueue, true
-	case "steer":
-		return delivery.ModeSteer, true
-	}
-	return "", false
 }
 
 func (a *applier) millis(key string, v *int64, dst *time.Duration) {

@@ -10,7 +10,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 )
@@ -52,16 +51,19 @@ const DefaultMaxInjection = 4 * DefaultMaxBody
 // anything is typed in, unless configured.
 const DefaultHumanQuiet = 2 * time.Second
 
-// ParseMode reads a mode's name as configuration spells it.
+// ParseMode reads a mode's name exactly as configuration and the
+// --delivery flag spell it (batch, wait, queue, followUp, steer); empty is
+// DefaultMode. It is the one parser of modes, so a file and a flag accept
+// the same names.
 func ParseMode(s string) (Mode, error) {
-	switch strings.ToLower(s) {
+	switch s {
 	case "":
 		return DefaultMode, nil
 	case "batch":
 		return ModeBatch, nil
 	case "wait":
 		return ModeWait, nil
-	case "queue", "followup":
+	case "queue", "followUp":
 		return ModeQueue, nil
 	case "steer":
 		return ModeSteer, nil

@@ -258,13 +258,17 @@ func TestJournalSurvivesRestart(t *testing.T) {
 }
 
 func TestParseMode(t *testing.T) {
-	for in, want := range map[string]Mode{"": ModeBatch, "batch": ModeBatch, "Batch": ModeBatch, "wait": ModeWait, "followUp": ModeQueue, "queue": ModeQueue, "steer": ModeSteer} {
+	for in, want := range map[string]Mode{"": ModeBatch, "batch": ModeBatch, "wait": ModeWait, "followUp": ModeQueue, "queue": ModeQueue, "steer": ModeSteer} {
 		if got, err := ParseMode(in); err != nil || got != want {
 			t.Errorf("ParseMode(%q) = %q, %v", in, got, err)
 		}
 	}
-	if _, err := ParseMode("later"); err == nil || !strings.Contains(err.Error(), `"later"`) {
-		t.Errorf("ParseMode(later) error %v", err)
+	// Exact names, as the configuration file takes them: one parser for
+	// the file and the flag.
+	for _, in := range []string{"later", "Batch", "followup", " steer"} {
+		if _, err := ParseMode(in); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("%q", in)) {
+			t.Errorf("ParseMode(%q) error %v", in, err)
+		}
 	}
 }
 
