@@ -143,7 +143,7 @@ func (s *Session) match(c patterns.Command) Match {
 
 // putCommand takes a command the agent wrote, from whichever source saw it.
 func (s *Session) putCommand(c patterns.Command) {
-	if !s.cmds.put(c) {
+	if !s.cmds.Put(c) {
 		// After the agent exited and its last commands were handled (a
 		// late exact text): said in the log, not silently queued.
 		s.log.Warn("command came after the session ended; not handled", "ns", c.NS, "target", c.Target)
@@ -183,7 +183,7 @@ func (s *Session) exactTexts(ctx context.Context, texts []string) {
 // a time, in order, and types back what they return.
 func (s *Session) handleCommands(ctx context.Context) {
 	for {
-		c, ok := s.cmds.get(ctx)
+		c, ok := s.cmds.Get(ctx)
 		if !ok {
 			return
 		}

@@ -5,50 +5,28 @@ import (
 	"fmt"
 	"runtime/debug"
 	"strings"
-	"sync"
+
+	"github.com/relayhq/relay/internal/mailbox"
 )
 
 // jobs runs the session's slow reactions (Idle and Output handlers) one at
 // a time, in the order they were posted, on one goroutine of the session's
 // group, so that none outlives the session and a state change never waits
 // for a handler.
-type jobs struct {
-	mu    sync.Mutex
-	queue []func(context.Context)
-	wake  chan struct{}
-}
+type jobs struct{ box *mailbox.Mailbox[func(context.Context)] }
 
-func newJobs() *jobs { return &jobs{wake: make(chan struct{}, 1)} }
+func newJobs() *jobs { return &jobs{box: mailbox.New[func(context.Context)]()} }
 
-func (j *jobs) post(f func(context.Context)) {
-	j.mu.Lock()
-	j.queue = append(j.queue, f)
-	j.mu.Unlock()
-	select {
-	case j.wake <- struct{}{}:
-	default:
-	}
-}
+func (j *jobs) post(f func(context.Context)) { j.box.Put(f) }
 
 // run runs the posted jobs until ctx ends.
 func (j *jobs) run(ctx context.Context) {
 	for {
-		j.mu.Lock()
-		var f func(context.Context)
-		if len(j.queue) > 0 {
-			f = j.queue[0]
-			j.queue = j.queue[1:]
-		}
-		j.mu.Unlock()
-		if f != nil {
-			f(ctx)
-			continue
-		}
-		select {
-		case <-ctx.Done():
+		f, ok := j.box.Get(ctx)
+		if !ok {
 			return
-		case <-j.wake:
 		}
+		f(ctx)
 	}
 }
 

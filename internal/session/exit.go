@@ -34,11 +34,11 @@ func (s *Session) lastWords(scanned <-chan struct{}) {
 	case <-deadline.C:
 		s.log.Warn("the agent's last output was not read in time", "wait", lastWordsWait)
 	}
-	s.cmds.close()
+	s.cmds.Close()
 	select {
 	case <-s.cmdsDone:
 	case <-deadline.C:
-		n := s.cmds.len()
+		n := s.cmds.Len()
 		s.log.Warn("commands not handled at exit", "n", n, "wait", lastWordsWait)
 		if n > 0 {
 			fmt.Fprintf(s.stderr(), "relay: %d %s %s wrote before it exited %s not handled in time.\n",
