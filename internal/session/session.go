@@ -368,7 +368,7 @@ func (s *Session) start(ctx context.Context, primer string) {
 	}
 	s.queue = delivery.NewQueue(qo)
 	s.do(func(st *state) {
-		st.started, st.primer = true, primer
+		st.started, st.primer, st.prompt = true, primer, s.cfg.Prompt
 		st.presenceSent = false
 		s.push(st)
 	})
