@@ -31,7 +31,7 @@ type Config struct {
 	Damping               delivery.DamperOptions
 	NoPrimer              bool
 	Prompt                string // typed once when the agent is first ready (relay.Options.Prompt)
-	NoMCP                 bool // do not register relay mcp with the agent's CLI
+	NoMCP                 bool   // do not register relay mcp with the agent's CLI
 	MemoryAtStart         int
 	Stdin                 *os.File
 	Stdout                io.Writer
