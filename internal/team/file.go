@@ -29,8 +29,10 @@ var ErrNoFile = errors.New("no team file")
 
 // File is a team file as read and checked.
 type File struct {
-	Path      string // absolute
-	Dir       string // its folder: agents' cwd are relative to it
+	Path string // absolute
+	// Dir is where the agents' cwd are relative to: the project folder
+	// (the one holding .relay) for .relay/team.toml, else the file's own.
+	Dir       string
 	Workspace string // "" when the file names none
 	Agents    []Agent
 }
@@ -117,6 +119,9 @@ func Parse(name string, data []byte) (*File, error) {
 		return nil, errs
 	}
 	f := &File{Path: name, Dir: filepath.Dir(name)}
+	if filepath.Base(f.Dir) == ".relay" {
+		f.Dir = filepath.Dir(f.Dir)
+	}
 	if ft.Team != nil && ft.Team.Workspace != nil {
 		f.Workspace = *ft.Team.Workspace
 		if err := bus.ValidName("workspace", f.Workspace); err != nil {

@@ -77,7 +77,7 @@ workspace = "bad name"
 				if err != nil {
 					t.Fatalf("unexpected error: %v", err)
 				}
-				if f.Workspace != "demo" || len(f.Agents) != 2 || f.Agents[1].Cwd != "/p/.relay/sub" || !f.Agents[1].Worktree || f.Agents[0].Prompt != "review" {
+				if f.Workspace != "demo" || len(f.Agents) != 2 || f.Agents[1].Cwd != "/p/sub" || !f.Agents[1].Worktree || f.Agents[0].Prompt != "review" {
 					t.Errorf("parsed: %+v", f)
 				}
 				return
