@@ -35,14 +35,18 @@ func shellQuote(s string) string {
 
 // startInTmux runs the agent's wrapper in a new window of the team's tmux
 // session. The window runs a script (0600, in the state folder, removed as
-// it starts) that sets the agent's environment and execs relay wrap: a
+// it starts) that sets the agent's environment and runs relay wrap: a
 // tmux server started earlier has its own environment, and the
-// environment (a token) must not pass through a command line.
+// environment (a token) must not pass through a command line. A wrapper
+// that fails leaves its window open with its message, and its status in
+// NAME.exit for Up to see.
 func startInTmux(ctx context.Context, t *tmux, o Options, a Agent, dir string) error {
 	sd, err := stateDir(o)
 	if err != nil {
 		return err
 	}
+	exitFile := filepath.Join(sd, a.Name+".exit")
+	os.Remove(exitFile)
 	var b strings.Builder
 	b.WriteString("rm -f -- \"$0\"\n")
 	for _, kv := range agentEnv(o.Env, a) {
@@ -52,11 +56,14 @@ func startInTmux(ctx context.Context, t *tmux, o Options, a Agent, dir string) e
 		}
 		fmt.Fprintf(&b, "export %s=%s\n", k, shellQuote(v))
 	}
-	b.WriteString("exec")
 	for _, arg := range wrapArgs(o, a) {
-		b.WriteString(" " + shellQuote(arg))
+		b.WriteString(shellQuote(arg) + " ")
 	}
-	b.WriteString("\n")
+	fmt.Fprintf(&b, "\nst=$?\necho \"$st\" > %s\n", shellQuote(exitFile))
+	b.WriteString(`case $st in 0|129|130|143) exit "$st";; esac
+printf '\n[relay team] relay wrap ended with status %s; press Enter to close this window.\n' "$st"
+read _
+`)
 	script := filepath.Join(sd, a.Name+".sh")
 	if err := os.WriteFile(script, []byte(b.String()), 0o600); err != nil {
 		return err
@@ -110,6 +117,23 @@ func startHeadless(o Options, a Agent, dir string) error {
 	// Reap it if it ends while this process still runs; after, init does.
 	go func() { _ = cmd.Wait() }()
 	return os.WriteFile(filepath.Join(sd, a.Name+".pid"), []byte(strconv.Itoa(pid)+"\n"), 0o600)
+}
+
+// exited reports whether an agent Up started has ended already, and why.
+func exited(o Options, name string, tmux bool) (string, bool) {
+	sd := filepath.Join(o.Home, "team", o.Workspace)
+	if tmux {
+		b, err := os.ReadFile(filepath.Join(sd, name+".exit"))
+		if err != nil {
+			return "", false
+		}
+		return fmt.Sprintf("%s: relay wrap ended with status %s (its window says why)", name, strings.TrimSpace(string(b))), true
+	}
+	pid := headlessPID(o, name)
+	if pid == 0 || unix.Kill(pid, 0) == nil {
+		return "", false
+	}
+	return fmt.Sprintf("%s: relay wrap ended (see %s)", name, filepath.Join(sd, name+".log")), true
 }
 
 // headlessPID returns the pid recorded for a headless agent, or 0.

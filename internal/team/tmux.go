@@ -85,6 +85,12 @@ func (t *tmux) newWindow(ctx context.Context, session, name, dir string, argv ..
 	return err
 }
 
+// killWindow closes one window of the session.
+func (t *tmux) killWindow(ctx context.Context, session, name string) error {
+	_, err := t.run(ctx, "kill-window", "-t", "="+session+":="+name)
+	return err
+}
+
 // killSession closes the session; one that is not there is no error.
 func (t *tmux) killSession(ctx context.Context, session string) error {
 	if !t.hasSession(ctx, session) {

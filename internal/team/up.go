@@ -142,13 +142,21 @@ func MakePlan(ctx context.Context, o Options, b Bus) (*Plan, error) {
 		}
 	}
 	windows := map[string]int{}
-	if t, err := findTmux(o.Env); err == nil {
+	t, err := findTmux(o.Env)
+	if err == nil {
 		windows = t.windows(ctx, SessionName(o.Workspace))
 	}
 	var ps Problems
 	for _, a := range o.File.Agents {
 		pr, isLive := live[a.Name]
 		_, inWindow := windows[a.Name]
+		if _, ended := exited(o, a.Name, true); inWindow && ended {
+			// Its wrapper ended and the window shows why: started anew.
+			if err := t.killWindow(ctx, SessionName(o.Workspace), a.Name); err != nil {
+				ps = append(ps, err)
+			}
+			inWindow = false
+		}
 		switch {
 		case inWindow || (isLive && headlessPID(o, a.Name) == pr.PID && pr.PID != 0):
 			p.Running = append(p.Running, a)
@@ -223,6 +231,17 @@ func (p *Plan) waitJoined(ctx context.Context, o Options, b Bus, started []strin
 	deadline := time.Now().Add(wait)
 	for {
 		missing, err := p.notJoined(ctx, o, b)
+		var gone []string
+		for _, n := range missing {
+			if slices.Contains(started, n) {
+				if why, ok := exited(o, n, p.tmux != nil); ok {
+					gone = append(gone, why)
+				}
+			}
+		}
+		if len(gone) > 0 {
+			return fmt.Errorf("%w: %s", ErrNotJoined, strings.Join(gone, "; "))
+		}
 		if err == nil && len(missing) == 0 {
 			for _, n := range started {
 				fmt.Fprintf(o.Out, "%s: joined\n", n)
