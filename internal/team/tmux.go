@@ -97,5 +97,8 @@ func (t *tmux) killSession(ctx context.Context, session string) error {
 		return nil
 	}
 	_, err := t.run(ctx, "kill-session", "-t", "="+session)
+	if err != nil && !t.hasSession(ctx, session) {
+		return nil // closed meanwhile, with its last window
+	}
 	return err
 }
