@@ -20,6 +20,7 @@ type teamDir struct {
 	t    *testing.T
 	repo string // the repository, with .relay/team.toml
 	out  string // where the agents write what they got
+	home string // RELAY_HOME
 	env  []string
 }
 
@@ -29,14 +30,14 @@ func newTeamDir(t *testing.T, teamFile, configFile string) *teamDir {
 		t.Skip("tmux not installed")
 	}
 	root := t.TempDir()
-	td := &teamDir{t: t, repo: filepath.Join(root, "repo"), out: filepath.Join(root, "out")}
+	td := &teamDir{t: t, repo: filepath.Join(root, "repo"), out: filepath.Join(root, "out"), home: filepath.Join(root, "home")}
 	for _, d := range []string{filepath.Join(td.repo, ".relay"), td.out, filepath.Join(root, "tmux")} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			t.Fatal(err)
 		}
 	}
 	td.env = append(withoutEnv(baseEnv(t), "TMUX", "RELAY_HUB", "RELAY_TOKEN", "RELAY_WORKSPACE", "RELAY_NAME"),
-		"RELAY_HOME="+filepath.Join(root, "home"), "TMUX_TMPDIR="+filepath.Join(root, "tmux"),
+		"RELAY_HOME="+td.home, "TMUX_TMPDIR="+filepath.Join(root, "tmux"),
 		"OUT="+td.out, "TERM=xterm-256color",
 		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
 	td.write(".relay/team.toml", teamFile)
