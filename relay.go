@@ -79,6 +79,10 @@ type Options struct {
 	Damping delivery.DamperOptions
 	// NoPrimer leaves the agent's protocol primer out.
 	NoPrimer bool
+	// Prompt is typed into the agent once, when it is first ready (after
+	// the primer), in relay's own words with its commands intact, as a
+	// SessionStart hook's answer would be: the role a team file gives it.
+	Prompt string
 	// NoMCP leaves relay's MCP server (relay mcp, the team as tools) out
 	// of the agent CLI's session; by default it is registered where the
 	// CLI supports it and a relay binary runs it.

@@ -205,7 +205,11 @@ func article(tomlType string) string {
 // keysAt lists the keys valid in the table at path (map keys and list
 // indices skipped), for suggestions.
 func keysAt(path []string) []string {
-	t := reflect.TypeOf(fileConfig{})
+	return keysIn(reflect.TypeOf(fileConfig{}), path)
+}
+
+// keysIn is keysAt for the file format t (a struct with toml tags).
+func keysIn(t reflect.Type, path []string) []string {
 	for _, part := range path {
 		t = deref(t)
 		switch t.Kind() {

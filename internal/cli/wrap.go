@@ -23,6 +23,7 @@ type wrapOptions struct {
 	TLSCA     string
 	Delivery  string
 	NoPrimer  bool
+	Prompt    string
 	Command   []string
 }
 
@@ -36,6 +37,7 @@ func parseWrap(env *Env, args []string) (*wrapOptions, error) {
 	fs.StringVar(&o.TLSCA, "tls-ca", "", "PEM `file` of the CA that signed a TLS hub's certificate (default: RELAY_TLS_CA, config)")
 	fs.StringVar(&o.Delivery, "delivery", "", "how messages are typed in: batch (all that waits, at each idle moment), wait (one per idle moment), queue (followUp) or steer (default: config, or batch)")
 	fs.BoolVar(&o.NoPrimer, "no-primer", false, "do not teach the agent the protocol at start")
+	fs.StringVar(&o.Prompt, "prompt", "", "`text` typed into the agent once, when it is first ready (its role in a team)")
 	if err := parseFlags(fs, args); err != nil {
 		return nil, err
 	}
@@ -112,6 +114,7 @@ func runWrap(ctx context.Context, env *Env, args []string) error {
 		Damping:       delivery.DamperOptions(cfg.Damping),
 		MemoryAtStart: cfg.Memory.LoadAtStart,
 		NoPrimer:      o.NoPrimer,
+		Prompt:        o.Prompt,
 		NoMCP:         !cfg.MCP,
 		Stdin:         stdin,
 		Stdout:        env.Stdout,

@@ -127,6 +127,10 @@ type Session struct {
 
 	waiting *waiters // incoming messages not yet typed (watchdog.go)
 
+	// unshown: the input box did not show the last typed text before its
+	// Enter (typing.go), so an empty box does not confirm it.
+	unshown atomic.Bool
+
 	// The end (exit.go): the signals caught for the whole session, and
 	// cmdsDone, closed when the handlers have run the last command.
 	sigs     *wrapper.Signals
@@ -368,7 +372,7 @@ func (s *Session) start(ctx context.Context, primer string) {
 	}
 	s.queue = delivery.NewQueue(qo)
 	s.do(func(st *state) {
-		st.started, st.primer = true, primer
+		st.started, st.primer, st.prompt = true, primer, s.cfg.Prompt
 		st.presenceSent = false
 		s.push(st)
 	})

@@ -36,6 +36,7 @@ type state struct {
 
 	lastFrom map[string]received // the last message from each peer
 	primer   string              // typed at the first idle moment; "" once typed
+	prompt   string              // Config.Prompt, typed after the primer; "" once typed
 	prompts  []string            // the last prompts that reached the model
 
 	presence     bus.State // the last state told to the hub
@@ -129,6 +130,11 @@ func (s *Session) push(st *state) {
 		// Typed like a message, before anything else waiting.
 		s.queue.Requeue([]delivery.Item{{Text: "[relay] " + st.primer}})
 		st.primer = ""
+	}
+	if d.Ready && !d.Busy && st.prompt != "" {
+		// The team file's prompt, once, as a SessionStart hook's answer.
+		s.ownNote(st.prompt)
+		st.prompt = ""
 	}
 	s.queue.SetState(d)
 	if becameIdle {

@@ -30,7 +30,8 @@ type Config struct {
 	StuckAfter            time.Duration // zero: delivery.DefaultStuckAfter
 	Damping               delivery.DamperOptions
 	NoPrimer              bool
-	NoMCP                 bool // do not register relay mcp with the agent's CLI
+	Prompt                string // typed once when the agent is first ready (relay.Options.Prompt)
+	NoMCP                 bool   // do not register relay mcp with the agent's CLI
 	MemoryAtStart         int
 	Stdin                 *os.File
 	Stdout                io.Writer

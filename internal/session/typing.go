@@ -124,9 +124,11 @@ func (s *Session) waitShown(ctx context.Context) error {
 		return nil
 	}
 	deadline := time.Now().Add(pasteShowWait)
+	s.unshown.Store(false)
 	for !s.scr.State().Draft {
 		if time.Now().After(deadline) {
 			s.log.Warn("typed text not shown in the input box; pressing Enter all the same", "after", pasteShowWait)
+			s.unshown.Store(true)
 			return nil
 		}
 		select {
@@ -180,6 +182,10 @@ const confirmEnters = 3
 // the human has typed since: that Enter would send their text with ours.
 func (s *Session) confirm(ctx context.Context, text string) error {
 	first, _, _ := strings.Cut(text, "\n")
+	// A TUI still starting (Claude Code under load) may draw the paste
+	// only after relay's Enter, which it then missed: until the box has
+	// shown the text, its being empty proves nothing.
+	unshown := s.unshown.Load()
 	taken := func() bool {
 		if s.exactActive() && s.promptHas(first) {
 			return true // the exact text shows the prompt
@@ -187,7 +193,12 @@ func (s *Session) confirm(ctx context.Context, text string) error {
 		if s.turnsExact() {
 			return false // the hooks report prompts: the screen does not count
 		}
-		return !s.scr.State().Draft
+		draft := s.scr.State().Draft
+		if unshown {
+			unshown = !draft
+			return false
+		}
+		return !draft
 	}
 	typed := time.Now()
 	for try := 0; ; try++ {
