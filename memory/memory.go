@@ -122,7 +122,7 @@ type Result struct {
 // Scores are a result's places in each ranking of a search by meaning.
 // Ranks count from 1; 0 means the ranking did not find the memory.
 type Scores struct {
-	Lexical      float64 `json:"lexical"`  // BM25 × recency, as a lexical search scores
+	Lexical      float64 `json:"lexical"` // BM25 × recency, as a lexical search scores
 	LexicalRank  int     `json:"lexical_rank"`
 	Every        bool    `json:"every_word"` // the memory holds every word of the query
 	Semantic     float64 `json:"semantic"`   // cosine similarity of the vectors
