@@ -260,3 +260,18 @@ func encodeBits(w []uint64) []byte {
 	}
 	return b
 }
+
+// EmbedNow embeds every pending memory now, for a short-lived process
+// that saved one (the background loop is the hub's). Without an embedder
+// it does nothing. On error the memories stay pending.
+func (s *Store) EmbedNow(ctx context.Context) error {
+	if s.opts.Embedder == nil {
+		return nil
+	}
+	for {
+		n, err := s.embedPending(ctx, 4*embedBatch)
+		if err != nil || n == 0 {
+			return err
+		}
+	}
+}
