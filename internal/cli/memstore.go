@@ -58,7 +58,7 @@ func openBackend(ctx context.Context, env *Env, home string, mc config.Memory, l
 		}
 		return st, st.Close, nil
 	}
-	return nil, nil, fmt.Errorf("memory backend %q is not available in this build", mc.Backend)
+	return nil, nil, fmt.Errorf("[memory] backend = %q: this relay has no Qdrant client yet; use \"sqlite\" (docs/memory.md)", mc.Backend)
 }
 
 // runReindex is `relay memory reindex`: every memory of the file in
