@@ -173,17 +173,22 @@ func migrate2(ctx context.Context, tx *sql.Tx) error {
 
 func migrate3(ctx context.Context, tx *sql.Tx) error {
 	// vseq grows with every write, so that a process's in-memory index
-	// reads only the rows written since it last looked. vec holds the unit
-	// vector as little-endian float32s, bits its signs (the coarse index).
+	// reads only the rows written since it last looked. bits holds the
+	// vector's signs (the coarse index, read whole into memory: kept apart
+	// from the vectors so that reading it reads little); vectors_data the
+	// unit vector as little-endian float32s.
 	return execAll(ctx, tx,
 		`CREATE TABLE vectors (
 			vseq  INTEGER PRIMARY KEY AUTOINCREMENT,
 			id    TEXT NOT NULL UNIQUE,
 			model TEXT NOT NULL,
 			dims  INTEGER NOT NULL,
-			vec   BLOB NOT NULL,
 			bits  BLOB NOT NULL
 		)`,
+		`CREATE TABLE vectors_data (vseq INTEGER PRIMARY KEY, vec BLOB NOT NULL)`,
+		`CREATE TRIGGER vectors_data_ad AFTER DELETE ON vectors BEGIN
+			DELETE FROM vectors_data WHERE vseq = old.vseq;
+		END`,
 		// The memories still to embed: every new one, whether or not an
 		// embedder is configured, so that configuring one later embeds
 		// them all.

@@ -35,6 +35,7 @@ type vecIndex struct {
 	vseqs []int64
 	codes []uint64
 	last  int64
+	dist  []uint16 // nearest's scratch space, kept between searches
 }
 
 // refresh loads the rows of model written since the last call.
@@ -78,7 +79,10 @@ func (x *vecIndex) nearest(q []uint64, n int) []int64 {
 	if n >= total {
 		return slices.Clone(x.vseqs)
 	}
-	dist := make([]uint16, total)
+	if cap(x.dist) < total {
+		x.dist = make([]uint16, total+total/4)
+	}
+	dist := x.dist[:total]
 	w := x.words
 	part := func(lo, hi int) {
 		for i := lo; i < hi; i++ {
@@ -181,8 +185,10 @@ func (s *Store) semantic(ctx context.Context, q []float32, f Filter, limit int) 
 // is how many vseqs cond names (-1 for a scan): those not found are stale
 // entries of the index, or filtered out.
 func (s *Store) rank(ctx context.Context, q []float32, cond string, args []any, asked int) ([]hit, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT m.seq, m.updated_ms, v.vec FROM vectors v
-		JOIN memories m ON m.id = v.id WHERE `+cond, args...)
+	// CROSS JOIN keeps SQLite to this order: the named vectors first,
+	// then their memories (it would rather scan a workspace's memories).
+	rows, err := s.db.QueryContext(ctx, `SELECT m.seq, m.updated_ms, d.vec FROM vectors v
+		CROSS JOIN memories m ON m.id = v.id CROSS JOIN vectors_data d ON d.vseq = v.vseq WHERE `+cond, args...)
 	if err != nil {
 		return nil, fmt.Errorf("rank vectors: %w", err)
 	}

@@ -289,3 +289,28 @@ func TestModelChangeReembeds(t *testing.T) {
 		t.Fatalf("pending after a model change = %d, want 1", n)
 	}
 }
+
+// TestHybridExactWordsBeatFusion: where plain reciprocal rank fusion
+// would put a memory found better by meaning above one that ranks first
+// on the query's words, the hybrid rule keeps the lexical order among the
+// memories holding every word.
+func TestHybridExactWordsBeatFusion(t *testing.T) {
+	srv := embedtest.Start(t, 32)
+	c := newClock()
+	st := openSemantic(t, srv, Options{Now: c.Now})
+	a := mustSave(t, st, Memory{Text: "release notes are kept in the wiki"})
+	c.Advance(time.Second)
+	b := mustSave(t, st, Memory{Text: "release rollout and deploy pipelines for continuous delivery with argocd and flux"})
+	waitEmbedded(t, st)
+	lex := search(t, st, ModeLexical, "release")
+	sem := search(t, st, ModeSemantic, "release")
+	if len(lex) != 2 || lex[0].ID != a.ID || len(sem) != 2 || sem[0].ID != b.ID {
+		t.Fatalf("setup: lexical %q, semantic %q; want the short note first on words, the long one on meaning", texts(lex), texts(sem))
+	}
+	// Fusion alone ties them (1/61 + 1/62 each) and would give the newer,
+	// b; the words decide.
+	hyb := search(t, st, ModeHybrid, "release")
+	if len(hyb) != 2 || hyb[0].ID != a.ID || hyb[0].Scores.Fused != hyb[1].Scores.Fused {
+		t.Fatalf("hybrid = %q with scores %+v, %+v; want the lexical order", texts(hyb), hyb[0].Scores, hyb[1].Scores)
+	}
+}

@@ -141,10 +141,20 @@ func (s *Store) embedPending(ctx context.Context, n int) (int, error) {
 			if _, err := tx.ExecContext(ctx, `DELETE FROM vectors WHERE id = ?`, id); err != nil {
 				return err
 			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO vectors(id, model, dims, vec, bits)
-				SELECT ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM memories WHERE id = ?)`,
-				id, model, len(v), encodeVec(v), encodeBits(signBits(v)), id); err != nil {
+			res, err := tx.ExecContext(ctx, `INSERT INTO vectors(id, model, dims, bits)
+				SELECT ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM memories WHERE id = ?)`,
+				id, model, len(v), encodeBits(signBits(v)), id)
+			if err != nil {
 				return err
+			}
+			if n, _ := res.RowsAffected(); n == 1 {
+				vseq, err := res.LastInsertId()
+				if err != nil {
+					return err
+				}
+				if _, err := tx.ExecContext(ctx, `INSERT INTO vectors_data(vseq, vec) VALUES (?, ?)`, vseq, encodeVec(v)); err != nil {
+					return err
+				}
 			}
 			if _, err := tx.ExecContext(ctx, `DELETE FROM vectors_pending WHERE id = ?`, id); err != nil {
 				return err
