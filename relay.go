@@ -29,6 +29,7 @@ import (
 
 	"github.com/relayhq/relay/bus"
 	"github.com/relayhq/relay/delivery"
+	"github.com/relayhq/relay/memory"
 	"github.com/relayhq/relay/patterns"
 )
 
@@ -90,6 +91,13 @@ type Options struct {
 	// MemoryAtStart gives the agent, with its primer, up to this many of
 	// the memories most relevant to its project folder; zero gives none.
 	MemoryAtStart int
+	// Memory, when set, is the memory store the agent's @memory: verbs,
+	// Agent.SaveMemory and SearchMemory and the primer's memories use,
+	// in this program, instead of the hub's service: a backend of one's
+	// own (the seed's "custom"). It must be safe for concurrent use;
+	// memory.Store, memory.Client and any implementation of memory.API
+	// serve. See docs/memory.md.
+	Memory memory.API
 	// Stdin and Stdout are the human's terminal; nil means the process's.
 	Stdin  *os.File
 	Stdout io.Writer

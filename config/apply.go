@@ -128,6 +128,7 @@ func (a *applier) apply() {
 			a.c.Memory.PromptOnEnd = *m.PromptOnEnd
 			a.set("memory.prompt_on_end")
 		}
+		a.memoryStore(m)
 	}
 	a.patterns()
 	a.hooks()

@@ -112,6 +112,14 @@ type Memory struct {
 	// PromptOnEnd types a reminder to save what was learned with
 	// @memory:save when `relay stop` ends the session.
 	PromptOnEnd bool
+	// Backend is where the hub keeps memories: BackendSQLite (the
+	// default) or BackendQdrant.
+	Backend string
+	// Embedder, when its Provider is set, gives memories vectors for
+	// search by meaning (docs/memory.md).
+	Embedder Embedder
+	// Qdrant is the server of BackendQdrant.
+	Qdrant Qdrant
 }
 
 // Command is what a hook or handler runs: either an argument vector run
@@ -280,6 +288,7 @@ func Default() *Config {
 			StuckAfter:   delivery.DefaultStuckAfter,
 		},
 		Damping: delivery.DefaultDamperOptions(),
+		Memory:  Memory{Backend: BackendSQLite, Qdrant: Qdrant{Collection: DefaultQdrantCollection}},
 		Hooks:   map[Event][]HookGroup{},
 		sources: map[string]Source{},
 	}

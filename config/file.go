@@ -58,8 +58,11 @@ type fileDamping struct {
 }
 
 type fileMemory struct {
-	LoadAtStart *int64 `toml:"load_at_start"`
-	PromptOnEnd *bool  `toml:"prompt_on_end"`
+	LoadAtStart *int64        `toml:"load_at_start"`
+	PromptOnEnd *bool         `toml:"prompt_on_end"`
+	Backend     *string       `toml:"backend"`
+	Embedder    *fileEmbedder `toml:"embedder"`
+	Qdrant      *fileQdrant   `toml:"qdrant"`
 }
 
 // Commands are `any`: a string (run by sh -c) or a list of strings (argv).

@@ -142,6 +142,9 @@ func Load(src Sources) (*Config, error) {
 				Msg: "missing command (a string run by sh -c, or a list of strings)"})
 		}
 	}
+	if len(errs) == 0 {
+		errs = c.checkMemory()
+	}
 	errs = append(dropConsequences(errs), overlay(c, src.Env, src.Flags)...)
 	if len(errs) > 0 {
 		return nil, errs

@@ -57,6 +57,14 @@ func (c *Config) Values() []Value {
 	add("damping.max_hops", int64(c.Damping.MaxHops))
 	add("memory.load_at_start", int64(c.Memory.LoadAtStart))
 	add("memory.prompt_on_end", c.Memory.PromptOnEnd)
+	add("memory.backend", c.Memory.Backend)
+	add("memory.embedder.provider", c.Memory.Embedder.Provider)
+	add("memory.embedder.url", c.Memory.Embedder.URL)
+	add("memory.embedder.model", c.Memory.Embedder.Model)
+	add("memory.embedder.dimensions", int64(c.Memory.Embedder.Dimensions))
+	add("memory.embedder.api_key_env", c.Memory.Embedder.APIKeyEnv)
+	add("memory.qdrant.url", c.Memory.Qdrant.URL)
+	add("memory.qdrant.collection", c.Memory.Qdrant.Collection)
 	for _, p := range c.Patterns {
 		k := p.Key + "."
 		add(k+"command", commandValue(p.Command))

@@ -129,6 +129,9 @@ func (s *Store) ImportMemories(ctx context.Context, ms []Memory) (added, skipped
 	if err != nil {
 		return 0, 0, fmt.Errorf("import memories into %s: %w", s.path, err)
 	}
+	if added > 0 {
+		s.wakeEmbedder()
+	}
 	return added, skipped, nil
 }
 

@@ -97,6 +97,9 @@ type Filter struct {
 // docs/memory.md for what it accepts (words, "phrases", prefix*).
 type Query struct {
 	Text string `json:"text"`
+	// Mode is ModeLexical, ModeSemantic or ModeHybrid; empty means
+	// hybrid when the store has an embedder, else lexical.
+	Mode string `json:"mode,omitempty"`
 	Filter
 }
 
@@ -110,6 +113,21 @@ type Result struct {
 	// Snippet is the best fragment of the text with matched words in
 	// [brackets]; empty for an empty query.
 	Snippet string `json:"snippet,omitempty"`
+	// Scores, for semantic and hybrid searches, tells how each ranking
+	// placed the memory; Score is then Scores.Fused (hybrid) or
+	// Scores.Semantic.
+	Scores *Scores `json:"scores,omitempty"`
+}
+
+// Scores are a result's places in each ranking of a search by meaning.
+// Ranks count from 1; 0 means the ranking did not find the memory.
+type Scores struct {
+	Lexical      float64 `json:"lexical"` // BM25 × recency, as a lexical search scores
+	LexicalRank  int     `json:"lexical_rank"`
+	Every        bool    `json:"every_word"` // the memory holds every word of the query
+	Semantic     float64 `json:"semantic"`   // cosine similarity of the vectors
+	SemanticRank int     `json:"semantic_rank"`
+	Fused        float64 `json:"fused,omitempty"` // hybrid: reciprocal rank fusion (docs/memory.md)
 }
 
 // Limits on how many memories one call returns.

@@ -13,6 +13,7 @@ func migrations() []func(ctx context.Context, tx *sql.Tx) error {
 	return []func(ctx context.Context, tx *sql.Tx) error{
 		migrate1, // memories with full-text search over the text
 		migrate2, // tags, updated time, de-duplication keys, lengths and stats; the index covers tags
+		migrate3, // vectors of the memories' meaning, keyed by memory id
 	}
 }
 
@@ -166,6 +167,52 @@ func migrate2(ctx context.Context, tx *sql.Tx) error {
 		END`,
 		`CREATE TRIGGER memories_stats_au AFTER UPDATE OF words ON memories BEGIN
 			UPDATE stats SET words = words - old.words + new.words;
+		END`,
+	)
+}
+
+func migrate3(ctx context.Context, tx *sql.Tx) error {
+	// vseq grows with every write, so that a process's in-memory index
+	// reads only the rows written since it last looked. bits holds the
+	// vector's signs (the coarse index, read whole into memory: kept apart
+	// from the vectors so that reading it reads little); vectors_data the
+	// unit vector as little-endian float32s.
+	return execAll(ctx, tx,
+		`CREATE TABLE vectors (
+			vseq  INTEGER PRIMARY KEY AUTOINCREMENT,
+			id    TEXT NOT NULL UNIQUE,
+			model TEXT NOT NULL,
+			dims  INTEGER NOT NULL,
+			bits  BLOB NOT NULL
+		)`,
+		`CREATE TABLE vectors_data (vseq INTEGER PRIMARY KEY, vec BLOB NOT NULL)`,
+		`CREATE TRIGGER vectors_data_ad AFTER DELETE ON vectors BEGIN
+			DELETE FROM vectors_data WHERE vseq = old.vseq;
+		END`,
+		// The memories still to embed: every new one, whether or not an
+		// embedder is configured, so that configuring one later embeds
+		// them all.
+		`CREATE TABLE vectors_pending (id TEXT PRIMARY KEY) WITHOUT ROWID`,
+		`INSERT INTO vectors_pending SELECT id FROM memories`,
+		// The model the vectors are made with; another model's are made
+		// again.
+		`CREATE TABLE vectors_model (one INTEGER PRIMARY KEY CHECK (one = 1), model TEXT NOT NULL)`,
+		// How many vectors there are, so that an in-memory index can tell
+		// cheaply that many of its entries were replaced or deleted.
+		`CREATE TABLE vectors_count (one INTEGER PRIMARY KEY CHECK (one = 1), n INTEGER NOT NULL)`,
+		`INSERT INTO vectors_count VALUES (1, 0)`,
+		`CREATE TRIGGER vectors_count_ai AFTER INSERT ON vectors BEGIN
+			UPDATE vectors_count SET n = n + 1;
+		END`,
+		`CREATE TRIGGER vectors_count_ad AFTER DELETE ON vectors BEGIN
+			UPDATE vectors_count SET n = n - 1;
+		END`,
+		`CREATE TRIGGER memories_vectors_ai AFTER INSERT ON memories BEGIN
+			INSERT OR IGNORE INTO vectors_pending(id) VALUES (new.id);
+		END`,
+		`CREATE TRIGGER memories_vectors_ad AFTER DELETE ON memories BEGIN
+			DELETE FROM vectors WHERE id = old.id;
+			DELETE FROM vectors_pending WHERE id = old.id;
 		END`,
 	)
 }

@@ -119,6 +119,13 @@ const (
 func (s *Store) Search(ctx context.Context, q Query) ([]Result, error) {
 	limit := clampLimit(q.Limit, DefaultLimit)
 	terms := queryTerms(q.Text)
+	mode, err := s.mode(q.Mode)
+	if err != nil {
+		return nil, err
+	}
+	if mode != ModeLexical && strings.TrimSpace(q.Text) != "" {
+		return s.searchByMeaning(ctx, mode, q.Text, terms, q.Filter, limit)
+	}
 	if len(terms) == 0 {
 		f := q.Filter
 		f.Limit = limit
@@ -132,11 +139,14 @@ func (s *Store) Search(ctx context.Context, q Query) ([]Result, error) {
 		}
 		return res, nil
 	}
-	res, err := s.search(ctx, terms, q.Filter, limit)
-	if err != nil {
-		return nil, fmt.Errorf("search memories in %s: %w", s.path, err)
+	hits, err := s.lexical(ctx, terms, q.Filter, limit)
+	if err == nil {
+		var res []Result
+		if res, err = s.fetch(ctx, terms, hits, nil); err == nil {
+			return res, nil
+		}
 	}
-	return res, nil
+	return nil, fmt.Errorf("search memories in %s: %w", s.path, err)
 }
 
 type candidate struct {
@@ -144,9 +154,11 @@ type candidate struct {
 	updated int64
 	words   int
 	score   float64
+	every   bool // holds every term of the query
 }
 
-func (s *Store) search(ctx context.Context, terms []string, f Filter, limit int) ([]Result, error) {
+// lexical returns the best limit candidates for terms, best first.
+func (s *Store) lexical(ctx context.Context, terms []string, f Filter, limit int) ([]candidate, error) {
 	var docs, words, maxSeq int64
 	if err := s.db.QueryRowContext(ctx, `SELECT docs, words, coalesce((SELECT max(seq) FROM memories), 0) FROM stats`).Scan(&docs, &words, &maxSeq); err != nil {
 		return nil, err
@@ -190,6 +202,7 @@ func (s *Store) search(ctx context.Context, terms []string, f Filter, limit int)
 	}
 	for i := range all {
 		score(&all[i], sum)
+		all[i].every = true
 	}
 	hits := best(all)
 	if len(hits) < limit && len(terms) > 1 {
@@ -220,7 +233,7 @@ func (s *Store) search(ctx context.Context, terms []string, f Filter, limit int)
 		}
 		hits = append(hits, best(some)[:min(len(some), limit-len(hits))]...)
 	}
-	return s.fetch(ctx, terms, hits)
+	return hits, nil
 }
 
 // estimateDF returns how many memories hold term: exact when fewer than
@@ -278,8 +291,9 @@ func (s *Store) eachRow(ctx context.Context, query string, args []any, fn func(s
 
 // fetch loads the memories of hits, in their order, with snippets that mark
 // the words of terms. (FTS5's snippet() would re-run the query for each
-// row, which costs as much as the search.)
-func (s *Store) fetch(ctx context.Context, terms []string, hits []candidate) ([]Result, error) {
+// row, which costs as much as the search.) scores, when not nil, gives
+// each result its Scores.
+func (s *Store) fetch(ctx context.Context, terms []string, hits []candidate, scores map[int64]*Scores) ([]Result, error) {
 	if len(hits) == 0 {
 		return nil, nil
 	}
@@ -309,7 +323,7 @@ func (s *Store) fetch(ctx context.Context, terms []string, hits []candidate) ([]
 	out := make([]Result, 0, len(hits))
 	for _, k := range hits {
 		if m, ok := bySeq[k.seq]; ok { // gone if forgotten meanwhile
-			out = append(out, Result{Memory: m, Score: k.score, Snippet: snippet(m.Text, words, snippetWords)})
+			out = append(out, Result{Memory: m, Score: k.score, Snippet: snippet(m.Text, words, snippetWords), Scores: scores[k.seq]})
 		}
 	}
 	return out, nil

@@ -90,7 +90,9 @@ func (e *remoteError) Is(target error) bool {
 // cancelled, then stops taking requests, answers those in flight, and
 // returns nil. It returns an
 // error only when it cannot subscribe. Requests are handled concurrently.
-func Serve(ctx context.Context, nc *nats.Conn, subjectPrefix string, st *Store) error {
+// st is usually a *Store; any API serves (a Qdrant store, a program's
+// own), exporting through its Export.
+func Serve(ctx context.Context, nc *nats.Conn, subjectPrefix string, st API) error {
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 8)
 	sub, err := nc.QueueSubscribe(subjectPrefix+".*", QueueGroup, func(msg *nats.Msg) {
@@ -121,7 +123,7 @@ func Serve(ctx context.Context, nc *nats.Conn, subjectPrefix string, st *Store) 
 	return nil
 }
 
-func serveOne(ctx context.Context, st *Store, verb string, data []byte) (rep reply) {
+func serveOne(ctx context.Context, st API, verb string, data []byte) (rep reply) {
 	var req request
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -162,9 +164,9 @@ func serveOne(ctx context.Context, st *Store, verb string, data []byte) (rep rep
 			rep.Memory = &m
 		}
 	case "export":
-		rep.Memories, rep.Next, err = st.page(ctx, req.After, exportPage)
+		rep.Memories, rep.Next, err = exportPageOf(ctx, st, req.After)
 	case "import":
-		rep.Added, rep.Skipped, err = st.ImportMemories(ctx, req.Memories)
+		rep.Added, rep.Skipped, err = importInto(ctx, st, req.Memories)
 	default:
 		err = fmt.Errorf("%w: unknown memory request %q (want save, search, list, get, forget, export or import)", ErrInvalid, verb)
 	}
@@ -292,4 +294,40 @@ func (c *Client) Import(ctx context.Context, r io.Reader) (added, skipped int, e
 		added, skipped, ms = added+rep.Added, skipped+rep.Skipped, ms[n:]
 	}
 	return added, skipped, nil
+}
+
+// exportPageOf is one page of an export: by save order from a Store, else
+// by position in the API's own export (read again for each page).
+func exportPageOf(ctx context.Context, st API, after int64) ([]Memory, int64, error) {
+	if s, ok := st.(*Store); ok {
+		return s.page(ctx, after, exportPage)
+	}
+	var buf bytes.Buffer
+	if err := st.Export(ctx, &buf); err != nil {
+		return nil, 0, err
+	}
+	ms, err := ReadJSONLines(&buf)
+	if err != nil {
+		return nil, 0, err
+	}
+	ms = ms[min(int(after), len(ms)):]
+	if len(ms) <= exportPage {
+		return ms, 0, nil
+	}
+	return ms[:exportPage], after + exportPage, nil
+}
+
+// importInto adds ms to st, through its Import when it is not a Store.
+func importInto(ctx context.Context, st API, ms []Memory) (int, int, error) {
+	if s, ok := st.(*Store); ok {
+		return s.ImportMemories(ctx, ms)
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	for _, m := range ms {
+		if err := enc.Encode(m); err != nil {
+			return 0, 0, err
+		}
+	}
+	return st.Import(ctx, &buf)
 }

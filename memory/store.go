@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -29,6 +30,20 @@ type Options struct {
 	HalfLife time.Duration
 	// Now is the clock; default time.Now. Tests set it.
 	Now func() time.Time
+	// Embedder, when set, gives each memory a vector of its meaning,
+	// made in the background after Save, and lets Search find memories
+	// by meaning (Query.Mode). Nil: memory is lexical only.
+	Embedder Embedder
+	// EmbedRetry is the first wait after the embedder failed, doubling
+	// up to EmbedRetryMax; defaults 1 s and 1 min. EmbedPoll is how often
+	// the background loop looks for memories saved by other processes;
+	// default 30 s.
+	EmbedRetry, EmbedRetryMax, EmbedPoll time.Duration
+	// NoBackground leaves the background embedding out (Reindex still
+	// embeds): for a short-lived process such as one CLI command.
+	NoBackground bool
+	// Logger receives the background loop's failures; nil discards them.
+	Logger *slog.Logger
 }
 
 // withDefaults returns a copy of o with every zero field filled in; it is
@@ -47,6 +62,18 @@ func (o *Options) withDefaults() Options {
 	if r.Now == nil {
 		r.Now = time.Now
 	}
+	if r.EmbedRetry <= 0 {
+		r.EmbedRetry = time.Second
+	}
+	if r.EmbedRetryMax < r.EmbedRetry {
+		r.EmbedRetryMax = max(r.EmbedRetry, time.Minute)
+	}
+	if r.EmbedPoll <= 0 {
+		r.EmbedPoll = 30 * time.Second
+	}
+	if r.Logger == nil {
+		r.Logger = slog.New(slog.DiscardHandler)
+	}
 	return r
 }
 
@@ -60,6 +87,13 @@ type Store struct {
 	db   *sql.DB
 	path string
 	opts Options
+
+	// With an embedder: the in-memory index of semantic search, and the
+	// background loop (woken by saves, stopped by Close).
+	index     *vecIndex
+	wake      chan struct{}
+	stopEmbed context.CancelFunc
+	embedDone chan struct{}
 }
 
 var _ API = (*Store)(nil)
@@ -89,10 +123,16 @@ func Open(path string, opts *Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open memory store %s: %w", path, err)
 	}
-	s := &Store{db: db, path: path, opts: o}
+	s := &Store{db: db, path: path, opts: o, index: &vecIndex{}, wake: make(chan struct{}, 1)}
 	if err := s.migrate(context.Background()); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open memory store %s: %w", path, err)
+	}
+	if o.Embedder != nil {
+		if err := s.startEmbedding(); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("open memory store %s: %w", path, err)
+		}
 	}
 	return s, nil
 }
@@ -123,8 +163,15 @@ func makePrivate(path string) error {
 // Path returns the file the store was opened from.
 func (s *Store) Path() string { return s.path }
 
-// Close closes the file. Calls after Close fail.
-func (s *Store) Close() error { return s.db.Close() }
+// Close stops the background embedding, if any, and closes the file.
+// Calls after Close fail.
+func (s *Store) Close() error {
+	if s.stopEmbed != nil {
+		s.stopEmbed()
+		<-s.embedDone
+	}
+	return s.db.Close()
+}
 
 // update runs fn in an immediate (write-locked) transaction: it commits when
 // fn returns nil and rolls back otherwise.
@@ -194,6 +241,9 @@ func (s *Store) Save(ctx context.Context, m Memory) (Memory, bool, error) {
 	})
 	if err != nil {
 		return Memory{}, false, fmt.Errorf("save memory in %s: %w", s.path, err)
+	}
+	if created {
+		s.wakeEmbedder()
 	}
 	return m, created, nil
 }

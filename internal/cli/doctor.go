@@ -97,6 +97,9 @@ func diagnose(ctx context.Context, env *Env) doctorReport {
 	cfgCheck, cfg := checkConfig(env)
 	rep.Checks = append(rep.Checks, homeCheck, cfgCheck)
 	rep.Checks = append(rep.Checks, checkHub(ctx, env, home, homeCheck.OK, cfg)...)
+	if cfg != nil {
+		rep.Checks = append(rep.Checks, checkMemoryStore(ctx, env, cfg.Memory)...)
+	}
 	for _, prof := range registry.All() { // the CLIs with a profile
 		if len(prof.Commands) == 0 {
 			continue

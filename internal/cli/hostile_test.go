@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -65,7 +66,7 @@ func hostileHub(t *testing.T) (home, msgID string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(h.Shutdown)
-	stopMem, err := serveMemory(ctx, h, home)
+	stopMem, err := serveMemory(ctx, &Env{Getenv: func(string) string { return "" }}, h, home, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,22 +11,31 @@ import (
 	"time"
 
 	"github.com/relayhq/relay/bus"
+	"github.com/relayhq/relay/config"
 	"github.com/relayhq/relay/hub"
 	"github.com/relayhq/relay/internal/termsafe"
 	"github.com/relayhq/relay/memory"
 )
 
-// serveMemory opens the memory store in home and answers the memory
-// service's requests through the hub until the returned stop is called.
-func serveMemory(ctx context.Context, h *hub.Hub, home string) (stop func(), err error) {
-	st, err := memory.Open(memory.DefaultPath(home), nil)
+// serveMemory opens the memory store in home ([memory] backend and
+// embedder of the configuration here) and answers the memory service's
+// requests through the hub until the returned stop is called. A
+// configuration that does not load leaves memory as it is without one
+// (lexical, in home), with a warning.
+func serveMemory(ctx context.Context, env *Env, h *hub.Hub, home string, log *slog.Logger) (stop func(), err error) {
+	mc, err := memoryConfig(env)
+	if err != nil {
+		log.Warn("memory: the configuration does not load; serving lexical memory from RELAY_HOME", "err", err)
+		mc = config.Memory{}
+	}
+	st, closeStore, err := openBackend(ctx, env, home, mc, log)
 	if err != nil {
 		return nil, err
 	}
 	ep := h.Endpoint()
 	nc, err := bus.Dial(ctx, bus.Options{URL: ep.URL, Token: ep.Token, TLSPin: ep.TLSPin}, "relay-memory")
 	if err != nil {
-		st.Close()
+		closeStore()
 		return nil, fmt.Errorf("connect the memory service to the hub: %w", err)
 	}
 	ctx, cancel := context.WithCancel(ctx)
@@ -36,7 +45,7 @@ func serveMemory(ctx context.Context, h *hub.Hub, home string) (stop func(), err
 		cancel()
 		<-done
 		nc.Close()
-		st.Close()
+		closeStore()
 	}, nil
 }
 
@@ -83,9 +92,10 @@ func runUp(ctx context.Context, env *Env, args []string) error {
 	if o.detach {
 		return upDetached(ctx, env, home, o)
 	}
+	logger := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	h, err := hub.Start(ctx, hub.Options{
 		Home: home, Listen: o.listen, TLSCert: o.tlsCert, TLSKey: o.tlsKey, MaxStore: o.maxStore,
-		Logger: slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Logger: logger,
 	})
 	if errors.Is(err, hub.ErrNotLoopback) {
 		return usagef("%v (--tls-cert, --tls-key)", err)
@@ -93,7 +103,7 @@ func runUp(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	stopMemory, err := serveMemory(ctx, h, home)
+	stopMemory, err := serveMemory(ctx, env, h, home, logger)
 	if err != nil {
 		h.Shutdown()
 		return err

@@ -20,19 +20,22 @@ import (
 	"github.com/relayhq/relay/memory"
 )
 
-const memorySynopsis = `save TEXT… | search QUERY… | list | get ID | forget ID | export | import [FILE]
+const memorySynopsis = `save TEXT… | search QUERY… | list | get ID | forget ID | export | import [FILE] | reindex
 
 The shared memory that agents reach with @memory:. With a hub running it goes
 through the hub's memory service; without one it opens RELAY_HOME/memory.db
 directly (and says so on stderr). Flags may come before or after the words.
 
   save TEXT…     save a memory (trailing #words are tags, as with @memory:save)
-  search QUERY…  search: words, "a phrase", prefix*; --limit results
+  search QUERY…  search: words, "a phrase", prefix*; --limit results; --mode
+                 lexical, semantic or hybrid (the default with an embedder)
   list           the newest memories
   get ID         one memory
   forget ID      delete one memory
   export         every memory as JSON lines, to stdout
-  import [FILE]  add memories from JSON lines (FILE or - for stdin)`
+  import [FILE]  add memories from JSON lines (FILE or - for stdin)
+  reindex        make every memory's vector again with [memory.embedder]
+                 (the file in RELAY_HOME, directly), showing progress`
 
 // memoryFlags are the options of `relay memory`.
 type memoryFlags struct {
@@ -42,6 +45,7 @@ type memoryFlags struct {
 	tags   string
 	limit  int
 	author string
+	mode   string
 }
 
 func runMemory(ctx context.Context, env *Env, args []string) error {
@@ -53,12 +57,13 @@ func runMemory(ctx context.Context, env *Env, args []string) error {
 	fs.StringVar(&f.tags, "tags", "", "comma-separated `tags` to save with, or that results must carry")
 	fs.IntVar(&f.limit, "limit", 0, "how many results or memories at most (default 10 for search, 20 for list)")
 	fs.StringVar(&f.author, "as", "", "save as `name` (default: $USER, else human)")
+	fs.StringVar(&f.mode, "mode", "", "search `mode`: lexical, semantic or hybrid (default hybrid with [memory.embedder], else lexical)")
 	words, err := memParseArgs(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(words) == 0 {
-		return usagef("want a verb: save, search, list, get, forget, export or import")
+		return usagef("want a verb: save, search, list, get, forget, export, import or reindex")
 	}
 	verb, words := words[0], words[1:]
 	var scope memory.Scope
@@ -76,7 +81,7 @@ func runMemory(ctx context.Context, env *Env, args []string) error {
 		if len(words) != 1 {
 			return usagef("%s wants one id, e.g. relay memory %s k3x9a2bq", verb, verb)
 		}
-	case "list", "export":
+	case "list", "export", "reindex":
 		if len(words) > 0 {
 			return usagef("%s takes no words, got %q", verb, words[0])
 		}
@@ -85,7 +90,18 @@ func runMemory(ctx context.Context, env *Env, args []string) error {
 			return usagef("import takes one file at most, got %d", len(words))
 		}
 	default:
-		return usagef("unknown verb %q: want save, search, list, get, forget, export or import", verb)
+		return usagef("unknown verb %q: want save, search, list, get, forget, export, import or reindex", verb)
+	}
+	switch f.mode {
+	case "", memory.ModeLexical, memory.ModeSemantic, memory.ModeHybrid:
+	default:
+		return usagef("--mode %q: want lexical, semantic or hybrid", f.mode)
+	}
+	if f.mode != "" && verb != "search" {
+		return usagef("--mode is for search")
+	}
+	if verb == "reindex" {
+		return runReindex(ctx, env, f.json)
 	}
 
 	readOnly := verb == "search" || verb == "list" || verb == "get" || verb == "export"
@@ -125,6 +141,14 @@ func runMemoryVerb(ctx context.Context, env *Env, api memory.API, f *memoryFlags
 		if err != nil {
 			return err
 		}
+		if st, ok := api.(*memory.Store); ok && created {
+			// No hub embeds it: this command does, briefly.
+			ectx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			if err := st.EmbedNow(ectx); err != nil {
+				fmt.Fprintf(env.Stderr, "relay: saved, but the embedder failed: %s\nrelay: the memory gets its vector from the hub or relay memory reindex\n", termsafe.Line(err.Error()))
+			}
+			cancel()
+		}
 		if f.json {
 			return memJSON(out, struct {
 				Memory  memory.Memory `json:"memory"`
@@ -133,7 +157,7 @@ func runMemoryVerb(ctx context.Context, env *Env, api memory.API, f *memoryFlags
 		}
 		fmt.Fprintln(out, termsafe.Line(memory.FormatSaved(m, created)))
 	case "search":
-		rs, err := api.Search(ctx, memory.Query{Text: strings.Join(words, " "), Filter: filter})
+		rs, err := api.Search(ctx, memory.Query{Text: strings.Join(words, " "), Mode: f.mode, Filter: filter})
 		if err != nil {
 			return err
 		}
@@ -243,7 +267,11 @@ func openMemory(ctx context.Context, env *Env, hf *hubFlags, readOnly bool) (api
 		return nil, "", nil, err
 	}
 	path := memory.DefaultPath(home)
-	st, err := memory.Open(path, nil)
+	mc, err := memoryConfig(env)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	st, err := openStore(env, path, mc, false, nil)
 	if err != nil {
 		return nil, "", nil, err
 	}

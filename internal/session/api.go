@@ -51,8 +51,11 @@ func (s *Session) Inject(text string) {
 	}
 }
 
-// memory returns the hub's memory service.
-func (s *Session) memory() (*memory.Client, error) {
+// memory returns Config.Memory, else the hub's memory service.
+func (s *Session) memory() (memory.API, error) {
+	if s.cfg.Memory != nil {
+		return s.cfg.Memory, nil
+	}
 	c := s.client.Load()
 	if c == nil {
 		return nil, ErrHubAway

@@ -268,11 +268,10 @@ func (s *Session) relayOut(ctx context.Context, msg bus.Message) (string, bool) 
 // handleMemory answers @memory: commands through the hub's memory service
 // and types the reply (or a short notice of what went wrong) back in.
 func (s *Session) handleMemory(ctx context.Context, c patterns.Command) (patterns.Result, error) {
-	cl := s.client.Load()
-	if cl == nil {
+	api, err := s.memory()
+	if err != nil {
 		return patterns.Result{Inject: "@memory is unavailable: the hub is unreachable."}, nil
 	}
-	api := memory.NewClient(cl.Conn(), memory.DefaultSubjectPrefix)
 	reply, err := memory.Handle(ctx, api, s.name(), s.cfg.Workspace, c.Target, c.Body)
 	if err != nil {
 		s.log.Warn("memory", "verb", c.Target, "err", err)

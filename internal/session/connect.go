@@ -120,13 +120,12 @@ func (s *Session) primer(ctx context.Context, name string) string {
 	if s.mcpServer(name) != nil {
 		p += agents.MCPPrimer
 	}
-	c := s.client.Load()
-	if s.cfg.MemoryAtStart <= 0 || c == nil {
+	api, err := s.memory()
+	if s.cfg.MemoryAtStart <= 0 || err != nil {
 		return p
 	}
 	mctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	api := memory.NewClient(c.Conn(), memory.DefaultSubjectPrefix)
 	ms, err := memory.Relevant(mctx, api, s.cfg.Workspace, s.dir(), s.cfg.MemoryAtStart)
 	if err != nil {
 		s.log.Warn("memories for the primer", "err", err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/relayhq/relay/agents"
 	"github.com/relayhq/relay/delivery"
+	"github.com/relayhq/relay/memory"
 )
 
 // Config is everything one session needs. The relay package fills it from
@@ -33,6 +34,7 @@ type Config struct {
 	Prompt                string // typed once when the agent is first ready (relay.Options.Prompt)
 	NoMCP                 bool   // do not register relay mcp with the agent's CLI
 	MemoryAtStart         int
+	Memory                memory.API // @memory: and the primer's memories; nil: the hub's service
 	Stdin                 *os.File
 	Stdout                io.Writer
 	Stderr                io.Writer // where a failure to join is said before the agent starts; nil: os.Stderr

@@ -1,0 +1,221 @@
+package memory
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// benchDims is the vector length of the benchmarks: nomic-embed-text's.
+const benchDims = 768
+
+// wordEmbedder stands in for a model in benchmarks, in process: each word
+// is a fixed pseudo-random vector (seeded by its hash), a text the sum of
+// its words', so texts sharing words land near each other. spent adds up
+// the time spent embedding, reported apart from the search's.
+type wordEmbedder struct {
+	mu    sync.Mutex
+	words map[string][]float32
+	spent atomic.Int64
+}
+
+func (e *wordEmbedder) Model() string { return fmt.Sprintf("bench/words@%d", benchDims) }
+
+func (e *wordEmbedder) word(w string) []float32 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if v, ok := e.words[w]; ok {
+		return v
+	}
+	h := fnv.New64a()
+	h.Write([]byte(w))
+	r := rand.New(rand.NewPCG(h.Sum64(), 11))
+	v := make([]float32, benchDims)
+	for i := range v {
+		v[i] = float32(r.NormFloat64())
+	}
+	if e.words == nil {
+		e.words = map[string][]float32{}
+	}
+	e.words[w] = v
+	return v
+}
+
+func (e *wordEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error) {
+	start := time.Now()
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		v := make([]float32, benchDims)
+		for _, w := range strings.Fields(t) {
+			for j, x := range e.word(w) {
+				v[j] += x
+			}
+		}
+		out[i] = v
+	}
+	e.spent.Add(int64(time.Since(start)))
+	return out, nil
+}
+
+// benchVecStore opens a store of n generated memories with their vectors,
+// building it once into a file in the temp folder that later runs reuse.
+// The vectors are written as the background loop writes them (Reindex,
+// in process: no HTTP).
+func benchVecStore(b *testing.B, n int, vocab []string, now time.Time, em *wordEmbedder) *Store {
+	path := filepath.Join(os.TempDir(), fmt.Sprintf("relay-memory-bench-vec-v%d-%d.db", benchGeneration, n))
+	opts := &Options{Now: func() time.Time { return now }, Embedder: em, NoBackground: true}
+	if _, err := os.Stat(path); err != nil {
+		start := time.Now()
+		tmp := path + ".building"
+		os.Remove(tmp)
+		st, err := Open(tmp, opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		g := newTextGen(vocab, 1)
+		for done := 0; done < n; {
+			batch := make([]Memory, 0, 10000)
+			for ; done < n && len(batch) < cap(batch); done++ {
+				m := g.memory(now)
+				m.ID = fmt.Sprintf("%08d", done)
+				batch = append(batch, m)
+			}
+			if _, _, err := st.ImportMemories(context.Background(), batch); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := st.Reindex(context.Background(), nil); err != nil {
+			b.Fatal(err)
+		}
+		st.db.Exec(`INSERT INTO memories_fts(memories_fts) VALUES ('optimize')`)
+		st.db.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
+		st.Close()
+		if err := os.Rename(tmp, path); err != nil {
+			b.Fatal(err)
+		}
+		b.Logf("built %s in %v", path, time.Since(start).Round(time.Millisecond))
+	}
+	st, err := Open(path, opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.Close() })
+	return st
+}
+
+// BenchmarkSemanticSearch measures searches by meaning as @memory:search
+// makes them (workspace and viewer filters, default limit) over memories
+// with 768-dimension vectors, p50 and p99 in ms without the embedder's
+// time, which is reported apart (embed-p99-ms: here an in-process stand-in;
+// a real model's is what relay doctor shows), and the CPU time per search
+// beside them. Modes: semantic and hybrid
+// (the latter runs the lexical search too). The first search of a process
+// loads the sign bits into memory (load-ms).
+//
+// The 1,000,000 size runs only with RELAY_BENCH_1M=1 (its file takes
+// about 3 GB and minutes to build the first time).
+func BenchmarkSemanticSearch(b *testing.B) {
+	vocab := benchVocab(b)
+	now := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
+	sizes := []int{100_000}
+	if os.Getenv(bench1MEnv) != "" {
+		sizes = append(sizes, 1_000_000)
+	}
+	for _, n := range sizes {
+		em := &wordEmbedder{}
+		st := benchVecStore(b, n, vocab, now, em)
+		load := time.Now()
+		if _, err := st.Search(context.Background(), Query{Text: "warm up", Mode: ModeSemantic}); err != nil {
+			b.Fatal(err)
+		}
+		loadMS := float64(time.Since(load).Microseconds()) / 1000
+		qr := rand.New(rand.NewPCG(2, 3))
+		queries := make([]string, 1000)
+		for i := range queries {
+			var w []string
+			for range 1 + qr.IntN(3) {
+				w = append(w, vocab[100+qr.IntN(len(vocab)-100)])
+			}
+			queries[i] = strings.Join(w, " ")
+		}
+		f := Filter{Workspace: "ws1", Viewer: "agent3"}
+		for _, mode := range []string{ModeSemantic, ModeHybrid} {
+			b.Run(fmt.Sprintf("n=%d/%s", n, mode), func(b *testing.B) {
+				lat := make([]time.Duration, 0, b.N)
+				emb := make([]time.Duration, 0, b.N)
+				cpu := make([]time.Duration, 0, b.N)
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					before, cpu0 := em.spent.Load(), cpuTime()
+					start := time.Now()
+					if _, err := st.Search(context.Background(), Query{Text: queries[i%len(queries)], Mode: mode, Filter: f}); err != nil {
+						b.Fatal(err)
+					}
+					e := time.Duration(em.spent.Load() - before)
+					lat = append(lat, time.Since(start)-e)
+					emb = append(emb, e)
+					cpu = append(cpu, cpuTime()-cpu0-e)
+				}
+				b.StopTimer()
+				pct := func(d []time.Duration, p float64) float64 {
+					slices.Sort(d)
+					return float64(d[min(len(d)-1, int(float64(len(d))*p))].Microseconds()) / 1000
+				}
+				b.ReportMetric(pct(lat, 0.50), "p50-ms")
+				b.ReportMetric(pct(lat, 0.99), "p99-ms")
+				b.ReportMetric(pct(emb, 0.99), "embed-p99-ms")
+				b.ReportMetric(pct(cpu, 0.50), "cpu-p50-ms")
+				b.ReportMetric(pct(cpu, 0.99), "cpu-p99-ms")
+				b.ReportMetric(loadMS, "load-ms")
+			})
+		}
+	}
+}
+
+// cpuTime is the CPU time this process used so far (user and system, all
+// threads). On a shared machine the wall-clock percentiles include waiting
+// for a core; the CPU time per search (cpu-p50-ms, cpu-p99-ms) does not.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkSignBits measures the coarse pass alone: Hamming distances of
+// 1,000,000 768-bit codes to a query and the 256 nearest.
+func BenchmarkSignBits(b *testing.B) {
+	const n = 1_000_000
+	r := rand.New(rand.NewPCG(5, 6))
+	x := &vecIndex{words: benchDims / 64}
+	for i := range n {
+		x.vseqs = append(x.vseqs, int64(i+1))
+		for range x.words {
+			x.codes = append(x.codes, r.Uint64())
+		}
+	}
+	q := make([]uint64, x.words)
+	var buf [8]byte
+	for i := range q {
+		binary.LittleEndian.PutUint64(buf[:], r.Uint64())
+		q[i] = binary.LittleEndian.Uint64(buf[:])
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if got := x.nearest(q, semWindow); len(got) != semWindow {
+			b.Fatalf("%d nearest, want %d", len(got), semWindow)
+		}
+	}
+}
