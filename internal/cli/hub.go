@@ -47,7 +47,10 @@ type upOptions struct {
 	tlsCert, tlsKey string
 	dashboard       string // host:port, "" for the default, "off"
 	dashboardRemote bool
-	maxStore        int64 // bytes; 0 means hub.DefaultMaxStore
+	maxStore        int64  // bytes; 0 means hub.DefaultMaxStore
+	join            string // a ticket of relay invite, or @FILE
+	leafListen      string
+	leave           bool
 }
 
 func runUp(ctx context.Context, env *Env, args []string) error {
@@ -64,6 +67,7 @@ func runUp(ctx context.Context, env *Env, args []string) error {
 		return err
 	})
 	fs.BoolVar(&o.dashboardRemote, "dashboard-remote", false, "let the dashboard listen beyond loopback over plain HTTP (behind a TLS proxy or an SSH tunnel)")
+	addLeafFlags(fs, &o)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -80,11 +84,16 @@ func runUp(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	join, err := prepareJoin(home, o)
+	if err != nil {
+		return err
+	}
 	if o.detach {
 		return upDetached(ctx, env, home, o)
 	}
 	h, err := hub.Start(ctx, hub.Options{
 		Home: home, Listen: o.listen, TLSCert: o.tlsCert, TLSKey: o.tlsKey, MaxStore: o.maxStore,
+		LeafListen: o.leafListen, Join: join,
 		Logger: slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
 	if errors.Is(err, hub.ErrNotLoopback) {
@@ -93,10 +102,12 @@ func runUp(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	stopMemory, err := serveMemory(ctx, h, home)
-	if err != nil {
-		h.Shutdown()
-		return err
+	stopMemory := func() {}
+	if h.Joined() == nil { // a leaf's agents use the team hub's memory
+		if stopMemory, err = serveMemory(ctx, h, home); err != nil {
+			h.Shutdown()
+			return err
+		}
 	}
 	stopDashboard, err := serveDashboard(env, h, o)
 	if err != nil {
@@ -109,6 +120,7 @@ func runUp(ctx context.Context, env *Env, args []string) error {
 	if url, _, err := hub.Dashboard(home); err == nil {
 		fmt.Fprintf(env.Stdout, "dashboard on %s (open it with: relay dashboard --open)\n", url)
 	}
+	printLeaf(env, h)
 	<-ctx.Done()
 	stopDashboard()
 	stopMemory()
@@ -137,6 +149,9 @@ func upDetached(ctx context.Context, env *Env, home string, o upOptions) error {
 	}
 	if o.maxStore != 0 {
 		args = append(args, "--max-store", strconv.FormatInt(o.maxStore, 10))
+	}
+	if o.leafListen != "" {
+		args = append(args, "--leaf-listen", o.leafListen)
 	}
 	ep, err := hub.StartDetached(ctx, hub.DetachOptions{Home: home, Executable: env.Executable, Args: args, Env: env.environ()})
 	if err != nil {
