@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"slices"
 	"text/tabwriter"
 	"time"
 
@@ -94,7 +95,13 @@ func runInvite(ctx context.Context, env *Env, args []string) error {
 		if err != nil {
 			return err
 		}
-		o.name = fmt.Sprintf("machine-%d", len(rep.Leaves)+1)
+		// The first machine-N not invited: inviting a name again cuts its link.
+		for n := len(rep.Leaves) + 1; o.name == ""; n++ {
+			o.name = fmt.Sprintf("machine-%d", n)
+			if slices.ContainsFunc(rep.Leaves, func(l hub.Leaf) bool { return l.Machine == o.name }) {
+				o.name = ""
+			}
+		}
 	}
 	if err := bus.ValidName("machine", o.name); err != nil {
 		return usagef("%v", err)
