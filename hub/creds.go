@@ -101,6 +101,7 @@ type auth struct {
 	path    string // where the issued credentials are kept across restarts
 	byToken map[string]*agentCred
 	byAgent map[string]*agentCred // workspace + "." + name
+	leaves  *leaves               // the invited leaf machines (leaf.go)
 }
 
 // newAuth returns the authenticator of a hub whose token is admin, with
@@ -148,6 +149,9 @@ func (a *auth) save() error {
 // Check is nats-server's hook: the administrator's token gets every
 // permission, an agent's credential its own.
 func (a *auth) Check(c server.ClientAuthentication) bool {
+	if c.Kind() == server.LEAF {
+		return a.checkLeaf(c)
+	}
 	if c.Kind() != server.CLIENT {
 		return false
 	}

@@ -47,6 +47,9 @@ type state struct {
 	// file that does not match it was not written by relay and is refused.
 	// Empty in the records of older hubs, and when Options.Token was given.
 	TokenSHA256 string `json:"token_sha256,omitempty"`
+	// LeafPort is the port of the leafnode listener, kept across restarts:
+	// the tickets given out name it.
+	LeafPort int `json:"leaf_port,omitempty"`
 }
 
 // Endpoint is how a client on this machine reaches a hub it found through

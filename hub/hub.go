@@ -79,6 +79,13 @@ type Options struct {
 	MaxStore int64
 	// MaxMemory caps JetStream's memory storage; zero means DefaultMaxMemory.
 	MaxMemory int64
+	// LeafListen is host:port of the leafnode listener that leaf machines
+	// join (leaf.go). Empty means 127.0.0.1 and the port of last time, else
+	// a random one. A host that is not loopback needs TLSCert and TLSKey.
+	LeafListen string
+	// Join makes this hub a leaf node of the team's hub in the ticket; it is
+	// kept in join.json, so that later starts on the same home join again.
+	Join *Ticket
 }
 
 // DefaultMaxStore is the JetStream file store's size when Options.MaxStore
@@ -117,6 +124,11 @@ type Hub struct {
 	guard chan struct{} // closed to stop guardDisk
 	auth  *auth         // the token and the agents' credentials
 	creds *nats.Conn    // answers credential requests
+
+	domain  string   // JetStream domain: DomainTeam, or LeafDomain on a leaf
+	leafURL string   // the leafnode listener's URL for tickets; "" on a leaf
+	join    *Ticket  // the team's hub this leaf joined; nil on the team's hub
+	bridges *bridges // copy streams from the other side's domains
 
 	mu       sync.Mutex
 	st       state // as recorded in hub.json
@@ -267,6 +279,13 @@ func start(opts Options, dir string, lock *os.File) (*Hub, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start hub: %w", err)
 	}
+	if au.leaves, err = loadLeaves(filepath.Join(dir, "leaves.json")); err != nil {
+		return nil, fmt.Errorf("start hub: %w", err)
+	}
+	join, err := loadJoin(opts.Home, opts.Join)
+	if err != nil {
+		return nil, fmt.Errorf("start hub: %w", err)
+	}
 	sopts := &server.Options{
 		ServerName:                 opts.ServerName,
 		Host:                       host,
@@ -296,6 +315,10 @@ func start(opts Options, dir string, lock *os.File) (*Hub, error) {
 		sum := sha256.Sum256(tc.Certificates[0].Certificate[0])
 		pin = hex.EncodeToString(sum[:])
 	}
+	leafHost, err := setupLeaf(sopts, &opts, join, last.LeafPort)
+	if err != nil {
+		return nil, fmt.Errorf("start hub: %w", err)
+	}
 	srv, err := server.NewServer(sopts)
 	if err != nil {
 		return nil, fmt.Errorf("start hub: %w", err)
@@ -318,16 +341,29 @@ func start(opts Options, dir string, lock *os.File) (*Hub, error) {
 		urlHost = "127.0.0.1"
 	}
 	h := &Hub{
-		srv:   srv,
-		url:   fmt.Sprintf("%s://%s", scheme, net.JoinHostPort(urlHost, strconv.Itoa(addr.Port))),
-		token: token,
-		home:  opts.Home,
-		lock:  lock,
-		port:  addr.Port,
-		pin:   pin,
-		auth:  au,
+		srv:    srv,
+		url:    fmt.Sprintf("%s://%s", scheme, net.JoinHostPort(urlHost, strconv.Itoa(addr.Port))),
+		token:  token,
+		home:   opts.Home,
+		lock:   lock,
+		port:   addr.Port,
+		pin:    pin,
+		auth:   au,
+		domain: sopts.JetStreamDomain,
+		join:   join,
 	}
+	leafPort := h.setLeafURL(leafHost, sopts.LeafNode.Port, scheme)
 	if h.creds, err = h.serveCredentials(); err != nil {
+		srv.Shutdown()
+		return nil, fmt.Errorf("start hub: %w", err)
+	}
+	if err := h.serveLeaves(h.creds); err != nil {
+		h.creds.Close()
+		srv.Shutdown()
+		return nil, fmt.Errorf("start hub: %w", err)
+	}
+	if err := h.startBridges(opts.Logger); err != nil {
+		h.creds.Close()
 		srv.Shutdown()
 		return nil, fmt.Errorf("start hub: %w", err)
 	}
@@ -335,8 +371,10 @@ func start(opts Options, dir string, lock *os.File) (*Hub, error) {
 	h.guard = make(chan struct{})
 	go guardDisk(srv, sopts.StoreDir, opts.MaxStore, h.guard)
 	h.st = state{URL: h.url, Port: addr.Port, PID: os.Getpid(), Started: time.Now().UTC(), DashboardPort: last.DashboardPort, TLSPin: pin,
-		TokenSHA256: tokenSum}
+		TokenSHA256: tokenSum, LeafPort: leafPort}
 	if err := writeState(opts.Home, h.st); err != nil {
+		h.bridges.stop()
+		h.creds.Close()
 		srv.Shutdown()
 		return nil, err
 	}
@@ -367,11 +405,13 @@ func (h *Hub) Shutdown() {
 		return
 	}
 	close(h.guard)
+	h.bridges.stop()
 	h.creds.Close()
 	h.srv.Shutdown()
 	h.srv.WaitForShutdown()
 	h.mu.Lock()
-	_ = writeState(h.home, state{URL: h.url, Port: h.port, PID: 0, DashboardPort: h.st.DashboardPort, TokenSHA256: h.st.TokenSHA256})
+	_ = writeState(h.home, state{URL: h.url, Port: h.port, PID: 0, DashboardPort: h.st.DashboardPort, TokenSHA256: h.st.TokenSHA256,
+		LeafPort: h.st.LeafPort})
 	h.mu.Unlock()
 	h.lock.Close()
 	h.lock = nil

@@ -108,6 +108,7 @@ func commands() map[string]command {
 		"scan":      {"extract @namespace commands from a recorded terminal stream", runScan},
 		"up":        {"run the hub (NATS, memory, dashboard)", runUp},
 		"down":      {"stop a detached hub", runDown},
+		"invite":    {"invite a machine to join this team hub as a leaf (a ticket for relay up --join)", runInvite},
 		"send":      {"send a message to an agent or to all (*)", runSend},
 		"agents":    {"list the agents and their states", runAgents},
 		"log":       {"show the message history with delivery status", runLog},

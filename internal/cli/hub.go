@@ -56,7 +56,10 @@ type upOptions struct {
 	tlsCert, tlsKey string
 	dashboard       string // host:port, "" for the default, "off"
 	dashboardRemote bool
-	maxStore        int64 // bytes; 0 means hub.DefaultMaxStore
+	maxStore        int64  // bytes; 0 means hub.DefaultMaxStore
+	join            string // a ticket of relay invite, or @FILE
+	leafListen      string
+	leave           bool
 }
 
 func runUp(ctx context.Context, env *Env, args []string) error {
@@ -73,6 +76,7 @@ func runUp(ctx context.Context, env *Env, args []string) error {
 		return err
 	})
 	fs.BoolVar(&o.dashboardRemote, "dashboard-remote", false, "let the dashboard listen beyond loopback over plain HTTP (behind a TLS proxy or an SSH tunnel)")
+	addLeafFlags(fs, &o)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -89,12 +93,17 @@ func runUp(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	join, err := prepareJoin(home, o)
+	if err != nil {
+		return err
+	}
 	if o.detach {
 		return upDetached(ctx, env, home, o)
 	}
 	logger := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	h, err := hub.Start(ctx, hub.Options{
 		Home: home, Listen: o.listen, TLSCert: o.tlsCert, TLSKey: o.tlsKey, MaxStore: o.maxStore,
+		LeafListen: o.leafListen, Join: join,
 		Logger: logger,
 	})
 	if errors.Is(err, hub.ErrNotLoopback) {
@@ -103,10 +112,12 @@ func runUp(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	stopMemory, err := serveMemory(ctx, env, h, home, logger)
-	if err != nil {
-		h.Shutdown()
-		return err
+	stopMemory := func() {}
+	if h.Joined() == nil { // a leaf's agents use the team hub's memory
+		if stopMemory, err = serveMemory(ctx, env, h, home, logger); err != nil {
+			h.Shutdown()
+			return err
+		}
 	}
 	stopDashboard, err := serveDashboard(env, h, o)
 	if err != nil {
@@ -119,6 +130,7 @@ func runUp(ctx context.Context, env *Env, args []string) error {
 	if url, _, err := hub.Dashboard(home); err == nil {
 		fmt.Fprintf(env.Stdout, "dashboard on %s (open it with: relay dashboard --open)\n", url)
 	}
+	printLeaf(env, h)
 	<-ctx.Done()
 	stopDashboard()
 	stopMemory()
@@ -147,6 +159,9 @@ func upDetached(ctx context.Context, env *Env, home string, o upOptions) error {
 	}
 	if o.maxStore != 0 {
 		args = append(args, "--max-store", strconv.FormatInt(o.maxStore, 10))
+	}
+	if o.leafListen != "" {
+		args = append(args, "--leaf-listen", o.leafListen)
 	}
 	ep, err := hub.StartDetached(ctx, hub.DetachOptions{Home: home, Executable: env.Executable, Args: args, Env: env.environ()})
 	if err != nil {

@@ -96,6 +96,10 @@ func runWrap(ctx context.Context, env *Env, args []string) error {
 		}
 		token = strings.TrimSpace(string(b))
 	}
+	creds := cfg.Hub.Creds
+	if c := env.getenv("RELAY_CREDS"); c != "" { // as relay send: the environment over the file
+		creds = c
+	}
 	r, err := relay.New(relay.Options{
 		Name:          cfg.Name,
 		Workspace:     cfg.Workspace,
@@ -103,7 +107,7 @@ func runWrap(ctx context.Context, env *Env, args []string) error {
 		Home:          home,
 		Hub:           cfg.Hub.URL,
 		Token:         token,
-		Creds:         cfg.Hub.Creds,
+		Creds:         creds,
 		TLSCA:         cfg.Hub.TLSCA,
 		Executable:    env.Executable,
 		Delivery:      mode,
