@@ -126,6 +126,7 @@ type Session struct {
 	notices  atomic.Int64
 
 	waiting *waiters // incoming messages not yet typed (watchdog.go)
+	rcpt    receipts // what the seen and answered receipts need (receipts.go)
 
 	// The end (exit.go): the signals caught for the whole session, and
 	// cmdsDone, closed when the handlers have run the last command.
