@@ -45,6 +45,14 @@ var errAwaited = errors.New("awaited")
 // recipient's outcome, by name, when all reached it, or when ctx ends with
 // an error wrapping ErrNotReached that names the stage each is at.
 func (c *Client) Await(ctx context.Context, env Envelope, want Status) ([]Outcome, error) {
+	return Await(ctx, c.Log, env, want)
+}
+
+// LogFunc reads the log as Client.Log does.
+type LogFunc func(ctx context.Context, o LogOptions, fn func(Entry) error) error
+
+// Await is Client.Await on the log that log reads.
+func Await(ctx context.Context, log LogFunc, env Envelope, want Status) ([]Outcome, error) {
 	if !Waitable(want) {
 		return nil, fmt.Errorf("await %q: want delivered, seen or answered", want)
 	}
@@ -54,7 +62,7 @@ func (c *Client) Await(ctx context.Context, env Envelope, want Status) ([]Outcom
 		since = time.Now()
 	}
 	o := LogOptions{ID: env.ID, From: env.From, Since: since.Add(-time.Minute), Follow: true}
-	err := c.Log(ctx, o, func(e Entry) error {
+	err := log(ctx, o, func(e Entry) error {
 		outs = outcomes(e, want)
 		for _, x := range outs {
 			if !x.Reached {
