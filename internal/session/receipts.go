@@ -91,15 +91,8 @@ func (s *Session) deliveredNow(ctx context.Context, d *bus.Delivery) {
 // CLI relay has no record of reports what its screen showed.
 func (s *Session) seenByModel(ctx context.Context, d *bus.Delivery, text string) {
 	first, _, _ := strings.Cut(text, "\n")
-	switch {
-	case s.src == nil:
-		_ = d.PostReceipt(bus.StatusSeen, "screen: the input box took it")
-		return
-	case s.promptHas(first):
-		_ = d.PostReceipt(bus.StatusSeen, "in the prompt")
-		return
-	case s.turnsExact():
-		_ = d.PostReceipt(bus.StatusSeen, "handed over by the Stop hook")
+	if why, ok := s.seenNow(first); ok {
+		_ = d.PostReceipt(bus.StatusSeen, why)
 		return
 	}
 	s.grp.Go(func() {
@@ -107,8 +100,27 @@ func (s *Session) seenByModel(ctx context.Context, d *bus.Delivery, text string)
 			s.log.Info("typed message not seen in the CLI's record", "id", d.Envelope.ID, "err", err)
 			return
 		}
-		_ = d.PostReceipt(bus.StatusSeen, "in the prompt")
+		_ = d.PostReceipt(bus.StatusSeen, seenInPrompt)
 	})
+}
+
+// seenInPrompt is the seen receipt's reason when the CLI's record shows
+// the prompt.
+const seenInPrompt = "in the prompt"
+
+// seenNow says whether a message whose first line is first, confirmed
+// taken, is seen already, and by what proof.
+func (s *Session) seenNow(first string) (string, bool) {
+	switch {
+	case s.src == nil:
+		return "screen: the input box took it", true
+	case s.promptHas(first):
+		return seenInPrompt, true
+	case s.turnsExact():
+		// Confirmed without a prompt: its Stop hook took it.
+		return "handed over by the Stop hook", true
+	}
+	return "", false
 }
 
 // errNoPrompt says that the CLI's record never showed a prompt.
