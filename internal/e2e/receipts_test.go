@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/relayhq/relay/internal/mockmodel"
+	"github.com/relayhq/relay/internal/testutil"
 )
 
 // sendRun is a relay command started in the background, its stdout and
@@ -127,4 +130,50 @@ func TestSendWaitShell(t *testing.T) {
 	if want := "not seen within 3s: held (the terminal is in use by "; code != 1 || !strings.Contains(held.stderr.String(), want) {
 		t.Fatalf("--wait seen while busy: exit %d, stderr %q; want exit 1 and %q", code, held.stderr.String(), want)
 	}
+}
+
+// askSixTimesSeven is the question relay send --wait answered asks in
+// TestThreeCLIs; answerSixTimesSeven is the mock models' answer to it.
+const askSixTimesSeven = "what is 6*7?"
+
+func answerSixTimesSeven(r mockmodel.Request) (mockmodel.Reply, bool) {
+	if strings.Contains(r.LastUser, "what is 6*7") {
+		return mockmodel.Reply{Text: "@relay:tester forty-two"}, true
+	}
+	return mockmodel.Reply{}, false
+}
+
+// checkSendWait asks who, a CLI whose model answers askSixTimesSeven,
+// with relay send --wait answered: the answer is printed, and the log
+// shows the message seen (the CLI's own record held the prompt) and
+// answered.
+func (tm *team) checkSendWait(who string) {
+	t := tm.t
+	t.Helper()
+	ask := tm.start("send", "--from", "tester", "--wait", "answered", "--json", who, askSixTimesSeven)
+	if code := ask.wait(t, 90*time.Second); code != 0 {
+		t.Fatalf("%s: --wait answered: exit %d, stdout %q, stderr %q\nlogs:\n%s", who, code, ask.stdout.String(), ask.stderr.String(), tm.wrapperLog())
+	}
+	dec := json.NewDecoder(&ask.stdout)
+	var sent struct{ ID string }
+	var res struct {
+		Recipients []struct{ Answer string }
+	}
+	if err := dec.Decode(&sent); err != nil {
+		t.Fatal(err)
+	}
+	if err := dec.Decode(&res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Recipients) != 1 || res.Recipients[0].Answer != "forty-two" {
+		t.Errorf("%s: --wait answered: %+v, want forty-two", who, res)
+	}
+	// Seen comes from the CLI's file, read every 100 ms: it may be
+	// stored after the answer.
+	testutil.Eventually(t, func() error {
+		if got := strings.Join(tm.stagesOf(sent.ID), " "); got != "queued delivered seen answered" && got != "queued delivered answered seen" {
+			return testutil.Errorf("%s: stages %q, want queued delivered seen answered", who, got)
+		}
+		return nil
+	})
 }
