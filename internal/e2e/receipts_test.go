@@ -125,9 +125,9 @@ func TestSendWaitShell(t *testing.T) {
 	// Held: the shell runs a command; the message waits for its prompt.
 	bob.Type("sh -c 'echo RUN''NING; exec sleep 30'\r")
 	bob.WaitOutput("RUNNING", 10*time.Second)
-	held := tm.start("send", "--from", "tester", "--wait", "seen", "--timeout", "3s", "Bob", "still there?")
+	held := tm.start("send", "--from", "tester", "--wait", "seen", "--timeout", "5s", "Bob", "still there?")
 	code := held.wait(t, 30*time.Second)
-	if want := "not seen within 3s: held (the terminal is in use by "; code != 1 || !strings.Contains(held.stderr.String(), want) {
+	if want := "not seen within 5s: held (the terminal is in use by "; code != 1 || !strings.Contains(held.stderr.String(), want) {
 		t.Fatalf("--wait seen while busy: exit %d, stderr %q; want exit 1 and %q", code, held.stderr.String(), want)
 	}
 }
