@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -22,6 +23,9 @@ type Entry struct {
 	// came with it, if any.
 	Status  map[string]Status `json:"status"`
 	Reasons map[string]string `json:"reasons,omitempty"`
+	// Stages holds every stage at every recipient with its time, in the
+	// order the log stored them.
+	Stages []Stage `json:"stages,omitempty"`
 	// Invalid says why a stored record is not a valid envelope (it was
 	// rejected by its recipient); the Envelope then holds what could be read.
 	Invalid string `json:"invalid,omitempty"`
@@ -69,6 +73,7 @@ func (e *Entry) clone() Entry {
 	c := *e
 	c.Status = maps.Clone(e.Status)
 	c.Reasons = maps.Clone(e.Reasons)
+	c.Stages = slices.Clone(e.Stages)
 	return c
 }
 
@@ -306,6 +311,7 @@ func (c *Client) apply(entries map[string]*Entry, order *[]string, subject strin
 				}
 				e.Invalid = err.Error()
 				e.Status[recipient] = StatusFailed
+				e.Stages = append(e.Stages, Stage{Agent: recipient, Stage: StatusFailed, At: stored.UTC(), Reason: e.Invalid})
 				if e.To == "" {
 					e.To = recipient
 				}
@@ -315,6 +321,7 @@ func (c *Client) apply(entries map[string]*Entry, order *[]string, subject strin
 		}
 		if _, seen := e.Status[recipient]; !seen {
 			e.Status[recipient] = StatusQueued
+			e.Stages = append(e.Stages, Stage{Agent: recipient, Stage: StatusQueued, At: stored.UTC()})
 		}
 		return e
 	case "receipt":
@@ -334,15 +341,14 @@ func (c *Client) apply(entries map[string]*Entry, order *[]string, subject strin
 		if !ok {
 			return nil
 		}
-		e.Status[r.Agent] = r.Status
-		if r.Reason != "" {
-			if e.Reasons == nil {
-				e.Reasons = map[string]string{}
-			}
-			e.Reasons[r.Agent] = r.Reason
-		} else {
-			delete(e.Reasons, r.Agent)
+		st := Stage{Agent: r.Agent, Stage: r.Status, At: r.Time.UTC(), Reason: r.Reason}
+		if st.At.IsZero() {
+			st.At = stored.UTC()
 		}
+		if r.Answer != nil {
+			st.Answer, st.AnswerID = r.Answer.Body, r.Answer.ID
+		}
+		e.addStage(st)
 		return e
 	}
 	return nil

@@ -63,7 +63,7 @@ func TestLogShowsLatestStatus(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := col.deliveries()[0].Receipt(ctx, bus.StatusConfirmed, ""); err != nil {
+	if err := col.deliveries()[0].Receipt(ctx, bus.StatusSeen, ""); err != nil {
 		t.Fatal(err)
 	}
 	if err := carol.Receipt(ctx, all, bus.StatusFailed, "typed into a closed terminal"); err != nil {
@@ -71,7 +71,7 @@ func TestLogShowsLatestStatus(t *testing.T) {
 	}
 	testutil.Eventually(t, func() error {
 		got := fmt.Sprint(history(t, alice, bus.LogOptions{}))
-		want := "[alice>bob:one map[bob:confirmed] alice>*:two map[bob:delivered carol:failed] carol>alice:three map[alice:queued]]"
+		want := "[alice>bob:one map[bob:seen] alice>*:two map[bob:delivered carol:failed] carol>alice:three map[alice:queued]]"
 		if got != want {
 			return testutil.Errorf("log\n got %s\nwant %s", got, want)
 		}
@@ -81,11 +81,11 @@ func TestLogShowsLatestStatus(t *testing.T) {
 		"[alice>*:two map[bob:delivered carol:failed] carol>alice:three map[alice:queued]]" {
 		t.Errorf("log --agent carol: %s", got)
 	}
-	if got := fmt.Sprint(history(t, alice, bus.LogOptions{ID: toBob.ID})); got != "[alice>bob:one map[bob:confirmed]]" {
+	if got := fmt.Sprint(history(t, alice, bus.LogOptions{ID: toBob.ID})); got != "[alice>bob:one map[bob:seen]]" {
 		t.Errorf("log --id: %s", got)
 	}
 	testutil.Eventually(t, func() error {
-		if st, _ := receipts.Load(toBob.ID + "/bob"); st != bus.StatusConfirmed {
+		if st, _ := receipts.Load(toBob.ID + "/bob"); st != bus.StatusSeen {
 			return testutil.Errorf("alice's receipt for her message to bob: %v", st)
 		}
 		return nil

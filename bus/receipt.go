@@ -15,11 +15,15 @@ type Status string
 // Delivery statuses, in the order a message normally goes through them.
 const (
 	StatusQueued    Status = "queued"    // stored in the recipient's inbox (implicit: no receipt is sent)
-	StatusDelivered Status = "delivered" // typed into the agent or handed over by a hook
-	StatusConfirmed Status = "confirmed" // seen on the agent's screen or in its prompt hook
-	StatusFailed    Status = "failed"    // given up; Reason says why
-	StatusHeld      Status = "held"      // held back by loop damping; Reason says why
-	StatusStuck     Status = "stuck"     // waited longer than the recipient's stuck_after to be typed; Reason says why
+	StatusDelivered Status = "delivered" // typed into the agent and submitted, or handed over by a hook
+	StatusSeen      Status = "seen"      // the agent was given it: the CLI's own record of the prompt, or a shell read its line
+	StatusAnswered  Status = "answered"  // the recipient sent its sender a message after it saw this one
+	// StatusConfirmed is what relays before receipts had the stage seen
+	// said for it; the log reads it as StatusSeen.
+	StatusConfirmed Status = "confirmed"
+	StatusFailed    Status = "failed" // given up; Reason says why
+	StatusHeld      Status = "held"   // held back by loop damping; Reason says why
+	StatusStuck     Status = "stuck"  // waited longer than the recipient's stuck_after to be typed; Reason says why
 )
 
 // Receipt reports the status of one message at one recipient. Receipts are
@@ -36,6 +40,9 @@ type Receipt struct {
 	// Message is set by Hold: the held message itself, which no inbox
 	// holds, so that the log can show it.
 	Message *Envelope `json:"message,omitempty"`
+	// Answer is set with StatusAnswered: the recipient's message to the
+	// sender that answered this one.
+	Answer *Envelope `json:"answer,omitempty"`
 }
 
 // Hold records in the log that this client's agent wrote m but relay held

@@ -132,16 +132,22 @@ func (r *receipter) flush(wait time.Duration) {
 
 // receiptPub encodes a receipt of this client's agent for the message env.
 func (c *Client) receiptPub(env Envelope, st Status, reason string) (pub, error) {
-	if err := ValidName("message id", env.ID); err != nil {
+	return c.receiptPubOf(Receipt{ID: env.ID, From: env.From, Status: st, Reason: reason})
+}
+
+// receiptPubOf encodes r (its ID, From, Status, Reason and Answer set) as
+// this client's agent's receipt, now.
+func (c *Client) receiptPubOf(r Receipt) (pub, error) {
+	if err := ValidName("message id", r.ID); err != nil {
 		return pub{}, fmt.Errorf("receipt: %w", err)
 	}
-	r := Receipt{ID: env.ID, Workspace: c.opts.Workspace, From: env.From, Agent: c.opts.Name, Status: st, Reason: reason, Time: time.Now().UTC()}
+	r.Workspace, r.Agent, r.Time = c.opts.Workspace, c.opts.Name, time.Now().UTC()
 	data, err := json.Marshal(r)
 	if err != nil {
 		return pub{}, fmt.Errorf("receipt: %w", err)
 	}
-	msgID := c.dedupID(env.From, env.ID, string(st))
-	return pub{ReceiptSubject(c.opts.Workspace, env.ID), data, msgID}, nil
+	msgID := c.dedupID(r.From, r.ID, string(r.Status))
+	return pub{ReceiptSubject(c.opts.Workspace, r.ID), data, msgID}, nil
 }
 
 // PostReceipt is Receipt without the wait: the receipt is stored in the
@@ -149,6 +155,18 @@ func (c *Client) receiptPub(env Envelope, st Status, reason string) (pub, error)
 // not acknowledge it; Close waits a little for what is still unstored.
 func (c *Client) PostReceipt(env Envelope, st Status, reason string) error {
 	p, err := c.receiptPub(env, st, reason)
+	if err != nil {
+		return err
+	}
+	c.receipts.post(posted{p: p})
+	return nil
+}
+
+// PostAnswered records in the background, as PostReceipt does, that this
+// client's agent answered the message env with its message answer.
+func (c *Client) PostAnswered(env, answer Envelope) error {
+	p, err := c.receiptPubOf(Receipt{ID: env.ID, From: env.From, Status: StatusAnswered,
+		Reason: "by " + answer.ID, Answer: &answer})
 	if err != nil {
 		return err
 	}

@@ -109,7 +109,7 @@ func TestBrowserShowsTheTeamLive(t *testing.T) {
 		go c.Inbox(bg, func(ctx context.Context, d *bus.Delivery) {
 			_ = d.Receipt(ctx, bus.StatusDelivered, "")
 			_ = d.Ack()
-			_ = d.Receipt(ctx, bus.StatusConfirmed, "")
+			_ = d.Receipt(ctx, bus.StatusSeen, "")
 			if d.Envelope.To == "bob" {
 				bobGot <- d.Envelope
 			}
@@ -132,7 +132,7 @@ func TestBrowserShowsTheTeamLive(t *testing.T) {
 	took = within(t, ctx, time.Second, "both messages with receipts",
 		`(() => { const t = document.getElementById("messages").textContent;
 		  return t.includes("Please run the integration tests") && t.includes("window.pwned=1") &&
-		    document.querySelectorAll("#messages .badge.confirmed").length === 2; })()`)
+		    document.querySelectorAll("#messages .badge.seen").length === 2; })()`)
 	t.Logf("both messages and their receipts shown %v after they were sent", took)
 
 	// Untrusted text stays text.

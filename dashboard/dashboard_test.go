@@ -45,7 +45,7 @@ func TestFeedShowsAgentsMessagesAndReceipts(t *testing.T) {
 		}
 		_ = d.Receipt(ctx, bus.StatusDelivered, "")
 		_ = d.Ack()
-		_ = d.Receipt(ctx, bus.StatusConfirmed, "")
+		_ = d.Receipt(ctx, bus.StatusSeen, "")
 	})
 	env, err := alice.Send(context.Background(), "bob", "please run the tests")
 	if err != nil {
@@ -56,7 +56,9 @@ func TestFeedShowsAgentsMessagesAndReceipts(t *testing.T) {
 		t.Errorf("message frame %+v, want alice → bob with id %s", m.Message, env.ID)
 	}
 	s.until("delivered", isReceipt(env.ID, "bob", bus.StatusDelivered))
-	s.until("confirmed", isReceipt(env.ID, "bob", bus.StatusConfirmed))
+	if f := s.until("seen", isReceipt(env.ID, "bob", bus.StatusSeen)); f.At.IsZero() {
+		t.Errorf("seen receipt %+v, want its time", f)
+	}
 	failed, err := alice.Send(context.Background(), "bob", "fail this one")
 	if err != nil {
 		t.Fatal(err)
@@ -75,8 +77,15 @@ func TestFeedShowsAgentsMessagesAndReceipts(t *testing.T) {
 		case f.Type == dashboard.TypeAgent:
 			seen[f.Agent.Name] = true
 		case f.Type == dashboard.TypeMessage && f.Message.ID == env.ID:
-			if f.Message.Status["bob"] != bus.StatusConfirmed {
-				t.Errorf("snapshot shows the message %+v, want confirmed at bob", f.Message.Status)
+			if f.Message.Status["bob"] != bus.StatusSeen {
+				t.Errorf("snapshot shows the message %+v, want seen at bob", f.Message.Status)
+			}
+			var stages []string
+			for _, st := range f.Message.Stages {
+				stages = append(stages, string(st.Stage))
+			}
+			if got := strings.Join(stages, " "); got != "queued delivered seen" {
+				t.Errorf("snapshot shows the stages %q, want queued delivered seen", got)
 			}
 			seen["message"] = true
 		}

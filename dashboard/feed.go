@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"maps"
 	"reflect"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -305,7 +306,7 @@ func (f *feed) onEntry(e bus.Entry) error {
 		sort.Strings(names)
 		for _, n := range names {
 			if e.Status[n] != bus.StatusQueued {
-				f.appendLocked(Frame{Type: TypeReceipt, ID: e.ID, Name: n, Status: e.Status[n], Reason: e.Reasons[n]})
+				f.appendLocked(Frame{Type: TypeReceipt, ID: e.ID, Name: n, Status: e.Status[n], Reason: e.Reasons[n], At: stageAt(e, n)})
 			}
 		}
 		return nil
@@ -332,9 +333,9 @@ func (f *feed) onEntry(e bus.Entry) error {
 		if prev, seen := old.Status[n]; seen && prev == st && old.Reasons[n] == reason {
 			continue
 		}
-		f.appendLocked(Frame{Type: TypeReceipt, ID: e.ID, Name: n, Status: st, Reason: reason})
+		f.appendLocked(Frame{Type: TypeReceipt, ID: e.ID, Name: n, Status: st, Reason: reason, At: stageAt(e, n)})
 	}
-	old.Status, old.Reasons = maps.Clone(e.Status), maps.Clone(e.Reasons)
+	old.Status, old.Reasons, old.Stages = maps.Clone(e.Status), maps.Clone(e.Reasons), slices.Clone(e.Stages)
 	return nil
 }
 
@@ -353,7 +354,19 @@ func cloneEntry(e *bus.Entry) bus.Entry {
 	c := *e
 	c.Status = maps.Clone(e.Status)
 	c.Reasons = maps.Clone(e.Reasons)
+	c.Stages = slices.Clone(e.Stages)
 	return c
+}
+
+// stageAt is when e reached its latest status at recipient n (zero when
+// the log has no time for it).
+func stageAt(e bus.Entry, n string) time.Time {
+	for i := len(e.Stages) - 1; i >= 0; i-- {
+		if s := e.Stages[i]; s.Agent == n && s.Stage == e.Status[n] {
+			return s.At
+		}
+	}
+	return time.Time{}
 }
 
 func (f *feed) addMemory(fr Frame) {

@@ -59,6 +59,7 @@ type Frame struct {
 	Name   string     `json:"name,omitempty"` // the recipient reporting
 	Status bus.Status `json:"status,omitempty"`
 	Reason string     `json:"reason,omitempty"`
+	At     time.Time  `json:"at,omitzero"` // when the recipient reached Status
 	To     string     `json:"to,omitempty"`
 
 	// memory
@@ -95,6 +96,9 @@ type Message struct {
 	Status    map[string]bus.Status `json:"status"`
 	Reasons   map[string]string     `json:"reasons,omitempty"`
 	Invalid   string                `json:"invalid,omitempty"`
+	// Stages are every stage at every recipient with its time, in order
+	// (an answer's text left out: it is a message of the feed itself).
+	Stages []bus.Stage `json:"stages,omitempty"`
 }
 
 // Request is one JSON object a client sends.
@@ -114,6 +118,10 @@ func toMessage(e bus.Entry, max int) *Message {
 		ID: e.ID, From: e.From, To: e.To, Body: e.Body, Size: len(e.Body), Created: e.Created,
 		Thread: e.Thread, ReplyTo: e.ReplyTo, Hops: e.Hops, Kind: e.Kind,
 		Status: e.Status, Reasons: e.Reasons, Invalid: e.Invalid,
+	}
+	for _, st := range e.Stages {
+		st.Answer = ""
+		m.Stages = append(m.Stages, st)
 	}
 	if max > 0 && len(m.Body) > max {
 		cut := max

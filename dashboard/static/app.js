@@ -215,14 +215,23 @@
     for (const n of names) {
       const st = m.status[n];
       const b = el("span", "badge " + st, (m.to === "*" || names.length > 1 ? n + ": " : "") + st);
-      if (m.reasons && m.reasons[n]) b.title = m.reasons[n];
+      const hist = stagesOf(m, n).map((x) => x.stage + " " + clock(x.at)).join(" · ");
+      b.title = (m.reasons && m.reasons[n] ? m.reasons[n] + "\n" : "") + hist;
       box.appendChild(b);
     }
     return box;
   }
+  // stagesOf is every stage of message m at recipient n, in order.
+  function stagesOf(m, n) {
+    return (m.stages || []).filter((x) => x.agent === n);
+  }
   function onReceipt(f) {
     const row = messages.get(f.id);
     if (!row) return;
+    if (f.at) {
+      row.m.stages = row.m.stages || [];
+      row.m.stages.push({ agent: f.name, stage: f.status, at: f.at, reason: f.reason });
+    }
     row.m.status = row.m.status || {};
     row.m.status[f.name] = f.status;
     row.m.reasons = row.m.reasons || {};
@@ -293,6 +302,10 @@
     for (const n of Object.keys(m.status || {}).sort()) {
       st.appendChild(el("dt", null, n));
       st.appendChild(el("dd", null, m.status[n] + (m.reasons && m.reasons[n] ? ": " + m.reasons[n] : "")));
+      for (const x of stagesOf(m, n)) {
+        const d = el("dd", "stage " + x.stage, clock(x.at) + "  " + x.stage + (x.reason ? " (" + x.reason + ")" : ""));
+        st.appendChild(d);
+      }
     }
     box.appendChild(el("h3", null, "Delivery"));
     box.appendChild(st);

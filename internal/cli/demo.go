@@ -155,7 +155,7 @@ func waitDemo(ctx context.Context, c *bus.Client) ([]bus.Entry, error) {
 		delivered := 0
 		for _, e := range entries {
 			for _, st := range e.Status {
-				if st == bus.StatusDelivered || st == bus.StatusConfirmed {
+				if bus.Reached(st, bus.StatusDelivered) {
 					delivered++
 				}
 			}
@@ -182,7 +182,7 @@ func printDemoSummary(w io.Writer, entries []bus.Entry, elapsed time.Duration) {
 		sort.Strings(names)
 		for _, n := range names {
 			switch e.Status[n] {
-			case bus.StatusDelivered, bus.StatusConfirmed:
+			case bus.StatusDelivered, bus.StatusSeen, bus.StatusAnswered:
 				delivered++
 			default:
 				other++

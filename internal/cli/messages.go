@@ -132,14 +132,23 @@ func runSend(ctx context.Context, env *Env, args []string) error {
 	var from, msgID string
 	var asJSON bool
 	var timeout time.Duration
-	fs := newFlags(env, "send", "[--from NAME] [--id ID] [--timeout D] TARGET MESSAGE…\n\nTARGET is an agent's name or * for every agent of the workspace; MESSAGE - reads it from stdin.\nExit status 0 once the hub stored the message; else 1, with the reason, within --timeout.")
+	var wait string
+	fs := newFlags(env, "send", "[--from NAME] [--id ID] [--wait STAGE] [--timeout D] TARGET MESSAGE…\n\nTARGET is an agent's name or * for every agent of the workspace; MESSAGE - reads it from stdin.\nExit status 0 once the hub stored the message (with --wait: once every recipient reached STAGE); else 1, with the reason, within --timeout.\nWith --wait answered the answer's text is printed on stdout.")
 	addHubFlags(fs, &hf)
 	fs.StringVar(&from, "from", "", "send as `name` (default: $USER, else human)")
 	fs.BoolVar(&asJSON, "json", false, "print the sent envelope as JSON")
 	fs.StringVar(&msgID, "id", "", "the message's `id` (default: a new one); sending again with the id of a send that failed keeps one copy")
-	fs.DurationVar(&timeout, "timeout", sendTimeout, "give up, saying why, when the hub has not stored the message within `duration`")
+	fs.DurationVar(&timeout, "timeout", sendTimeout, "give up, saying why, when the hub has not stored the message (with --wait: it has not reached the stage) within `duration` (default 30s; with --wait 60s)")
+	fs.StringVar(&wait, "wait", "", "wait until every recipient reached `stage`: delivered (typed and submitted), seen (the agent's model or shell was given it) or answered (it sent the sender a message after)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	want, err := parseWait(wait)
+	if err != nil {
+		return err
+	}
+	if want != "" && !flagSet(fs, "timeout") {
+		timeout = sendWaitTimeout
 	}
 	if fs.NArg() < 2 {
 		return usagef("want a target and a message, e.g. relay send bob 'please run the tests'")
@@ -158,6 +167,9 @@ func runSend(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	if id != nil && hf.hub == "" {
+		if want != "" {
+			return usagef("--wait: inside agent %s, relay send hands the message to its wrapper and cannot read the log; the answer comes in as a message", id.Name)
+		}
 		return sendAsAgent(ctx, env, id, from, target, body, asJSON)
 	}
 	if from == "" {
@@ -208,10 +220,27 @@ func runSend(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprintf(env.Stderr, "relay send: note: %s\n", termsafe.Text(err.Error()))
 	}
 	if asJSON {
-		return json.NewEncoder(env.Stdout).Encode(e)
+		if err := json.NewEncoder(env.Stdout).Encode(e); err != nil || want == "" {
+			return err
+		}
+		return awaitSent(ctx, env, c, e, want, timeout, true)
 	}
-	fmt.Fprintf(env.Stdout, "sent %s to %s in workspace %s\n", termsafe.Line(e.ID), termsafe.Line(target), termsafe.Line(c.Workspace()))
+	sentTo := env.Stdout
+	if want == bus.StatusAnswered {
+		sentTo = env.Stderr // stdout is the answer's
+	}
+	fmt.Fprintf(sentTo, "sent %s to %s in workspace %s\n", termsafe.Line(e.ID), termsafe.Line(target), termsafe.Line(c.Workspace()))
+	if want != "" {
+		return awaitSent(ctx, env, c, e, want, timeout, false)
+	}
 	return nil
+}
+
+// flagSet reports whether the flag name was given.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 // sendTimeout is how long relay send may take, by default, from start to
@@ -341,7 +370,7 @@ func runLog(ctx context.Context, env *Env, args []string) error {
 	fs.BoolVar(&o.Follow, "follow", false, "keep printing new messages and status changes until interrupted")
 	fs.BoolVar(&asJSON, "json", false, "print one JSON object per message (per change with --follow)")
 	fs.StringVar(&o.Agent, "agent", "", "only messages from or to agent `name`")
-	fs.StringVar(&o.ID, "id", "", "only the message with this `id`")
+	fs.StringVar(&o.ID, "id", "", "only the message with this `id`, with every stage at each recipient and its time")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -376,7 +405,11 @@ func runLog(ctx context.Context, env *Env, args []string) error {
 		if asJSON {
 			return enc.Encode(e)
 		}
-		_, err := io.WriteString(env.Stdout, formatEntry(e)+"\n")
+		line := formatEntry(e) + "\n"
+		if o.ID != "" {
+			line += formatStages(e)
+		}
+		_, err := io.WriteString(env.Stdout, line)
 		return err
 	})
 	if err != nil {

@@ -158,7 +158,7 @@ func (v chaosVerdict) String() string {
 // relay send succeeded was read exactly once by its target, the messages
 // of one sender to one target in the order they were sent; a message whose
 // send failed was read at most once; nothing was read that was not sent;
-// every "delivered" or "confirmed" receipt in the log is for a message its
+// every "delivered", "seen" or "answered" receipt in the log is for a message its
 // target read, and no "failed" one is. arrivals holds what each agent read,
 // in order; logged the chaos messages of relay log --json, by id.
 func judgeChaos(sent []chaosSend, arrivals map[string][]chaosKey, logged map[string]bus.Entry) chaosVerdict {
@@ -222,7 +222,7 @@ func judgeChaos(sent []chaosSend, arrivals map[string][]chaosKey, logged map[str
 		e := logged[id]
 		k, _ := keyOf(e)
 		switch st := e.Status[k.to]; {
-		case (st == bus.StatusDelivered || st == bus.StatusConfirmed) && count[k] == 0:
+		case bus.Reached(st, bus.StatusDelivered) && count[k] == 0:
 			v.lies = append(v.lies, fmt.Sprintf("%s id %s: %s", k, id, receiptOf(e, k.to)))
 		case st == bus.StatusFailed && count[k] > 0:
 			v.lies = append(v.lies, fmt.Sprintf("%s id %s read ×%d: %s", k, id, count[k], receiptOf(e, k.to)))

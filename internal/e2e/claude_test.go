@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"syscall"
@@ -197,22 +198,50 @@ func TestClaudeBusyThenIdle(t *testing.T) {
 
 func syscallKill(pid int) error { return syscall.Kill(pid, syscall.SIGTERM) }
 
-// TestClaudeConfirmedByPrompt: a message typed into Claude Code counts as
-// confirmed when its UserPromptSubmit hook shows it reached the model.
-func TestClaudeConfirmedByPrompt(t *testing.T) {
+// TestClaudeSendWait: with the real Claude Code, relay send --wait seen
+// returns once its UserPromptSubmit hook showed the message reached the
+// model, --wait seen to an agent in a long turn exits 1 naming the hold,
+// and --wait answered prints what the model wrote back to the sender.
+func TestClaudeSendWait(t *testing.T) {
+	t.Parallel()
 	tm := newTeam(t)
-	bob := tm.claude("Bob", 100, 30, mockmodel.Fixed("OK."))
-	tm.waitAgents("Bob")
-	if out, err := tm.relay("send", "--from", "Alice", "Bob", "the nightly build is green"); err != nil {
-		t.Fatalf("send: %v %s", err, out)
-	}
-	bob.waitTurn(t, "the nightly build is green", 60*time.Second)
-	testutil.Eventually(t, func() error {
-		for _, e := range tm.logEntries() {
-			if strings.Contains(fmt.Sprint(e["body"]), "nightly build") && strings.Contains(fmt.Sprint(e["status"]), "confirmed") {
-				return nil
-			}
+	gate := make(chan struct{})
+	bob := tm.claude("Bob", 100, 30, func(r mockmodel.Request) mockmodel.Reply {
+		switch {
+		case strings.Contains(r.LastUser, "long task"):
+			return mockmodel.Reply{Text: "Working on the long task.", Gate: gate}
+		case strings.Contains(r.LastUser, "what is 6*7"):
+			return mockmodel.Reply{Text: "@relay:tester forty-two"}
 		}
-		return fmt.Errorf("no confirmed receipt: %v", tm.logEntries())
+		return mockmodel.Reply{Text: "OK."}
 	})
+	tm.waitAgents("Bob")
+
+	seen := tm.start("send", "--from", "tester", "--wait", "seen", "--json", "Bob", "the nightly build is green")
+	if code := seen.wait(t, 90*time.Second); code != 0 {
+		t.Fatalf("--wait seen: exit %d: %s %s", code, seen.stdout.String(), seen.stderr.String())
+	}
+	// Seen from the UserPromptSubmit hook: the model's request follows.
+	bob.waitTurn(t, "the nightly build is green", 10*time.Second)
+	var sent struct{ ID string }
+	if err := json.NewDecoder(&seen.stdout).Decode(&sent); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(tm.stagesOf(sent.ID), " "); got != "queued delivered seen" {
+		t.Errorf("stages %q, want queued delivered seen", got)
+	}
+
+	bob.term.Submit("start the long task")
+	bob.waitTurn(t, "long task", 30*time.Second)
+	held := tm.start("send", "--from", "tester", "--wait", "seen", "--timeout", "5s", "Bob", "are you done?")
+	code := held.wait(t, 30*time.Second)
+	close(gate)
+	if want := "not seen within 5s: held (busy:"; code != 1 || !strings.Contains(held.stderr.String(), want) {
+		t.Fatalf("--wait seen in a long turn: exit %d, stderr %q; want exit 1 and %q", code, held.stderr.String(), want)
+	}
+
+	ask := tm.start("send", "--from", "tester", "--wait", "answered", "Bob", "what is 6*7?")
+	if code := ask.wait(t, 90*time.Second); code != 0 || ask.stdout.String() != "forty-two\n" {
+		t.Fatalf("--wait answered: exit %d, stdout %q, stderr %q; want forty-two", code, ask.stdout.String(), ask.stderr.String())
+	}
 }

@@ -231,11 +231,11 @@ func TestClaudeStopHandOver(t *testing.T) {
 	}
 	testutil.Eventually(t, func() error {
 		for _, e := range tm.logEntries() {
-			if strings.Contains(fmt.Sprint(e["body"]), "staging database") && strings.Contains(fmt.Sprint(e["status"]), "confirmed") {
+			if strings.Contains(fmt.Sprint(e["body"]), "staging database") && strings.Contains(fmt.Sprint(e["status"]), "seen") {
 				return nil
 			}
 		}
-		return fmt.Errorf("no confirmed receipt")
+		return fmt.Errorf("no seen receipt")
 	})
 }
 

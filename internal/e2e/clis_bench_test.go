@@ -116,6 +116,7 @@ func (a *roundAgent) replied(tb testing.TB, n int) time.Time {
 type cliResult struct {
 	kind                           string
 	total, extract, toEnter, enter samples
+	seen                           samples // send (the envelope made) → the seen receipt
 	sent, reached, dups, handed    int
 }
 
@@ -187,6 +188,7 @@ func cliRoundTrip(b *testing.B, res *cliResult) {
 		}
 		env := bt.envelope(tok)
 		typed := bt.receipt(env.ID, bus.StatusDelivered).Time
+		res.seen = append(res.seen, bt.receipt(env.ID, bus.StatusSeen).Time.Sub(env.Created))
 		res.total = append(res.total, got.Time.Sub(done))
 		res.extract = append(res.extract, env.Created.Sub(done))
 		res.toEnter = append(res.toEnter, typed.Sub(env.Created))
@@ -220,6 +222,7 @@ func cliRoundTrip(b *testing.B, res *cliResult) {
 	res.extract.report(b, "extract")
 	res.toEnter.report(b, "to-enter")
 	res.enter.report(b, "enter")
+	res.seen.report(b, "send-to-seen")
 	b.ReportMetric(float64(res.sent), "sent")
 	b.ReportMetric(float64(res.reached), "reached")
 	b.ReportMetric(float64(res.dups), "duplicates")
@@ -255,7 +258,7 @@ func printCLITable(results []*cliResult) {
 	var notes []string
 	tw := tabwriter.NewWriter(os.Stdout, 2, 8, 2, ' ', 0)
 	fmt.Fprintf(tw, "\nreal CLIs: sender's reply end → target model's request, target idle (goal: p50 and p99 < %v)\n", cliGoal)
-	fmt.Fprintln(tw, "CLI\tp50\tp99\tmax\treached\tduplicates\tgoal\tp50s of: extract + to Enter + Enter→model")
+	fmt.Fprintln(tw, "CLI\tp50\tp99\tmax\treached\tduplicates\tgoal\tp50s of: extract + to Enter + Enter→model\tsend→seen p50\tp99")
 	for _, r := range results {
 		if len(r.total) == 0 {
 			fmt.Fprintf(tw, "%s\tno samples\t\t\t%d of %d\t%d\tnot met\t\n", cliNames[r.kind], r.reached, r.sent, r.dups)
@@ -266,9 +269,10 @@ func printCLITable(results []*cliResult) {
 		if p50 >= cliGoal || p99 >= cliGoal || r.reached != r.sent || r.dups > 0 {
 			verdict = "not met"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d of %d\t%d\t%s\t%s + %s + %s\n", cliNames[r.kind],
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d of %d\t%d\t%s\t%s + %s + %s\t%s\t%s\n", cliNames[r.kind],
 			fmtMS(p50), fmtMS(p99), fmtMS(r.total.pct(1)), r.reached, r.sent, r.dups, verdict,
-			fmtMS(r.extract.pct(0.5)), fmtMS(r.toEnter.pct(0.5)), fmtMS(r.enter.pct(0.5)))
+			fmtMS(r.extract.pct(0.5)), fmtMS(r.toEnter.pct(0.5)), fmtMS(r.enter.pct(0.5)),
+			fmtMS(r.seen.pct(0.5)), fmtMS(r.seen.pct(0.99)))
 		if r.handed > 0 {
 			notes = append(notes, fmt.Sprintf("%d of %s's messages were handed over at Stop, not typed", r.handed, cliNames[r.kind]))
 		}

@@ -37,7 +37,8 @@ func relayVars(env []string) []string {
 // TestThreeCLIs: Alice on Claude Code, Bob on Codex, Carol on Gemini CLI.
 // Alice's model writes to Bob and to Carol; each target's model receives
 // the body word for word, exactly once; Bob answers Alice and Carol
-// broadcasts; each arrives once.
+// broadcasts; each arrives once. relay send --wait answered to Bob prints
+// his model's answer, seen and answered in the log.
 func TestThreeCLIs(t *testing.T) {
 	tm := newTeam(t)
 	const toBob = "Bob, please review the retry logic in client.go and list every place that can loop forever."
@@ -53,6 +54,9 @@ func TestThreeCLIs(t *testing.T) {
 	})
 
 	codexModel := mockmodel.NewResponses(mockmodel.Options{Script: func(r mockmodel.Request) mockmodel.Reply {
+		if reply, ok := answerSixTimesSeven(r); ok {
+			return reply
+		}
 		if strings.Contains(r.LastUser, "Message from agent Alice") {
 			return mockmodel.Reply{Text: "@relay:Alice " + bobAnswer}
 		}
@@ -116,6 +120,10 @@ func TestThreeCLIs(t *testing.T) {
 			t.Errorf("%s's model got %q %d times", c.who, c.s, n)
 		}
 	}
+	// relay send --wait answered to Codex (receipts_test.go). Gemini CLI
+	// passes the same check, but on a loaded machine it sometimes stays
+	// busy after its broadcast's turn, which this test would then report.
+	tm.checkSendWait("Bob")
 }
 
 // stopGently ends a wrapped CLI with SIGTERM before the harness kills it,

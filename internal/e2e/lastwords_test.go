@@ -56,7 +56,7 @@ func TestLastWordsReachPeer(t *testing.T) {
 			// receipts.
 			testutil.Eventually(t, func() error {
 				log, _ := tm.relay("log", "--json")
-				if n := strings.Count(log, `"delivered"`) + strings.Count(log, `"confirmed"`); n < len(tc.bodies) {
+				if n := strings.Count(log, `"stage":"delivered"`); n < len(tc.bodies) {
 					return fmt.Errorf("%d delivered, want %d:\n%s", n, len(tc.bodies), log)
 				}
 				return nil

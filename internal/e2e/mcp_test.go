@@ -141,7 +141,7 @@ func TestMCPProtocol(t *testing.T) {
 		}
 		bob.WaitOutput(body, 30*time.Second)
 		testutil.Eventually(t, func() error {
-			if out := mustCall(t, cs, "log", map[string]any{"with": "Bob"}); !strings.Contains(out, "Bob delivered") && !strings.Contains(out, "Bob confirmed") {
+			if out := mustCall(t, cs, "log", map[string]any{"with": "Bob"}); !strings.Contains(out, "Bob delivered") && !strings.Contains(out, "Bob seen") {
 				return fmt.Errorf("log with Bob: %q", out)
 			}
 			return nil

@@ -244,7 +244,7 @@ func TestPaceExchangeEveryMode(t *testing.T) {
 				for _, body := range append(append([]string(nil), ab...), ba...) {
 					ok := false
 					for _, l := range strings.Split(log, "\n") {
-						if strings.Contains(l, `"`+body+`"`) && (strings.Contains(l, `"delivered"`) || strings.Contains(l, `"confirmed"`)) {
+						if strings.Contains(l, `"`+body+`"`) && (strings.Contains(l, `"delivered"`) || strings.Contains(l, `"seen"`)) {
 							ok = true
 							break
 						}

@@ -24,8 +24,10 @@ const (
 
 // SendInput is the send tool's arguments.
 type SendInput struct {
-	To      string `json:"to" jsonschema:"the agent's name, or * for every other agent of the workspace"`
-	Message string `json:"message" jsonschema:"the message, delivered word for word"`
+	To       string `json:"to" jsonschema:"the agent's name, or * for every other agent of the workspace"`
+	Message  string `json:"message" jsonschema:"the message, delivered word for word"`
+	Wait     string `json:"wait,omitempty" jsonschema:"wait until every recipient reached this stage: delivered (typed in), seen (its model was given it) or answered (it wrote back to you; its answer is returned)"`
+	TimeoutS int    `json:"timeout_s,omitempty" jsonschema:"how long to wait, in seconds (default 60)"`
 }
 
 // NoInput is the arguments of a tool that takes none.
@@ -43,13 +45,20 @@ type LogInput struct {
 }
 
 func (s *Server) addMessageTools() {
-	addTool(s, "send", "Send a message to one agent of the team, or to all (to = *); returns its id and delivery status.", s.send)
+	addTool(s, "send", "Send a message to one agent of the team, or to all (to = *); returns its id and delivery status. With wait (delivered, seen or answered) it waits, up to timeout_s, for that stage at every recipient and returns it, with the answer's text for answered.", s.send)
 	addTool(s, "agents", "List the agents of the team: name, CLI, state (idle, busy, offline) and pending messages.", s.agents)
 	addTool(s, "inbox", "Show the latest messages sent to you, with their delivery status.", s.inbox)
 	addTool(s, "log", "Show the latest messages from and to you (optionally only with one agent), with delivery status.", s.log)
 }
 
 func (s *Server) send(ctx context.Context, in SendInput) (string, error) {
+	want := bus.Status(strings.ToLower(strings.TrimSpace(in.Wait)))
+	if want != "" && !bus.Waitable(want) {
+		return "", fmt.Errorf("wait %q: want delivered, seen or answered", in.Wait)
+	}
+	if in.TimeoutS < 0 || in.TimeoutS > maxWaitS {
+		return "", fmt.Errorf("timeout_s %d: want 1 to %d seconds", in.TimeoutS, maxWaitS)
+	}
 	to := strings.TrimSpace(in.To)
 	if to == "" {
 		return "", fmt.Errorf("no recipient: give an agent's name, or * for everyone")
@@ -96,7 +105,43 @@ func (s *Server) send(ctx context.Context, in SendInput) (string, error) {
 		s.drop(err)
 		return "", fmt.Errorf("not sent to %s: %w", to, err)
 	}
+	if want != "" {
+		return fmt.Sprintf("Sent to %s as message %s; %s%s", to, env.ID, s.await(ctx, t.Bus, env, want, in.TimeoutS), note), nil
+	}
 	return fmt.Sprintf("Sent to %s as message %s; status: %s.%s", to, env.ID, s.status(ctx, t.Bus, env), note), nil
+}
+
+// maxWaitS bounds the send tool's timeout_s; defaultWaitS is its default.
+const (
+	maxWaitS     = 600
+	defaultWaitS = 60
+)
+
+// await waits up to timeoutS seconds for env to reach want at every
+// recipient and says where it got: each recipient's stage, and its answer
+// when answered.
+func (s *Server) await(ctx context.Context, b Bus, env bus.Envelope, want bus.Status, timeoutS int) string {
+	if timeoutS == 0 {
+		timeoutS = defaultWaitS
+	}
+	wctx, cancel := context.WithTimeout(ctx, time.Duration(timeoutS)*time.Second)
+	defer cancel()
+	outs, err := bus.Await(wctx, b.Log, env, want)
+	var parts []string
+	for _, x := range outs {
+		p := x.Agent + " " + x.String()
+		if x.Answer != nil && want == bus.StatusAnswered {
+			p = fmt.Sprintf("%s answered (message %s): %s", x.Agent, x.Answer.AnswerID, x.Answer.Answer)
+		}
+		parts = append(parts, p)
+	}
+	switch {
+	case errors.Is(err, bus.ErrNotReached):
+		return fmt.Sprintf("not %s within %ds: %s.", want, timeoutS, strings.Join(parts, "; "))
+	case err != nil:
+		return fmt.Sprintf("could not wait for %s: %v.", want, err)
+	}
+	return fmt.Sprintf("%s: %s.", want, strings.Join(parts, "; "))
 }
 
 // lastFrom finds the latest message from peer to this identity within

@@ -143,3 +143,40 @@ func TestSendHops(t *testing.T) {
 		})
 	}
 }
+
+// TestSendWait: send with wait returns the stage each recipient reached,
+// the answer's text once answered, and where it waits when it did not.
+func TestSendWait(t *testing.T) {
+	at := time.Now()
+	entry := func(st bus.Status, reason string, stages ...bus.Stage) bus.Entry {
+		return bus.Entry{Envelope: bus.Envelope{ID: "idb", To: "Bob"}, Status: map[string]bus.Status{"Bob": st},
+			Reasons: map[string]string{"Bob": reason}, Stages: stages}
+	}
+	for _, c := range []struct {
+		name, wait string
+		log        []bus.Entry
+		want       string
+		isErr      bool
+	}{
+		{"answered", "answered", []bus.Entry{entry(bus.StatusAnswered, "by m9",
+			bus.Stage{Agent: "Bob", Stage: bus.StatusAnswered, At: at, Reason: "by m9", Answer: "forty-two", AnswerID: "m9"})},
+			"Sent to Bob as message idb; answered: Bob answered (message m9): forty-two.", false},
+		{"seen", "seen", []bus.Entry{entry(bus.StatusSeen, "in the prompt")},
+			"Sent to Bob as message idb; seen: Bob seen (in the prompt).", false},
+		{"held", "seen", []bus.Entry{entry(bus.StatusHeld, "busy: it goes in when the agent's turn ends")},
+			"Sent to Bob as message idb; not seen within 1s: Bob held (busy: it goes in when the agent's turn ends).", false},
+		{"a stage that cannot be awaited", "queued", nil, "wait \"queued\": want delivered, seen or answered", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cs := client(t, &fakeBus{log: c.log}, delivery.DamperOptions{})
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "send",
+				Arguments: map[string]any{"to": "Bob", "message": "what is 6*7?", "wait": c.wait, "timeout_s": 1}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out := res.Content[0].(*mcp.TextContent).Text; out != c.want || res.IsError != c.isErr {
+				t.Errorf("%q (error %v), want %q (error %v)", out, res.IsError, c.want, c.isErr)
+			}
+		})
+	}
+}

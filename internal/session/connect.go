@@ -240,11 +240,13 @@ func (s *Session) startOutbox(c *bus.Client) {
 func (s *Session) sent(env bus.Envelope, err error) {
 	switch {
 	case err == nil:
+		s.answered(env) // receipts.go
 		s.recent.addMessage(env)
 		s.jobs.post(func(ctx context.Context) {
 			s.fire(ctx, EventInfo{Event: MessageSent, ID: env.ID, From: env.From, To: env.To, Body: env.Body, Thread: env.Thread})
 		})
 	case errors.Is(err, bus.ErrUnknownAgent):
+		s.answered(env) // stored all the same
 		s.log.Info("sent to an unknown agent", "to", env.To, "id", env.ID)
 		s.notice(unknownAgentNotice(env, s.cfg.Workspace, err))
 	case errors.Is(err, bus.ErrNoRecipients):

@@ -144,8 +144,11 @@ func (s *Session) accept(ctx context.Context, d *bus.Delivery, agent bool, l *le
 			finish()
 			s.idleClk.rearm(time.Now()) // a peer's message is real work
 			_ = d.AckWithReceipt(bus.StatusDelivered, reason)
+			if reason != delivery.AlreadyDelivered {
+				s.deliveredNow(ctx, d) // receipts.go
+			}
 		case delivery.StatusConfirmed:
-			_ = d.PostReceipt(bus.StatusConfirmed, reason)
+			s.seenByModel(ctx, d, text)
 		case delivery.StatusFailed:
 			seen := s.journal.Seen(key)
 			if seen {

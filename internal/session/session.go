@@ -126,6 +126,7 @@ type Session struct {
 	notices  atomic.Int64
 
 	waiting *waiters // incoming messages not yet typed (watchdog.go)
+	rcpt    receipts // what the seen and answered receipts need (receipts.go)
 
 	// unshown: the input box did not show the last typed text before its
 	// Enter (typing.go), so an empty box does not confirm it.

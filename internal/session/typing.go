@@ -66,9 +66,12 @@ func (s *Session) typeText(ctx context.Context, text string) error {
 		// again (bytes the child has not read yet die with the terminal,
 		// so that is at least once, never lost). A child that does not
 		// read within readWait gets it journaled all the same.
-		if r, ok := s.in.(interface{ WaitRead(time.Duration) bool }); ok && !r.WaitRead(readWait) {
+		r, ok := s.in.(interface{ WaitRead(time.Duration) bool })
+		read := ok && r.WaitRead(readWait)
+		if ok && !read {
 			s.log.Warn("typed text not read by the agent yet; counting it typed", "wait", readWait)
 		}
+		s.typedRead(read) // receipts.go: a shell's line read is seen
 		delivery.Commit(ctx)
 		s.afterEnter(ready)
 		return nil
