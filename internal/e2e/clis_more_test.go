@@ -450,7 +450,7 @@ func TestScreenCLIApprovalWaits(t *testing.T) {
 			if kind == "gemini" {
 				// Its window title says "Action Required": the team sees
 				// that Bob waits on his human.
-				tm.waitState("Bob", bus.StateWaiting)
+				tm.waitState("Bob", bus.StateBlocked)
 			}
 			if out, err := tm.relay("send", "Bob", aliceAsk); err != nil {
 				t.Fatalf("relay send: %v\n%s", err, out)
