@@ -145,17 +145,29 @@ func TestApproveClaude(t *testing.T) {
 	tm.waitState("Bob", bus.StateIdle)
 }
 
-// TestBlockedEscClaude: the human presses Esc on Claude Code's permission
-// dialog. Bob is no longer blocked, at once, though Claude Code runs no
-// hook then, and the next message reaches his model (relay used to keep
-// him "waiting on his human" for good and never type another message).
+// TestBlockedEscClaude: a Blocked hook hears of Bob's permission prompt
+// (tool and command as data). The human presses Esc on the dialog: Bob is
+// no longer blocked, at once, though Claude Code runs no hook then, and
+// the next message reaches his model (relay used to keep him "waiting on
+// his human" for good and never type another message).
 func TestBlockedEscClaude(t *testing.T) {
 	t.Parallel()
 	tm := newTeam(t)
-	work := t.TempDir()
+	seen := filepath.Join(t.TempDir(), "seen")
+	work := project(t, fmt.Sprintf(`
+[[hooks.Blocked]]
+[[hooks.Blocked.hooks]]
+command = 'printf "%%s|%%s|%%s\n" "$RELAY_AGENT" "$RELAY_TOOL" "$RELAY_DETAIL" >> "%s"'
+`, seen))
 	bob := tm.claudeAsking("Bob", work, markerScript)
 	tm.waitAgents("Bob")
 	tm.askBlocked(bob, "marker1")
+	testutil.Eventually(t, func() error {
+		if got := countLines(seen); len(got) != 1 || got[0] != "Bob|Bash|touch marker1" {
+			return fmt.Errorf("the Blocked hook saw %q, want Bob|Bash|touch marker1", got)
+		}
+		return nil
+	})
 
 	bob.term.Write([]byte("\x1b")) // the human cancels
 	tm.waitState("Bob", bus.StateIdle)

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"errors"
 	"time"
 
@@ -110,5 +111,13 @@ func (s *Session) approve(req bus.Control) bus.ControlReply {
 	return bus.ControlReply{OK: true, SessionID: s.sid}
 }
 
-// onBlocked fires the Blocked event for a new prompt.
-func (s *Session) onBlocked(ask bus.Ask) {}
+// onBlocked fires the Blocked event for a new prompt, on the jobs
+// goroutine: handlers only take note, and the owner never waits for them.
+func (s *Session) onBlocked(ask bus.Ask) {
+	if !s.hasHandlers(Blocked) {
+		return
+	}
+	s.jobs.post(func(ctx context.Context) {
+		s.fire(ctx, EventInfo{Event: Blocked, Tool: ask.Tool, ToolInput: ask.Input, Body: ask.Detail})
+	})
+}

@@ -95,6 +95,7 @@ const (
 	MessageSent     Event = "MessageSent"
 	ToolCall        Event = "ToolCall"
 	BeforeToolCall  Event = "BeforeToolCall"
+	Blocked         Event = "Blocked"
 	Output          Event = "Output"
 )
 
