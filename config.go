@@ -128,6 +128,12 @@ func (h *hookSet) fire(ctx context.Context, e EventInfo) (Result, error) {
 		subject, payload = e.To, hooks.MessagePayload{Session: sess, ID: e.ID, From: e.From, To: e.To, Message: e.Body, Thread: e.Thread}
 	case Output:
 		subject, payload = e.Line, hooks.OutputPayload{Session: sess, Line: e.Line}
+	case Blocked:
+		var input any
+		if len(e.ToolInput) > 0 {
+			input = json.RawMessage(e.ToolInput)
+		}
+		subject, payload = e.Tool, hooks.BlockedPayload{Session: sess, Tool: e.Tool, Input: input, Detail: e.Body}
 	case ToolCall, BeforeToolCall:
 		var input any
 		if len(e.ToolInput) > 0 {

@@ -173,6 +173,11 @@ const (
 	// refuses it and its Reason reaches the model; Inject is given to the
 	// model beside the call instead of being typed.
 	BeforeToolCall Event = "BeforeToolCall"
+	// Blocked fires when a permission prompt starts waiting for the
+	// human (profiles that report it: Claude Code): Tool and ToolInput
+	// are the call asked for, Body what the human is asked (the command,
+	// the file). Answer it with relay approve; handlers only take note.
+	Blocked Event = "Blocked"
 	// Output fires for each new line the agent wrote: each line of a reply
 	// where the profile gives exact text (Claude Code), else each new line on
 	// its screen when it becomes idle.
@@ -194,7 +199,7 @@ type EventInfo struct {
 	// true for SessionEnd before it exits (relay stop).
 	ExitCode int
 	Stopping bool
-	// Tool and ToolInput are set for ToolCall and BeforeToolCall.
+	// Tool and ToolInput are set for ToolCall, BeforeToolCall and Blocked.
 	Tool      string
 	ToolInput []byte
 	// Line is set for Output.

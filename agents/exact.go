@@ -64,6 +64,9 @@ type Turn struct {
 	Exact   bool
 	Busy    bool
 	Waiting bool // on its human (a permission prompt)
+	// Ask is the prompt the agent waits on, when Waiting and the source
+	// knows it; nil otherwise.
+	Ask *Ask
 }
 
 // Sink receives what a Source reads. Its methods are safe for concurrent

@@ -146,6 +146,7 @@ type Client struct {
 	cli     atomic.Value // string
 	skipped atomic.Int64
 	stuck   atomic.Pointer[stuck] // SetStuck
+	ask     atomic.Pointer[Ask]   // SetAsk
 }
 
 // Connect connects to the hub and makes sure the workspace's stream and

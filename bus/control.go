@@ -28,6 +28,9 @@ const (
 	// OpStop ends the session gracefully: SessionEnd hooks, their text
 	// typed in, the turn it starts, then the profile's way to exit.
 	OpStop = "stop"
+	// OpApprove answers the permission prompt the agent waits on (Ask):
+	// allowed, or denied (Deny) with Reason.
+	OpApprove = "approve"
 )
 
 // Control is a request to an agent's wrapper.
@@ -38,6 +41,11 @@ type Control struct {
 	Timeout time.Duration `json:"timeout,omitempty"`
 	// By names who asks (a person, a tool), for the wrapper's log.
 	By string `json:"by,omitempty"`
+	// Ask names the prompt an approve answers (Ask.ID); Deny refuses it,
+	// and Reason tells the agent why.
+	Ask    string `json:"ask,omitempty"`
+	Deny   bool   `json:"deny,omitempty"`
+	Reason string `json:"reason,omitempty"`
 }
 
 // ControlReply is a wrapper's answer to a Control request.

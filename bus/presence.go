@@ -22,7 +22,7 @@ const (
 	StateStarting State = "starting" // launched, not yet ready for input
 	StateIdle     State = "idle"     // waiting for input: messages can be typed in
 	StateBusy     State = "busy"     // working on something
-	StateWaiting  State = "waiting"  // asking its human a question
+	StateBlocked  State = "blocked"  // a dialog or question waits for its human (Presence.Ask)
 	StateOffline  State = "offline"  // gone (closed, or its heartbeats stopped)
 	// StateStuck is shown (never set) for a live agent whose oldest
 	// incoming message waited longer than its stuck_after (SetStuck).
@@ -62,6 +62,9 @@ type Presence struct {
 	WaitingSince time.Time     `json:"waiting_since,omitzero"`
 	OldestWait   time.Duration `json:"oldest_wait_ns,omitempty"`
 	StuckReason  string        `json:"stuck_reason,omitempty"`
+	// Ask is the prompt a blocked agent waits on, when its wrapper knows
+	// it (SetAsk).
+	Ask *Ask `json:"ask,omitempty"`
 }
 
 // record is the JSON value under the agent's key in the presence bucket.
@@ -75,6 +78,7 @@ type record struct {
 	CLI       string    `json:"cli,omitempty"`
 	Skipped   int64     `json:"skipped,omitempty"`
 	Stuck     *stuck    `json:"stuck,omitempty"`
+	Ask       *Ask      `json:"ask,omitempty"`
 	// PIDNS is the wrapper's pid namespace (Linux: /proc/self/ns/pid), so
 	// that its pid is checked only where it means that process.
 	PIDNS string `json:"pidns,omitempty"`
@@ -182,7 +186,7 @@ func (c *Client) encode(cl *claim, host string) []byte {
 	b, _ := json.Marshal(record{
 		State: cl.state, Since: cl.since, Session: cl.session,
 		Heartbeat: c.opts.Heartbeat.Milliseconds(), Host: host, PID: os.Getpid(),
-		CLI: c.cli.Load().(string), Skipped: c.skipped.Load(), Stuck: c.stuck.Load(),
+		CLI: c.cli.Load().(string), Skipped: c.skipped.Load(), Stuck: c.stuck.Load(), Ask: c.askFor(cl.state),
 		PIDNS: pidNamespace(),
 	})
 	return b
@@ -290,7 +294,10 @@ func (c *Client) Agents(ctx context.Context) ([]Presence, error) {
 		if r.stale(e.Created(), now) && p.State != StateOffline {
 			p.State, p.Since = StateOffline, e.Created()
 		}
-		if r.Stuck != nil && p.State != StateOffline {
+		if r.State == StateBlocked && p.State != StateOffline {
+			p.Ask = r.Ask
+		}
+		if r.Stuck != nil && p.State != StateOffline && p.State != StateBlocked {
 			p.State, p.WaitingSince, p.StuckReason = StateStuck, r.Stuck.Since, r.Stuck.Reason
 			p.OldestWait = max(now.Sub(r.Stuck.Since), 0)
 		}

@@ -232,11 +232,12 @@ const (
 	MessageSent     Event = "MessageSent"     // after a message was sent [the target]
 	ToolCall        Event = "ToolCall"        // the agent called a tool [the tool's name]
 	BeforeToolCall  Event = "BeforeToolCall"  // the agent is about to call a tool; may block it [the tool's name]
+	Blocked         Event = "Blocked"         // a permission prompt waits for the human [the tool's name]
 )
 
 // Events returns every lifecycle event in documentation order.
 func Events() []Event {
-	return []Event{SessionStart, SessionEnd, Output, Idle, MessageReceived, MessageSent, BeforeToolCall, ToolCall}
+	return []Event{SessionStart, SessionEnd, Output, Idle, MessageReceived, MessageSent, BeforeToolCall, ToolCall, Blocked}
 }
 
 // ParseEvent returns the event named name, accepting the seed aliases

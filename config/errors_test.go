@@ -64,7 +64,7 @@ func TestLoadErrors(t *testing.T) {
 		{"unknown event", "[[hooks.SesionStart]]\n[[hooks.SesionStart.hooks]]\ncommand = 'x'",
 			`DIR/.relay/config.toml:1:3: hooks.SesionStart: unknown event (did you mean "SessionStart"?)`},
 		{"unknown event far from any", "[[hooks.Later]]\n[[hooks.Later.hooks]]\ncommand = 'x'",
-			`DIR/.relay/config.toml:1:3: hooks.Later: unknown event (want SessionStart, SessionEnd, Output, Idle, MessageReceived, MessageSent, BeforeToolCall, ToolCall)`},
+			`DIR/.relay/config.toml:1:3: hooks.Later: unknown event (want SessionStart, SessionEnd, Output, Idle, MessageReceived, MessageSent, BeforeToolCall, ToolCall, Blocked)`},
 		{"delivery mode", "[delivery]\nmode = 'wiat'", `DIR/.relay/config.toml:2:1: delivery.mode: "wiat" is not a delivery mode (did you mean "wait"?)`},
 		{"delivery mode far", "[delivery]\nmode = 'later'", `DIR/.relay/config.toml:2:1: delivery.mode: "later" is not a delivery mode (want batch, wait, queue or steer)`},
 		{"negative millis", "[delivery]\nhuman_quiet_ms = -5", `DIR/.relay/config.toml:2:1: delivery.human_quiet_ms: -5 is out of range (want milliseconds from 0 to 86400000)`},

@@ -19,6 +19,7 @@ const (
 	TypeSent          = "sent"           // answer to a send request
 	TypeMemoryResults = "memory_results" // answer to a memory_search request
 	TypeStopping      = "stopping"       // answer to a stop request (to: the agent, now ending)
+	TypeAnswered      = "answered"       // answer to an approve request (to: the agent)
 	TypeError         = "error"          // a request failed, or the feed has a problem
 )
 
@@ -29,6 +30,7 @@ const (
 	ReqSelect       = "select"        // agent: start (or, empty, stop) its screen feed
 	ReqMessage      = "message"       // id: the whole body of a message
 	ReqStop         = "stop"          // agent: end it gracefully, as relay stop does
+	ReqApprove      = "approve"       // agent, id (the prompt), deny, reason: answer its prompt, as relay approve does
 )
 
 // MaxFrameBody is how much of a message's body a message frame carries;
@@ -109,6 +111,9 @@ type Request struct {
 	Query string `json:"query,omitempty"`
 	Agent string `json:"agent,omitempty"`
 	ID    string `json:"id,omitempty"`
+	// Deny and Reason are an approve's answer: refuse the prompt, why.
+	Deny   bool   `json:"deny,omitempty"`
+	Reason string `json:"reason,omitempty"`
 }
 
 // toMessage turns a log entry into a feed message, its body cut at max

@@ -262,6 +262,13 @@ func (s *Server) handle(ctx context.Context, f *feed, req Request) Frame {
 			return fail(err)
 		}
 		return Frame{Type: TypeStopping, To: req.Agent}
+	case ReqApprove:
+		// As `relay approve`: the page holds the hub's token, a human's.
+		c := bus.Control{Op: bus.OpApprove, Ask: req.ID, Deny: req.Deny, Reason: req.Reason, By: "dashboard"}
+		if _, err := f.c.Control(ctx, req.Agent, c); err != nil {
+			return fail(err)
+		}
+		return Frame{Type: TypeAnswered, To: req.Agent}
 	case ReqMessage:
 		e, ok := f.message(req.ID)
 		if !ok {
@@ -278,5 +285,5 @@ func (s *Server) handle(ctx context.Context, f *feed, req Request) Frame {
 		}
 		return Frame{Type: TypeMessage, Full: true, Message: toMessage(e, 0)}
 	}
-	return fail(errors.New("unknown request type " + strconv.Quote(req.Type) + " (want send, memory_search, select, message or stop)"))
+	return fail(errors.New("unknown request type " + strconv.Quote(req.Type) + " (want send, memory_search, select, message, stop or approve)"))
 }

@@ -42,17 +42,23 @@ const (
 	// which may take as long as a hook may (past it, the tool call goes
 	// on).
 	PreToolUseTimeout = 60 * time.Second
+	// PermissionTimeout is PermissionRequest's (Claude Code): the wrapper
+	// holds the hook while the permission dialog waits, to answer it with
+	// `relay approve`; past it, the dialog is the human's alone.
+	PermissionTimeout = time.Hour
 )
 
 // Limit returns the time limit of event: StopTimeout for Stop and
-// SubagentStop, PreToolUseTimeout for PreToolUse and BeforeTool, else
-// Timeout.
+// SubagentStop, PreToolUseTimeout for PreToolUse and BeforeTool,
+// PermissionTimeout for PermissionRequest, else Timeout.
 func Limit(event string) time.Duration {
 	switch event {
 	case "Stop", "SubagentStop":
 		return StopTimeout
 	case "PreToolUse", "BeforeTool":
 		return PreToolUseTimeout
+	case "PermissionRequest":
+		return PermissionTimeout
 	}
 	return Timeout
 }

@@ -69,6 +69,16 @@ type MessagePayload struct {
 	Thread  string `json:"thread,omitempty"`
 }
 
+// BlockedPayload is Blocked's (subject: the tool's name): a permission
+// prompt of the agent waits for its human. Every field is the agent's
+// text: a hook reads it from stdin or the environment, never runs it.
+type BlockedPayload struct {
+	Session
+	Tool   string `json:"tool"`
+	Input  any    `json:"input,omitempty"` // the tool's input (JSON only)
+	Detail string `json:"detail"`          // what the human is asked: the command, the file (RELAY_DETAIL)
+}
+
 // ToolCallPayload is ToolCall's (subject: the tool's name).
 type ToolCallPayload struct {
 	Session

@@ -44,6 +44,11 @@ type Cues struct {
 	// waits on its human, e.g. to approve a tool call (Gemini CLI: "Action
 	// Required"): busy, and State.Waiting.
 	WaitingTitles []string
+	// Dialogs are texts that, on a row of the screen, mean a dialog waits
+	// for the human's answer (Claude Code: "Do you want to proceed?"):
+	// State.Waiting, so nothing is typed into it, and the end of the wait
+	// as soon as no row shows one (the human answered).
+	Dialogs []string
 	// IdleTitles are texts that, in the window title, mean the agent's turn
 	// is over (Gemini CLI: "Ready"): without a busy cue it is idle at once,
 	// without waiting out QuietTime.

@@ -21,6 +21,7 @@ func CuesFor(profile string) (Cues, bool) {
 		return Cues{
 			Busy:       []string{"esc to interrupt"},
 			Prompt:     "❯",
+			Dialogs:    []string{"Do you want to proceed?"},
 			Spinner:    "✢✳✶✻✽·*",
 			CodeColors: []screen.Color{screen.PaletteColor(153)},
 		}, true

@@ -67,7 +67,8 @@ type State struct {
 	// a placeholder: someone is typing, so nothing may be injected.
 	Draft bool
 	// Waiting is true while the window title says the agent waits on its
-	// human (Cues.WaitingTitles), e.g. for a tool approval.
+	// human (Cues.WaitingTitles), e.g. for a tool approval, or a row of the
+	// screen shows a dialog that does (Cues.Dialogs).
 	Waiting bool
 }
 
@@ -199,6 +200,7 @@ type rowState struct {
 	faint   bool // every non-blank character is faint
 	busy    bool // text holds a busy cue (hasBusyText), kept with text
 	prompt  bool // text starts with a prompt glyph (isPromptRow), kept with text
+	dialog  bool // text holds a dialog cue (Cues.Dialogs), kept with text
 	// stale marks a row a resize may have cut or left wrapped at the old
 	// width, until the program draws something else there.
 	stale   bool
@@ -388,7 +390,7 @@ func (s *Scanner) Resize(cols, rows int) {
 		}
 		s.rows[y] = rowState{
 			text: l.Text, wrapped: l.Wrapped, code: s.isCode(l), faint: faintAfterFirst(l),
-			busy: s.hasBusyText(l.Text), prompt: s.isPromptRow(l.Text),
+			busy: s.hasBusyText(l.Text), prompt: s.isPromptRow(l.Text), dialog: s.hasDialogText(l.Text),
 			version: l.Version, changed: now, stale: stale, mark: l.Mark,
 		}
 	}

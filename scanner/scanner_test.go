@@ -418,6 +418,24 @@ func TestGeminiTitleState(t *testing.T) {
 	}
 }
 
+// TestDialogState: a dialog on screen (Cues.Dialogs: Claude Code's
+// permission dialog) means the agent waits on its human; once the human
+// answered (Esc) and the dialog is gone, it does not.
+func TestDialogState(t *testing.T) {
+	h := newHarness(t, 80, 24, "claude")
+	h.write("\x1b[H● Creating the marker.\x1b[10;1H Bash command\x1b[12;1H touch marker\x1b[14;1H Do you want to proceed?" +
+		"\x1b[15;1H ❯ 1. Yes\x1b[16;1H   2. No\x1b[18;1H Esc to cancel · Tab to amend")
+	h.settle()
+	if st := h.s.State(); !st.Waiting || st.Busy {
+		t.Fatalf("dialog up: %+v, want waiting, not busy", st)
+	}
+	h.write("\x1b[10;1H\x1b[J\x1b[10;1H  ⎿  Interrupted · What should Claude do instead?\x1b[20;1H❯ ")
+	h.settle()
+	if st := h.s.State(); st.Waiting || st.Busy {
+		t.Fatalf("dialog answered: %+v, want idle", st)
+	}
+}
+
 // TestGeminiStartQuiet: Gemini CLI started with --resume draws its input
 // box, then loads the session (and drops an Enter typed meanwhile) about
 // 0.6 s later: it first counts as idle after 2 s of quiet, and from then

@@ -86,13 +86,37 @@ func (s *Scanner) updateState(now time.Time) {
 	st := State{
 		Busy:    busyCue || !quiet && !s.saysIdle(),
 		Draft:   s.draft(),
-		Waiting: s.titleHas(s.cues.WaitingTitles),
+		Waiting: s.titleHas(s.cues.WaitingTitles) || s.hasDialog(),
 	}
 	if s.stateKnown && st == s.state {
 		return
 	}
 	s.state, s.stateKnown = st, true
 	s.events = append(s.events, Event{Kind: EventState, Time: now, State: st})
+}
+
+// hasDialog reports whether a row shows a dialog cue (Cues.Dialogs).
+func (s *Scanner) hasDialog() bool {
+	if len(s.cues.Dialogs) == 0 {
+		return false
+	}
+	for i := range s.rows {
+		if s.rows[i].dialog {
+			return true
+		}
+	}
+	return false
+}
+
+// hasDialogText reports whether a row's text holds a dialog cue, worked
+// out once when the row's text changes (rowState.dialog).
+func (s *Scanner) hasDialogText(text string) bool {
+	for _, d := range s.cues.Dialogs {
+		if strings.Contains(text, d) {
+			return true
+		}
+	}
+	return false
 }
 
 // titleHas reports whether the window title holds one of texts.

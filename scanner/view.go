@@ -91,6 +91,7 @@ func (s *Scanner) refreshRows() bool {
 			r.faint = faintAfterFirst(l)
 			r.busy = s.hasBusyText(l.Text)
 			r.prompt = s.isPromptRow(l.Text)
+			r.dialog = s.hasDialogText(l.Text)
 			r.changed = now
 			changed = true
 		}

@@ -19,9 +19,10 @@ import (
 // HookEvents are the Claude Code hook events relay listens to, in
 // the order they happen in a session. PermissionRequest runs as a tool
 // permission dialog opens (an empty answer leaves the choice to the
-// human); Notification's permission_prompt follows only about 6 s later
-// (Claude Code 2.1.328), so PermissionRequest is the cue that the agent
-// waits on the human.
+// human, and a decision it prints answers the dialog while it is up);
+// Notification's permission_prompt follows only about 6 s later (Claude
+// Code 2.1.328), so PermissionRequest is the cue that the agent waits on
+// the human.
 func HookEvents() []string {
 	return []string{"SessionStart", "UserPromptSubmit", "PostToolUse", "PermissionRequest", "Notification", "Stop", "SessionEnd"}
 }
@@ -33,6 +34,7 @@ const (
 	stopTimeout    = 10
 	hookTimeout    = 5
 	preToolTimeout = 65
+	permTimeout    = 3605 // hookrpc.PermissionTimeout and a margin
 )
 
 // Settings returns the JSON for `claude --settings JSON`: for this
@@ -74,6 +76,8 @@ func SettingsAllowing(hookCommand string, allow []string, extra ...string) (stri
 			timeout = stopTimeout
 		case "PreToolUse":
 			timeout = preToolTimeout
+		case "PermissionRequest":
+			timeout = permTimeout
 		}
 		hooks[ev] = []group{{Hooks: []handler{{Type: "command", Command: ShellQuote(hookCommand) + " hook " + ev, Timeout: timeout}}}}
 	}

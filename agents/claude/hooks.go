@@ -41,6 +41,7 @@ type hooks struct {
 	on     bool              // a hook arrived: the hooks give commands and turns
 	reader *TranscriptReader // from SessionStart on
 	blocks int               // Stops blocked in a row
+	asks   []*asking         // PermissionRequest hooks waiting for an answer, oldest first
 	sink   agents.Sink
 	ctx    context.Context // Run's: outlives each hook's exchange
 }
@@ -147,7 +148,7 @@ func (h *hooks) handle(ctx context.Context, req hookrpc.Request) hookrpc.Respons
 		h.mu.Lock()
 		h.blocks = 0
 		h.mu.Unlock()
-		sink.Turn(agents.Turn{Exact: true, Busy: true})
+		sink.Turn(h.turn())
 		sink.Prompted([]string{ev.Prompt})
 	case "PostToolUse":
 		h.mu.Lock()
@@ -156,7 +157,7 @@ func (h *hooks) handle(ctx context.Context, req hookrpc.Request) hookrpc.Respons
 		}
 		h.mu.Unlock()
 		h.read(nil)
-		sink.Turn(agents.Turn{Exact: true, Busy: true})
+		sink.Turn(h.turn())
 		sink.ToolCall(ctx, ev.ToolName, ev.ToolInput)
 		if h.steer {
 			// Steer: what waits rides on the tool's result, mid-turn.
@@ -167,17 +168,21 @@ func (h *hooks) handle(ctx context.Context, req hookrpc.Request) hookrpc.Respons
 	case "PreToolUse":
 		// The session's BeforeToolCall handlers may refuse the call (the
 		// reason reaches the model) or add context beside it.
-		sink.Turn(agents.Turn{Exact: true, Busy: true})
+		sink.Turn(h.turn())
 		if out := PreToolUseAnswer(sink.BeforeToolCall(ctx, ev.ToolName, ev.ToolInput)); out != "" {
 			return hookrpc.Response{Stdout: out}
 		}
 	case "PermissionRequest":
-		sink.Turn(agents.Turn{Exact: true, Busy: true, Waiting: true})
+		return h.permission(ctx, ev)
 	case "Notification":
-		if ev.NotificationType == "permission_prompt" {
-			sink.Turn(agents.Turn{Exact: true, Busy: true, Waiting: true})
+		// permission_prompt comes seconds after PermissionRequest, and
+		// only says again what that said; after the human answered it
+		// must not bring the wait back.
+		if ev.NotificationType == "permission_prompt" && h.waiting() {
+			sink.Turn(h.turn())
 		}
 	case "Stop":
+		h.Dismiss() // no dialog outlives its turn
 		h.read(&ev)
 		h.mu.Lock()
 		if ev.StopHookActive {

@@ -17,9 +17,17 @@ func Cues() scanner.Cues {
 	return scanner.Cues{
 		Busy:       []string{"esc to interrupt"},
 		Prompt:     "❯",
+		Dialogs:    Dialogs(),
 		Spinner:    "✢✳✶✻✽·*",
 		CodeColors: []screen.Color{screen.PaletteColor(153)},
 	}
+}
+
+// Dialogs are the questions of Claude Code's permission dialogs (2.1.328):
+// a Bash command, an edit, a new file, a fetch. While one is on screen the
+// agent waits on its human; once none is, the human answered.
+func Dialogs() []string {
+	return []string{"Do you want to proceed?", "Do you want to make this edit to", "Do you want to create ", "Do you want to allow "}
 }
 
 // Settle is the pause between a paste and its Enter for Claude Code. Relay

@@ -16,13 +16,17 @@ import (
 )
 
 // Cues are what Codex's screen shows about its state: its OSC 7501 state
-// reports are exact; "esc to interrupt" is the fallback.
+// reports are exact; "esc to interrupt" is the fallback. While an approval
+// dialog waits (0.169.0: "Would you like to run the following command?",
+// OSC 7501 state=blocked) its window title says "Action Required".
 func Cues() scanner.Cues {
 	return scanner.Cues{
-		Busy:         []string{"esc to interrupt"},
-		StateOSC:     7501,
-		Prompt:       "›",
-		Placeholders: []string{"Ask Codex to do anything"},
+		Busy:          []string{"esc to interrupt"},
+		StateOSC:      7501,
+		Prompt:        "›",
+		Placeholders:  []string{"Ask Codex to do anything"},
+		WaitingTitles: []string{"Action Required"},
+		Dialogs:       []string{"Would you like to run the following command?"},
 	}
 }
 

@@ -81,8 +81,9 @@
       case "sent": sendStatus("sent" + (f.to ? " to " + f.to : "") + (f.warning ? " (" + f.warning + ")" : ""), !!f.warning); break;
       case "memory_results": onMemoryResults(f); break;
       case "stopping": sendStatus("ending " + f.to + " (SessionEnd hooks, its last turn, then exit)", false); break;
+      case "answered": sendStatus("answered " + f.to + "'s prompt", false); break;
       case "error":
-        if (f.request === "send" || f.request === "stop") sendStatus(f.error, true);
+        if (f.request === "send" || f.request === "stop" || f.request === "approve") sendStatus(f.error, true);
         else if (f.request === "memory_search") onMemoryResults({ error: f.error });
         else console.warn("relay dashboard:", f.error);
         break;
@@ -272,6 +273,24 @@
           ["host", (a.host || "?") + (a.pid ? " (pid " + a.pid + ")" : "")]]
           // seen moves with every heartbeat, which the feed does not send: it means something once offline.
           .concat(a.state === "offline" ? [["last seen", known(a.seen) ? ago(a.seen) + " ago" : "unknown"]] : [])));
+        if (a.state === "blocked" && a.ask) {
+          const ask = a.ask;
+          const p = el("div", "ask", "Waits on its human: " + (ask.tool || "?") + (ask.detail ? ": " + ask.detail : "") +
+            " (since " + ago(ask.since) + ")");
+          p.id = "ask";
+          box.appendChild(p);
+          for (const [label, deny] of [["Allow", false], ["Deny", true]]) {
+            const b = el("button", deny ? "deny" : "allow", label);
+            b.id = deny ? "ask-deny" : "ask-allow";
+            b.title = (deny ? "Refuse " : "Allow ") + "this tool call (relay approve" + (deny ? " --deny" : "") + ")";
+            b.addEventListener("click", () => {
+              const reason = deny ? prompt("Why? (the agent's model reads it)", "") : "";
+              if (reason === null) return;
+              request({ type: "approve", agent: a.name, id: ask.id, deny, reason: reason || "" });
+            });
+            box.appendChild(b);
+          }
+        }
         if (a.state !== "offline") {
           const stop = el("button", "stop", "Stop");
           stop.id = "stop-agent";

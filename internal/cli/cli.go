@@ -119,6 +119,8 @@ func commands() map[string]command {
 		"doctor":    {"check the hub, the state folder and the agent CLIs", runDoctor},
 		"hook":      {"forward a Claude Code hook to its relay wrapper (run by Claude Code)", runHook},
 		"stop":      {"end a wrapped agent gracefully (SessionEnd hooks, its last turn, then exit)", runStop},
+		"approvals": {"list the permission prompts the team's agents wait on", runApprovals},
+		"approve":   {"answer an agent's permission prompt (allow, or --deny)", runApprove},
 		"mcp":       {"serve the team's tools (send, agents, memory…) over MCP on stdio", runMCP},
 		"team":      {"start, list or stop a team of agents from .relay/team.toml (up, status, down)", runTeam},
 		"attach":    {"show a team agent's tmux window (relay team up)", runAttach},

@@ -326,6 +326,9 @@ func writeAgents(w io.Writer, now time.Time, agents []bus.Presence) error {
 		if a.State == bus.StateStuck {
 			state += " (oldest " + strings.TrimSuffix(ago(now, a.WaitingSince), " ago") + ")"
 		}
+		if a.State == bus.StateBlocked && a.Ask != nil {
+			state += " (" + askSummary(*a.Ask, 60) + ")"
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", termsafe.Line(a.Name), termsafe.Line(cli), termsafe.Line(state),
 			ago(now, a.Since), ago(now, a.Seen), a.Pending, skippedBytes(a.Skipped))
 	}

@@ -51,7 +51,7 @@ func (tm *team) agentState(name string) (string, error) {
 }
 
 // TestClaudePermissionWaits: while Bob's Claude Code shows a permission
-// dialog, Bob is listed as waiting on his human and a message for him is
+// dialog, Bob is listed as blocked (waiting on his human) and a message for him is
 // not typed (a key typed into the dialog would answer it); once the human
 // approves, the tool runs, the turn ends and the message reaches Bob's
 // model exactly once.
@@ -85,8 +85,8 @@ func TestClaudePermissionWaits(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if st != "waiting" {
-			return fmt.Errorf("Bob is %q, want waiting", st)
+		if st != "blocked" {
+			return fmt.Errorf("Bob is %q, want blocked", st)
 		}
 		return nil
 	})
@@ -94,7 +94,7 @@ func TestClaudePermissionWaits(t *testing.T) {
 	if out, err := tm.relay("send", "--from", "Alice", "Bob", msg); err != nil {
 		t.Fatalf("relay send: %v: %s", err, out)
 	}
-	tm.waitHeld(msg, "waiting:") // Bob's wrapper holds it for the dialog
+	tm.waitHeld(msg, "blocked:") // Bob's wrapper holds it for the dialog
 	for _, r := range bob.model.Turns() {
 		if strings.Contains(string(r.Body), msg) {
 			t.Fatalf("the message reached Bob's model while his human was asked: %q", r.LastUser)
@@ -109,8 +109,8 @@ func TestClaudePermissionWaits(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(work, "marker")); err == nil {
 		t.Fatal("the command ran before the human approved it")
 	}
-	if st, err := tm.agentState("Bob"); err != nil || st != "waiting" {
-		t.Errorf("Bob is %q (%v) with the dialog up, want waiting", st, err)
+	if st, err := tm.agentState("Bob"); err != nil || st != "blocked" {
+		t.Errorf("Bob is %q (%v) with the dialog up, want blocked", st, err)
 	}
 
 	bob.term.Enter() // the human approves: "1. Yes" is selected
@@ -130,8 +130,8 @@ func TestClaudePermissionWaits(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if st == "waiting" {
-			return fmt.Errorf("Bob is still listed as waiting after the dialog was answered")
+		if st == "blocked" {
+			return fmt.Errorf("Bob is still listed as blocked after the dialog was answered")
 		}
 		return nil
 	})

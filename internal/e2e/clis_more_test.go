@@ -447,11 +447,9 @@ func TestScreenCLIApprovalWaits(t *testing.T) {
 			if err != nil {
 				t.Fatalf("no approval dialog: %v\n%s", err, bob.screen(t))
 			}
-			if kind == "gemini" {
-				// Its window title says "Action Required": the team sees
-				// that Bob waits on his human.
-				tm.waitState("Bob", bus.StateWaiting)
-			}
+			// Its window title says "Action Required": the team sees that
+			// Bob waits on his human.
+			tm.waitState("Bob", bus.StateBlocked)
 			if out, err := tm.relay("send", "Bob", aliceAsk); err != nil {
 				t.Fatalf("relay send: %v\n%s", err, out)
 			}

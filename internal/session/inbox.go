@@ -183,7 +183,7 @@ func (s *Session) waitReason() string {
 		case st.human:
 			why = "draft: the human's line is unfinished"
 		case d.Waiting:
-			why = "waiting: the agent asks its human"
+			why = "blocked: " + st.waitsOn()
 		case d.Draft:
 			why = "draft: the agent's input box holds text"
 		case d.Busy:

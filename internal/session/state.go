@@ -40,7 +40,10 @@ type state struct {
 	prompts  []string            // the last prompts that reached the model
 
 	presence     bus.State // the last state told to the hub
+	presenceAsk  *bus.Ask  // and the prompt told with it
 	presenceSent bool
+
+	blocked // the prompt the agent waits on, following the screen (blocked.go)
 }
 
 // received notes a message from a peer, for the hop count of the answer.
@@ -142,16 +145,16 @@ func (s *Session) push(st *state) {
 			s.src.Idle()
 		}
 	}
-	bst := bus.StateIdle
+	bst, ask := bus.StateIdle, (*bus.Ask)(nil)
 	switch {
 	case d.Waiting:
-		bst = bus.StateWaiting
+		bst, ask = bus.StateBlocked, st.ask
 	case d.Busy:
 		bst = bus.StateBusy
 	}
-	if !st.presenceSent || bst != st.presence {
-		st.presence, st.presenceSent = bst, true
-		s.presence.set(bst)
+	if !st.presenceSent || bst != st.presence || ask != st.presenceAsk {
+		st.presence, st.presenceAsk, st.presenceSent = bst, ask, true
+		s.presence.set(bst, ask)
 	}
 }
 
@@ -163,6 +166,7 @@ func (s *Session) onScreenState(ss scanner.State, title string) {
 	}
 	s.do(func(st *state) {
 		st.screen = ss
+		s.followDialog(st)
 		if !ss.Busy && titleOK {
 			st.ready = true
 		}
@@ -188,6 +192,7 @@ func (s *Session) onTurn(t agents.Turn) {
 			st.ready = true
 		}
 		st.turn = t
+		s.turnAsk(st)
 		s.push(st)
 	})
 }
@@ -251,6 +256,7 @@ type presenceStage struct {
 	wake  chan struct{}
 	mu    sync.Mutex
 	state bus.State
+	ask   *bus.Ask // the prompt of a blocked state
 	dirty bool
 }
 
@@ -258,19 +264,19 @@ func newPresenceStage() *presenceStage {
 	return &presenceStage{wake: make(chan struct{}, 1)}
 }
 
-func (p *presenceStage) set(st bus.State) {
+func (p *presenceStage) set(st bus.State, ask *bus.Ask) {
 	p.mu.Lock()
-	p.state, p.dirty = st, true
+	p.state, p.ask, p.dirty = st, ask, true
 	p.mu.Unlock()
 	p.poke()
 }
 
 // restore marks st as still to be sent unless a newer state was set, and
 // does not wake the stage: the next connect does.
-func (p *presenceStage) restore(st bus.State) {
+func (p *presenceStage) restore(st bus.State, ask *bus.Ask) {
 	p.mu.Lock()
 	if !p.dirty {
-		p.state, p.dirty = st, true
+		p.state, p.ask, p.dirty = st, ask, true
 	}
 	p.mu.Unlock()
 }
@@ -283,12 +289,12 @@ func (p *presenceStage) poke() {
 	}
 }
 
-func (p *presenceStage) take() (bus.State, bool) {
+func (p *presenceStage) take() (bus.State, *bus.Ask, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	st, ok := p.state, p.dirty
+	st, ask, ok := p.state, p.ask, p.dirty
 	p.dirty = false
-	return st, ok
+	return st, ask, ok
 }
 
 // runPresence sends each new state to the hub until ctx ends.
@@ -306,13 +312,13 @@ func (s *Session) runPresence(ctx context.Context) {
 		if c == nil {
 			continue
 		}
-		st, ok := s.presence.take()
+		st, ask, ok := s.presence.take()
 		if !ok {
 			continue
 		}
-		if err := c.SetState(ctx, st); err != nil && ctx.Err() == nil {
+		if err := c.SetStateAsk(ctx, st, ask); err != nil && ctx.Err() == nil {
 			s.log.Debug("presence", "state", st, "err", err)
-			s.presence.restore(st) // sent again after the next connect
+			s.presence.restore(st, ask) // sent again after the next connect
 		}
 	}
 }

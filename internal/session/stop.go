@@ -29,6 +29,9 @@ const (
 // (bus.ControlSubject) until ctx ends.
 func (s *Session) serveControl(ctx context.Context, c *bus.Client) {
 	err := c.ServeControl(ctx, func(req bus.Control) bus.ControlReply {
+		if req.Op == bus.OpApprove {
+			return s.approve(req)
+		}
 		if req.Op != bus.OpStop {
 			return bus.ControlReply{Error: "unknown request " + req.Op}
 		}

@@ -98,6 +98,7 @@ const (
 	MessageSent     Event = "MessageSent"
 	ToolCall        Event = "ToolCall"
 	BeforeToolCall  Event = "BeforeToolCall"
+	Blocked         Event = "Blocked"
 	Output          Event = "Output"
 )
 
