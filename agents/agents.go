@@ -65,6 +65,10 @@ type Profile struct {
 	// Diagnose, when set, says where relay gets this CLI's exact text and
 	// state, for relay doctor; without it, the screen.
 	Diagnose func(ctx context.Context, p Probe) Diagnosis
+	// Pin, when set, is the release relay is tested against.
+	Pin *Pin
+	// Offline, when set, runs the CLI against a mock model (tests).
+	Offline *Offline
 }
 
 // ErrUnknownProfile is returned for a profile name nobody registered.

@@ -40,6 +40,18 @@ func Names() []string {
 	return names
 }
 
+// Commands lists the programs that have a profile (each profile's first
+// command), in the registry's order: what relay doctor looks for.
+func Commands() []string {
+	var out []string
+	for _, p := range All() {
+		if len(p.Commands) > 0 {
+			out = append(out, p.Commands[0])
+		}
+	}
+	return out
+}
+
 // Named returns the profile called name (any case).
 func Named(name string) (agents.Profile, error) {
 	for _, p := range All() {

@@ -63,7 +63,7 @@ type doctorReport struct {
 
 func runDoctor(ctx context.Context, env *Env, args []string) error {
 	var asJSON bool
-	fs := newFlags(env, "doctor", "[--json]\n\nChecks the state folder, the hub and its memory service, the configuration, and every agent CLI on PATH\n(claude, codex, gemini, aider): its version, its profile, and where relay gets its exact text and its state.\nExit status 1 when anything is broken.")
+	fs := newFlags(env, "doctor", "[--json]\n\nChecks the state folder, the hub and its memory service, the configuration, and every agent CLI on PATH\n("+strings.Join(registry.Commands(), ", ")+"): its version, its profile, and where relay gets its exact text and its state.\nExit status 1 when anything is broken.")
 	fs.BoolVar(&asJSON, "json", false, "print JSON")
 	if err := parseFlags(fs, args); err != nil {
 		return err
