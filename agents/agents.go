@@ -65,6 +65,10 @@ type Profile struct {
 	// Diagnose, when set, says where relay gets this CLI's exact text and
 	// state, for relay doctor; without it, the screen.
 	Diagnose func(ctx context.Context, p Probe) Diagnosis
+	// Version, when set, reads the version of the CLI at path without
+	// running --version (which relay doctor does otherwise); an error
+	// falls back to --version.
+	Version func(path string) (string, error)
 	// Pin, when set, is the release relay is tested against.
 	Pin *Pin
 	// Offline, when set, runs the CLI against a mock model (tests).

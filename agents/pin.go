@@ -1,7 +1,9 @@
 package agents
 
 import (
+	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 )
@@ -65,4 +67,28 @@ func WriteFiles(home string, files map[string]string) error {
 		}
 	}
 	return nil
+}
+
+// PackageVersion returns the version of the npm package pkg that the
+// executable path (an npm bin link, or a file inside the package) belongs
+// to, read from its package.json: no need to start the CLI, which for a
+// Node program can take seconds on a loaded machine. It wraps
+// fs.ErrNotExist when path is not inside pkg.
+func PackageVersion(path, pkg string) (string, error) {
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return "", fmt.Errorf("version of %s: %w", path, err)
+	}
+	for dir := filepath.Dir(real); ; dir = filepath.Dir(dir) {
+		b, err := os.ReadFile(filepath.Join(dir, "package.json"))
+		if err == nil {
+			var p struct{ Name, Version string }
+			if json.Unmarshal(b, &p) == nil && p.Name == pkg && p.Version != "" {
+				return p.Version, nil
+			}
+		}
+		if parent := filepath.Dir(dir); parent == dir {
+			return "", fmt.Errorf("version of %s: no package.json of %s above it: %w", path, pkg, fs.ErrNotExist)
+		}
+	}
 }

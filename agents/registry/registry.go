@@ -13,6 +13,7 @@ import (
 	"github.com/relayhq/relay/agents/claude"
 	"github.com/relayhq/relay/agents/codex"
 	"github.com/relayhq/relay/agents/gemini"
+	"github.com/relayhq/relay/agents/pi"
 	"github.com/relayhq/relay/agents/shell"
 )
 
@@ -25,6 +26,7 @@ func All() []agents.Profile {
 		claude.Profile(),
 		codex.Profile(),
 		gemini.Profile(),
+		pi.Profile(),
 		aider.Profile(),
 		shell.Profile(),
 	}

@@ -290,7 +290,14 @@ func checkAgent(ctx context.Context, env *Env, prof agents.Profile, name, path, 
 	a.MCP = "not registered by relay wrap (register relay mcp by hand: docs/mcp.md)"
 	vctx, cancel := context.WithTimeout(ctx, doctorTimeout)
 	defer cancel()
-	if v, err := agents.Version(vctx, path, env.environ()); err != nil {
+	v, err := "", errors.New("no version read")
+	if prof.Version != nil {
+		v, err = prof.Version(path)
+	}
+	if err != nil {
+		v, err = agents.Version(vctx, path, env.environ())
+	}
+	if err != nil {
 		a.OK, a.Problem = false, err.Error()
 		a.Fix = fmt.Sprintf("check that it runs: %s --version (reinstall it if it does not)", path)
 	} else {

@@ -23,7 +23,7 @@ import (
 // answering from a mock model.
 type screenCLI struct {
 	name  string
-	kind  string // "codex" or "gemini"
+	kind  string // its profile: "codex", "gemini", "pi", …
 	model interface {
 		modelLog
 		Turns() []mockmodel.Request
@@ -71,8 +71,18 @@ func startScreenCLI(t testing.TB, env []string, kind, name string, cols, rows in
 		t.Cleanup(m.Close)
 		a.model, a.ready = m, agenttest.GeminiReady
 		cmd = agenttest.Gemini(t, agenttest.GeminiOptions{Model: m.URL, WorkDir: work, Cols: cols, Rows: rows, ExtraArgs: extra, Env: env})
-	default:
-		t.Fatalf("unknown CLI %q", kind)
+	default: // a CLI whose profile says how it runs offline
+		off, err := agenttest.OfflineOf(kind)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := mockmodel.Start(off.API, mockmodel.Options{Script: script})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(m.Close)
+		a.model, a.ready = m, off.Ready
+		cmd = agenttest.OfflineCLI(t, kind, agenttest.OfflineOptions{Model: m.URL, WorkDir: work, Cols: cols, Rows: rows, ExtraArgs: extra, Env: env})
 	}
 	a.term = agenttest.Start(t, cmd.Under(relayBin, "wrap", "--name", name, "--"))
 	stopGently(t, a.term)
