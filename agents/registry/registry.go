@@ -14,6 +14,7 @@ import (
 	"github.com/relayhq/relay/agents/codex"
 	"github.com/relayhq/relay/agents/gemini"
 	"github.com/relayhq/relay/agents/pi"
+	"github.com/relayhq/relay/agents/qwen"
 	"github.com/relayhq/relay/agents/shell"
 )
 
@@ -27,6 +28,7 @@ func All() []agents.Profile {
 		codex.Profile(),
 		gemini.Profile(),
 		pi.Profile(),
+		qwen.Profile(),
 		aider.Profile(),
 		shell.Profile(),
 	}
