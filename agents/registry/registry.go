@@ -26,9 +26,9 @@ func All() []agents.Profile {
 	return []agents.Profile{
 		claude.Profile(),
 		codex.Profile(),
+		qwen.Profile(), // before gemini: its stream may name Gemini
 		gemini.Profile(),
 		pi.Profile(),
-		qwen.Profile(),
 		aider.Profile(),
 		shell.Profile(),
 	}
