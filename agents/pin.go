@@ -52,6 +52,9 @@ type OfflineSetup struct {
 	// ConfigDir is the CLI's configuration folder, where tests read its
 	// session files.
 	ConfigDir string
+	// AnswerQueries says the CLI waits for answers to its terminal queries
+	// at start (OpenCode's renderer), which the test terminal must give.
+	AnswerQueries bool
 }
 
 // WriteFiles writes files (path relative to home → content) as private

@@ -35,7 +35,10 @@ func Profile() agents.Profile {
 		Name: "qwen", CLI: "Qwen Code", Commands: []string{"qwen"},
 		Cues: Cues(), Paste: true, Settle: Settle,
 		TypePrimer: true, Model: true, EscapeMentions: true,
-		Exit: func(string) string { return "/quit" },
+		// Its title, set once its TUI is up: before, a quiet screen is Node
+		// loading (over a minute at a load of 28), and typing is lost.
+		ReadyTitle: "Qwen - ",
+		Exit:       func(string) string { return "/quit" },
 		Detect: func(head []byte) bool {
 			return bytes.Contains(head, []byte("\x1b]0;Qwen - ")) || bytes.Contains(head, []byte("Qwen Code"))
 		},

@@ -13,6 +13,7 @@ import (
 	"github.com/relayhq/relay/agents/claude"
 	"github.com/relayhq/relay/agents/codex"
 	"github.com/relayhq/relay/agents/gemini"
+	"github.com/relayhq/relay/agents/opencode"
 	"github.com/relayhq/relay/agents/pi"
 	"github.com/relayhq/relay/agents/qwen"
 	"github.com/relayhq/relay/agents/shell"
@@ -29,6 +30,7 @@ func All() []agents.Profile {
 		qwen.Profile(), // before gemini: its stream may name Gemini
 		gemini.Profile(),
 		pi.Profile(),
+		opencode.Profile(),
 		aider.Profile(),
 		shell.Profile(),
 	}

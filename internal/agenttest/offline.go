@@ -66,5 +66,7 @@ func OfflineCmd(stateDir, name string, opts OfflineOptions) (Cmd, error) {
 		return Cmd{}, s.wrap(err)
 	}
 	argv := append(append([]string{opts.Binary}, set.Args...), opts.ExtraArgs...)
-	return s.cmd(argv, set.Env, opts.Env, set.ConfigDir, opts.Cols, opts.Rows), nil
+	c := s.cmd(argv, set.Env, opts.Env, set.ConfigDir, opts.Cols, opts.Rows)
+	c.AnswerQueries = set.AnswerQueries
+	return c, nil
 }
