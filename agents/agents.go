@@ -1,8 +1,8 @@
 // Package agents holds what every agent CLI's profile is made of: the
 // Profile type, the exact-text Source a profile may offer a session, the
 // protocol primer and the version probe. Each CLI lives in its own package
-// below (agents/claude, agents/codex, agents/gemini, agents/pi,
-// agents/aider, agents/shell) and agents/registry lists them: nothing outside agents/
+// below (agents/claude, agents/codex, agents/gemini, agents/qwen,
+// agents/pi, agents/opencode, agents/aider, agents/shell) and agents/registry lists them: nothing outside agents/
 // names a CLI.
 package agents
 
