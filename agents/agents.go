@@ -1,8 +1,8 @@
 // Package agents holds what every agent CLI's profile is made of: the
 // Profile type, the exact-text Source a profile may offer a session, the
 // protocol primer and the version probe. Each CLI lives in its own package
-// below (agents/claude, agents/codex, agents/gemini, agents/aider,
-// agents/shell) and agents/registry lists them: nothing outside agents/
+// below (agents/claude, agents/codex, agents/gemini, agents/qwen,
+// agents/pi, agents/opencode, agents/aider, agents/shell) and agents/registry lists them: nothing outside agents/
 // names a CLI.
 package agents
 
@@ -65,6 +65,14 @@ type Profile struct {
 	// Diagnose, when set, says where relay gets this CLI's exact text and
 	// state, for relay doctor; without it, the screen.
 	Diagnose func(ctx context.Context, p Probe) Diagnosis
+	// Version, when set, reads the version of the CLI at path without
+	// running --version (which relay doctor does otherwise); an error
+	// falls back to --version.
+	Version func(path string) (string, error)
+	// Pin, when set, is the release relay is tested against.
+	Pin *Pin
+	// Offline, when set, runs the CLI against a mock model (tests).
+	Offline *Offline
 }
 
 // ErrUnknownProfile is returned for a profile name nobody registered.

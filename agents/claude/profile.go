@@ -48,6 +48,7 @@ func Profile() agents.Profile {
 		Detect:   func(head []byte) bool { return bytes.Contains(head, []byte("Claude Code")) },
 		Exact:    exact,
 		Diagnose: diagnose,
+		Pin:      &agents.Pin{Package: "@anthropic-ai/claude-code", Version: "2.1.328", Folder: "claude-code", Bin: "claude", VersionText: "2.1.328 (Claude Code)"},
 	}
 }
 

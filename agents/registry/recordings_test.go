@@ -40,9 +40,9 @@ func TestRecordings(t *testing.T) {
 			}
 			dir := filepath.Base(filepath.Dir(f))
 			want := ""
-			for _, p := range []string{"claude", "codex", "gemini"} {
-				if strings.HasPrefix(dir, p) {
-					want = p
+			for _, p := range All() {
+				if p.Pin != nil && strings.HasPrefix(dir, p.Pin.Folder+"-") {
+					want = p.Name
 				}
 			}
 			got := Detect(data[:min(len(data), 64<<10)])

@@ -13,6 +13,9 @@ import (
 	"github.com/relayhq/relay/agents/claude"
 	"github.com/relayhq/relay/agents/codex"
 	"github.com/relayhq/relay/agents/gemini"
+	"github.com/relayhq/relay/agents/opencode"
+	"github.com/relayhq/relay/agents/pi"
+	"github.com/relayhq/relay/agents/qwen"
 	"github.com/relayhq/relay/agents/shell"
 )
 
@@ -24,7 +27,10 @@ func All() []agents.Profile {
 	return []agents.Profile{
 		claude.Profile(),
 		codex.Profile(),
+		qwen.Profile(), // before gemini: its stream may name Gemini
 		gemini.Profile(),
+		pi.Profile(),
+		opencode.Profile(),
 		aider.Profile(),
 		shell.Profile(),
 	}
@@ -38,6 +44,18 @@ func Names() []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+// Commands lists the programs that have a profile (each profile's first
+// command), in the registry's order: what relay doctor looks for.
+func Commands() []string {
+	var out []string
+	for _, p := range All() {
+		if len(p.Commands) > 0 {
+			out = append(out, p.Commands[0])
+		}
+	}
+	return out
 }
 
 // Named returns the profile called name (any case).

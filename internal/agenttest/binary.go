@@ -1,12 +1,12 @@
-// Package agenttest runs the real agent CLIs (Claude Code, Codex, Gemini
-// CLI) offline under tests: it finds the pinned binaries installed by
+// Package agenttest runs the real agent CLIs (those of the registry with a
+// Pin) offline under tests: it finds the pinned binaries installed by
 // .ci/install-agents, builds the argv and environment that point each CLI at
 // a mock model server (package mockmodel) with a private, temporary
 // configuration (Cmd), and starts them in package ptytest's terminal
 // (Start; Term is ptytest.Term, the one terminal type of the tests).
 //
 // A test that needs a CLI calls Binary, which skips the test with a clear
-// message when the CLI is not installed; CI installs all three.
+// message when the CLI is not installed; CI installs all of them.
 package agenttest
 
 import (
@@ -15,9 +15,13 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/relayhq/relay/agents"
+	"github.com/relayhq/relay/agents/registry"
 )
 
-// The pinned versions, matching .ci/install-agents.
+// The pinned versions of the first three CLIs, as their profiles pin them
+// (TestVersionsArePins); Pin gives any CLI's.
 const (
 	ClaudeVersion = "2.1.328"
 	CodexVersion  = "0.169.0"
@@ -27,21 +31,17 @@ const (
 // ErrNotInstalled says a CLI is not in the agents cache.
 var ErrNotInstalled = errors.New("agent CLI not installed")
 
-// agent describes where one CLI lives in the cache.
-type agent struct {
-	folder, bin string
-}
-
-func agentOf(name string) (agent, bool) {
-	switch name {
-	case "claude":
-		return agent{"claude-code-" + ClaudeVersion, "claude"}, true
-	case "codex":
-		return agent{"codex-" + CodexVersion, "codex"}, true
-	case "gemini":
-		return agent{"gemini-cli-" + GeminiVersion, "gemini"}, true
+// Pin returns the pinned release of the CLI whose profile is name, from
+// the registry.
+func Pin(name string) (agents.Pin, error) {
+	p, err := registry.Named(name)
+	if err != nil {
+		return agents.Pin{}, fmt.Errorf("agent %q: %w", name, err)
 	}
-	return agent{}, false
+	if p.Pin == nil {
+		return agents.Pin{}, fmt.Errorf("agent %q: no pinned release in its profile", name)
+	}
+	return *p.Pin, nil
 }
 
 // CacheDirs returns the folders searched for installed CLIs, in order:
@@ -57,22 +57,22 @@ func CacheDirs() []string {
 	return dirs
 }
 
-// BinaryPath returns the path of the pinned CLI name ("claude", "codex" or
-// "gemini") in the agents cache, or an error wrapping ErrNotInstalled.
+// BinaryPath returns the path of the pinned CLI name (a profile of the
+// registry with a Pin) in the agents cache, or an error wrapping ErrNotInstalled.
 func BinaryPath(name string) (string, error) {
-	a, ok := agentOf(name)
-	if !ok {
-		return "", fmt.Errorf("agent %q: unknown (want claude, codex or gemini)", name)
+	a, err := Pin(name)
+	if err != nil {
+		return "", err
 	}
 	dirs := CacheDirs()
 	for _, d := range dirs {
-		p := filepath.Join(d, a.folder, "node_modules", ".bin", a.bin)
+		p := filepath.Join(d, a.Dir(), "node_modules", ".bin", a.Bin)
 		if st, err := os.Stat(p); err == nil && !st.IsDir() && st.Mode()&0o111 != 0 {
 			return p, nil
 		}
 	}
 	return "", fmt.Errorf("agent %q: %s/node_modules/.bin/%s not found in %v (run .ci/install-agents): %w",
-		name, a.folder, a.bin, dirs, ErrNotInstalled)
+		name, a.Dir(), a.Bin, dirs, ErrNotInstalled)
 }
 
 // Binary returns the path of the pinned CLI name, or skips the test when it

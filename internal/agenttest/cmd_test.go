@@ -33,3 +33,12 @@ func TestCmdUnderKeepsTheCommand(t *testing.T) {
 		t.Error("Under changed the original command")
 	}
 }
+
+func TestVersionsArePins(t *testing.T) {
+	for name, v := range map[string]string{"claude": agenttest.ClaudeVersion, "codex": agenttest.CodexVersion, "gemini": agenttest.GeminiVersion} {
+		p, err := agenttest.Pin(name)
+		if err != nil || p.Version != v {
+			t.Errorf("%s: pin %+v, %v; the constant says %s", name, p, err, v)
+		}
+	}
+}

@@ -63,7 +63,7 @@ type doctorReport struct {
 
 func runDoctor(ctx context.Context, env *Env, args []string) error {
 	var asJSON bool
-	fs := newFlags(env, "doctor", "[--json]\n\nChecks the state folder, the hub and its memory service, the configuration, and every agent CLI on PATH\n(claude, codex, gemini, aider): its version, its profile, and where relay gets its exact text and its state.\nExit status 1 when anything is broken.")
+	fs := newFlags(env, "doctor", "[--json]\n\nChecks the state folder, the hub and its memory service, the configuration, and every agent CLI on PATH\n("+strings.Join(registry.Commands(), ", ")+"): its version, its profile, and where relay gets its exact text and its state.\nExit status 1 when anything is broken.")
 	fs.BoolVar(&asJSON, "json", false, "print JSON")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -293,7 +293,14 @@ func checkAgent(ctx context.Context, env *Env, prof agents.Profile, name, path, 
 	a.MCP = "not registered by relay wrap (register relay mcp by hand: docs/mcp.md)"
 	vctx, cancel := context.WithTimeout(ctx, doctorTimeout)
 	defer cancel()
-	if v, err := agents.Version(vctx, path, env.environ()); err != nil {
+	v, err := "", errors.New("no version read")
+	if prof.Version != nil {
+		v, err = prof.Version(path)
+	}
+	if err != nil {
+		v, err = agents.Version(vctx, path, env.environ())
+	}
+	if err != nil {
 		a.OK, a.Problem = false, err.Error()
 		a.Fix = fmt.Sprintf("check that it runs: %s --version (reinstall it if it does not)", path)
 	} else {

@@ -41,7 +41,7 @@ func runScan(ctx context.Context, env *Env, args []string) error {
 	var o scanOptions
 	fs.IntVar(&o.cols, "cols", 0, "terminal width (default: the asciicast header, a NAME-COLSxROWS file name, else 80)")
 	fs.IntVar(&o.rows, "rows", 0, "terminal height (default: the asciicast header, a NAME-COLSxROWS file name, else 24)")
-	fs.StringVar(&o.profile, "profile", "auto", "agent profile whose screen cues to use: auto (guess from the stream), generic, claude, codex, gemini")
+	fs.StringVar(&o.profile, "profile", "auto", "agent profile whose screen cues to use: auto (guess from the stream), "+strings.Join(registry.Names(), ", "))
 	fs.Func("ns", "a namespace to treat as registered, beside relay, broadcast, memory and the configured ones (repeatable)", func(v string) error {
 		o.ns = append(o.ns, v)
 		return nil

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/relayhq/relay"
+	"github.com/relayhq/relay/agents/registry"
 	"github.com/relayhq/relay/bus"
 	"github.com/relayhq/relay/config"
 	"github.com/relayhq/relay/delivery"
@@ -31,7 +32,7 @@ func parseWrap(env *Env, args []string) (*wrapOptions, error) {
 	o := &wrapOptions{}
 	fs := newFlags(env, "wrap", "[--name NAME] [--profile P] [--workspace W] [--hub URL] [--] COMMAND [ARGS...]")
 	fs.StringVar(&o.Name, "name", "", "the agent's name in the team (default: RELAY_NAME, config, or from COMMAND, made unique)")
-	fs.StringVar(&o.Profile, "profile", "", "the agent CLI's profile: claude, codex, gemini, aider, generic (default: from COMMAND)")
+	fs.StringVar(&o.Profile, "profile", "", "the agent CLI's profile: "+strings.Join(registry.Names(), ", ")+" (default: from COMMAND)")
 	fs.StringVar(&o.Workspace, "workspace", "", "the workspace to join (default: RELAY_WORKSPACE, config, or default)")
 	fs.StringVar(&o.Hub, "hub", "", "a NATS URL, or none to run the agent alone (default: RELAY_HUB, config, or the hub in RELAY_HOME, started if needed)")
 	fs.StringVar(&o.TLSCA, "tls-ca", "", "PEM `file` of the CA that signed a TLS hub's certificate (default: RELAY_TLS_CA, config)")

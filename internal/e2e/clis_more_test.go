@@ -23,7 +23,7 @@ import (
 // answering from a mock model.
 type screenCLI struct {
 	name  string
-	kind  string // "codex" or "gemini"
+	kind  string // its profile: "codex", "gemini", "pi", …
 	model interface {
 		modelLog
 		Turns() []mockmodel.Request
@@ -71,12 +71,24 @@ func startScreenCLI(t testing.TB, env []string, kind, name string, cols, rows in
 		t.Cleanup(m.Close)
 		a.model, a.ready = m, agenttest.GeminiReady
 		cmd = agenttest.Gemini(t, agenttest.GeminiOptions{Model: m.URL, WorkDir: work, Cols: cols, Rows: rows, ExtraArgs: extra, Env: env})
-	default:
-		t.Fatalf("unknown CLI %q", kind)
+	default: // a CLI whose profile says how it runs offline
+		off, err := agenttest.OfflineOf(kind)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := mockmodel.Start(off.API, mockmodel.Options{Script: script})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(m.Close)
+		a.model, a.ready = m, off.Ready
+		cmd = agenttest.OfflineCLI(t, kind, agenttest.OfflineOptions{Model: m.URL, WorkDir: work, Cols: cols, Rows: rows, ExtraArgs: extra, Env: env})
 	}
 	a.term = agenttest.Start(t, cmd.Under(relayBin, "wrap", "--name", name, "--"))
 	stopGently(t, a.term)
-	if _, err := a.term.WaitReady(60*time.Second, a.ready); err != nil {
+	// Qwen Code stayed at "Initializing..." for over 60 s at a load of 28
+	// on 2 cores; a CLI ready sooner is not slowed by the longer bound.
+	if _, err := a.term.WaitReady(150*time.Second, a.ready); err != nil {
 		t.Fatalf("%s: %s did not get ready under relay wrap: %v\n%s", name, kind, err, a.screen(t))
 	}
 	// relay types the primer once at first idle into CLIs without a

@@ -48,6 +48,8 @@ func post(t *testing.T, url, body string) []event {
 		switch {
 		case strings.HasPrefix(line, "event: "):
 			name = strings.TrimPrefix(line, "event: ")
+		case line == "data: [DONE]":
+			out = append(out, event{Name: "[DONE]"})
 		case strings.HasPrefix(line, "data: "):
 			var d map[string]any
 			if err := json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &d); err != nil {

@@ -91,17 +91,17 @@ func run(args []string, out io.Writer) error {
 	return nil
 }
 
-// folderOf names the recordings folder of a CLI.
+// folderOf names the recordings folder of a CLI: its pin's folder
+// (Claude Code's new recordings go beside the first ones, in -extra).
 func folderOf(cli string) string {
-	switch cli {
-	case "claude":
-		return "claude-code-" + agenttest.ClaudeVersion + "-extra"
-	case "codex":
-		return "codex-" + agenttest.CodexVersion
-	case "gemini":
-		return "gemini-cli-" + agenttest.GeminiVersion
+	pin, err := agenttest.Pin(cli)
+	if err != nil {
+		return cli
 	}
-	return cli
+	if cli == "claude" {
+		return pin.Dir() + "-extra"
+	}
+	return pin.Dir()
 }
 
 // fixture is the NAME.json written beside NAME.raw, in the shape of the
@@ -199,8 +199,22 @@ func record(s spec, dir string) (string, error) {
 		ready = agenttest.GeminiReady
 		fx.CLI, fx.Version = "gemini", agenttest.GeminiVersion
 		settle = 300 * time.Millisecond
-	default:
-		return "", fmt.Errorf("unknown CLI %q", s.CLI)
+	default: // a CLI whose profile says how it runs offline
+		off, oerr := agenttest.OfflineOf(s.CLI)
+		if oerr != nil {
+			return "", oerr
+		}
+		m, merr := mockmodel.Start(off.API, opts)
+		if merr != nil {
+			return "", merr
+		}
+		defer m.Close()
+		log = m.Log
+		cmd, err = agenttest.OfflineCmd(state, s.CLI, agenttest.OfflineOptions{Model: m.URL, WorkDir: work, Binary: bin, Cols: s.Cols, Rows: s.Rows, ExtraArgs: s.Args})
+		ready = off.Ready
+		pin, _ := agenttest.Pin(s.CLI)
+		fx.CLI, fx.Version = s.CLI, pin.Version
+		settle = 300 * time.Millisecond
 	}
 	if err != nil {
 		return "", err

@@ -10,7 +10,7 @@ import (
 // spec is one recording: which CLI, at what size, the prompts typed and the
 // model's reply to each, and what a scanner must find.
 type spec struct {
-	CLI      string // claude, codex or gemini
+	CLI      string // a profile with a Pin: claude, codex, gemini, pi, …
 	Name     string // file name without extension
 	Renderer string // Claude Code only: fullscreen (default) or classic
 	Cols     int
@@ -164,6 +164,14 @@ func allSpecs() []spec {
 		{CLI: "gemini", Name: "twice-100x30", Cols: 100, Rows: 30, Prompts: []string{"fx-twice-1", "fx-twice-2"},
 			Replies: []string{twiceReply, twiceReply},
 			Must:    []command{relay("Bob", bobRerun), relay("Bob", bobRerun)}, Note: twiceNote},
+		{CLI: "pi", Name: "single-100x30", Cols: 100, Rows: 30, Prompts: []string{"fx-single"},
+			Replies: []string{narrowReply}, Must: []command{relay("Bob", bobNightly)},
+			Note: "one command that pi wraps over three rows, each continuation indented by one space like the first"},
+		{CLI: "pi", Name: "twice-100x30", Cols: 100, Rows: 30, Prompts: []string{"fx-twice-1", "fx-twice-2"},
+			Replies: []string{twiceReply, twiceReply},
+			Must:    []command{relay("Bob", bobRerun), relay("Bob", bobRerun)}, Note: twiceNote},
+		{CLI: "pi", Name: "wide-160x50", Cols: 160, Rows: 50, Prompts: []string{"fx-wide"},
+			Replies: []string{wideReply}, Must: wideMust, MustNot: []command{{NS: "relay", Target: "Dave"}}, Note: wideNote},
 		{CLI: "gemini", Name: "wide-160x50", Cols: 160, Rows: 50, Prompts: []string{"fx-wide"},
 			Replies: []string{wideReply}, Must: wideMust, MustNot: []command{{NS: "relay", Target: "Dave"}}, Note: wideNote},
 	}

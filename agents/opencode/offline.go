@@ -1,0 +1,63 @@
+package opencode
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+
+	"github.com/relayhq/relay/agents"
+)
+
+// Model is the model OpenCode is configured with offline
+// (mockmodel.ChatModel), as "mock/mock-model".
+const Model = "mock-model"
+
+// offline runs OpenCode 1.18.33 against an OpenAI-compatible mock:
+// ~/.config/opencode/opencode.json with a "mock" provider
+// (@ai-sdk/openai-compatible) chosen for model and small_model, no
+// auto-update, no sharing; and the environment that stops it fetching the
+// model list, updating, downloading language servers, reading Claude
+// Code's files, and installing its plugin from the network.
+func offline() *agents.Offline {
+	return &agents.Offline{API: "chat", Setup: offlineSetup, Ready: Ready}
+}
+
+func offlineSetup(o agents.OfflineOptions) (agents.OfflineSetup, error) {
+	cfg, _ := json.MarshalIndent(map[string]any{
+		"$schema": "https://opencode.ai/config.json",
+		"provider": map[string]any{"mock": map[string]any{
+			"npm":     "@ai-sdk/openai-compatible",
+			"name":    "Mock",
+			"options": map[string]any{"baseURL": strings.TrimRight(o.Model, "/") + "/v1", "apiKey": "sk-mock"},
+			"models":  map[string]any{Model: map[string]any{"name": "Mock model"}},
+		}},
+		"model":       "mock/" + Model,
+		"small_model": "mock/" + Model,
+		"autoupdate":  false,
+		"share":       "disabled",
+	}, "", "  ")
+	if err := agents.WriteFiles(o.Home, map[string]string{".config/opencode/opencode.json": string(cfg)}); err != nil {
+		return agents.OfflineSetup{}, err
+	}
+	return agents.OfflineSetup{
+		Env: []string{
+			"XDG_CONFIG_HOME=" + filepath.Join(o.Home, ".config"),
+			"XDG_DATA_HOME=" + filepath.Join(o.Home, ".local", "share"),
+			"XDG_CACHE_HOME=" + filepath.Join(o.Home, ".cache"),
+			"XDG_STATE_HOME=" + filepath.Join(o.Home, ".local", "state"),
+			"OPENCODE_DISABLE_MODELS_FETCH=1",
+			"OPENCODE_DISABLE_AUTOUPDATE=1",
+			"OPENCODE_DISABLE_LSP_DOWNLOAD=1",
+			"OPENCODE_DISABLE_CLAUDE_CODE=1",
+			"npm_config_offline=true",
+			"COLORTERM=truecolor",
+		},
+		ConfigDir:     filepath.Join(o.Home, ".local", "share", "opencode"),
+		AnswerQueries: true,
+	}, nil
+}
+
+// Ready reports whether an OpenCode screen shows its empty prompt.
+func Ready(screen string) bool {
+	return strings.Contains(screen, "Ask anything") && !strings.Contains(screen, "esc interrupt")
+}
