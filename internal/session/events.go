@@ -13,7 +13,9 @@ import (
 // a time, in the order they were posted, on one goroutine of the session's
 // group, so that none outlives the session and a state change never waits
 // for a handler.
-type jobs struct{ box *mailbox.Mailbox[func(context.Context)] }
+type jobs struct {
+	box *mailbox.Mailbox[func(context.Context)]
+}
 
 func newJobs() *jobs { return &jobs{box: mailbox.New[func(context.Context)]()} }
 
