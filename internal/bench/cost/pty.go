@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"sync"
@@ -123,12 +122,6 @@ func (t *term) waitFor(s string, timeout time.Duration) error {
 			return fmt.Errorf("%q not shown after %v", s, timeout)
 		}
 	}
-}
-
-// write types b, as the human would.
-func (t *term) write(b string) error {
-	_, err := io.WriteString(t.ptmx, b)
-	return err
 }
 
 // wait waits for the process and its output, up to timeout, and returns
