@@ -126,6 +126,9 @@ type Session struct {
 	notices  atomic.Int64
 
 	waiting *waiters // incoming messages not yet typed (watchdog.go)
+	// outWake has a token when the child wrote since publishScreen last
+	// looked.
+	outWake chan struct{}
 
 	// The end (exit.go): the signals caught for the whole session, and
 	// cmdsDone, closed when the handlers have run the last command.
@@ -147,7 +150,7 @@ func newSession(ctx context.Context, cfg Config) *Session {
 		presence: newPresenceStage(), jobs: newJobs(), cmds: newCmdQueue(),
 		idleClk: newIdleClock(time.Now()), exited: make(chan struct{}), cmdsDone: make(chan struct{}),
 		lineWake: make(chan struct{}, 1),
-		damper:   delivery.NewDamper(cfg.Damping), waiting: newWaiters(),
+		damper:   delivery.NewDamper(cfg.Damping), waiting: newWaiters(), outWake: make(chan struct{}, 1),
 	}
 	// Starting is real work: its first idle period has an Idle event.
 	go s.own(ctx, &state{name: cfg.Name, busy: true, lastFrom: map[string]received{}})
@@ -303,7 +306,7 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 	scanned := make(chan struct{})
 	ws.Go(func() {
 		defer close(scanned)
-		if err := scan.Run(ctx, s.watchOutput(tap)); err != nil && ctx.Err() == nil {
+		if err := scan.Run(ctx, s.watchOutput(notifying{tap, s.outWake})); err != nil && ctx.Err() == nil {
 			s.log.Warn("scanner stopped", "err", err)
 		}
 	})
@@ -480,6 +483,23 @@ func (s *Session) workDir() string {
 	return dir
 }
 
+// notifying is a Source that leaves a token in wake at each chunk.
+type notifying struct {
+	scanner.Source
+	wake chan struct{}
+}
+
+func (n notifying) Next(ctx context.Context) ([]byte, int64, error) {
+	chunk, skipped, err := n.Source.Next(ctx)
+	if len(chunk) > 0 || skipped > 0 {
+		select {
+		case n.wake <- struct{}{}:
+		default:
+		}
+	}
+	return chunk, skipped, err
+}
+
 // screenEvery is how often the agent's screen is published for the
 // dashboard, when it changed.
 const screenEvery = 500 * time.Millisecond
@@ -490,13 +510,24 @@ func (s *Session) publishScreen(ctx context.Context, scr screenModel, size func(
 	t := time.NewTicker(screenEvery)
 	defer t.Stop()
 	var last string
+	shown := true // the last look found nothing to show later
 	for {
+		if shown {
+			// Sleep until output comes: an idle agent's screen costs no
+			// wake-ups (a ticker not read costs nothing).
+			select {
+			case <-ctx.Done():
+				return
+			case <-s.outWake:
+			}
+		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
 		c := s.client.Load()
+		shown = c != nil
 		if c == nil {
 			continue
 		}
