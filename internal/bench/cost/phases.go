@@ -64,10 +64,15 @@ func rssPhase(ctx context.Context, h *harness, o options) ([]row, error) {
 		ms[i] = bus.Message{To: "Mem", Body: fmt.Sprintf("m%dz message of the stream", i)}
 	}
 	t0 := time.Now()
-	for _, r := range h.bc.SendAll(ctx, ms) {
-		if r.Err != nil {
-			return rows, fmt.Errorf("send: %w", r.Err)
+	for len(ms) > 0 {
+		// In pieces: the client bounds the publishes in flight.
+		n := min(len(ms), 1000)
+		for _, r := range h.bc.SendAll(ctx, ms[:n]) {
+			if r.Err != nil {
+				return rows, fmt.Errorf("send: %w", r.Err)
+			}
 		}
+		ms = ms[n:]
 	}
 	sent := time.Since(t0)
 	last := fmt.Sprintf("m%dz", o.messages-1)
