@@ -144,6 +144,14 @@ const (
 	pullHeartbeat = 2 * time.Second
 )
 
+// InboxHold bounds the deliveries an inbox holds unsettled (its
+// consumer's MaxAckPending): what the hub hands over before the agent has
+// taken what came before. Two of the largest batches (MaxBatch): the next
+// batch is in memory while one is typed, and no more, so a long stream
+// costs the wrapper a bounded amount of memory (issue 34) and the rest
+// waits on the hub, in order.
+const InboxHold = 2 * MaxBatch
+
 // pullBatch is how many messages one pull request asks the hub for: a
 // burst comes in few round trips.
 const pullBatch = 64
@@ -157,8 +165,8 @@ const pullBatch = 64
 // under it (deleted, its pulls ended) is rebuilt (logged at ERROR). Envelopes that fail validation (from a foreign client)
 // are logged, removed and reported failed to their sender where possible;
 // handle never sees them. handle may return before it settles a delivery
-// (Ack, Nak or Fail from any goroutine later); up to 1000 deliveries may be
-// unsettled at once.
+// (Ack, Nak or Fail from any goroutine later); up to InboxHold deliveries
+// may be unsettled at once.
 func (c *Client) Inbox(ctx context.Context, handle func(context.Context, *Delivery)) error {
 	return c.consume(ctx, func(d *Delivery, _ uint64) {
 		if d != nil {
@@ -184,7 +192,7 @@ func (c *Client) consume(ctx context.Context, each func(d *Delivery, pending uin
 		AckWait:        c.opts.AckWait,
 		DeliverPolicy:  jetstream.DeliverAllPolicy,
 		MaxDeliver:     -1,
-		MaxAckPending:  1000,
+		MaxAckPending:  InboxHold,
 	}
 	fl := newInflight()
 	var floor uint64 // the consumer's latest known ack floor, to rebuild it from

@@ -12,8 +12,8 @@ import (
 const batchWait = 20 * time.Millisecond
 
 // MaxBatch is the size at which InboxBatches hands a batch over even
-// though the hub holds more (the unsettled deliveries are capped at 1000
-// by the inbox's consumer).
+// though the hub holds more (the unsettled deliveries are capped at
+// InboxHold by the inbox's consumer).
 const MaxBatch = 256
 
 // InboxBatches is Inbox, but handle receives the deliveries in batches, in

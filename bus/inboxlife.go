@@ -20,9 +20,17 @@ const (
 	rebuildFirst = 250 * time.Millisecond
 	rebuildLast  = 5 * time.Second
 	// inboxCheckEvery is how often a live inbox asks the hub about its
-	// consumer: a consumer deleted under it (by an operator, or lost by
-	// the hub) is noticed within this time even when no pull said so.
+	// consumer while messages wait or move: a consumer deleted under it
+	// (by an operator, or lost by the hub) is noticed within this time
+	// even when no pull said so.
 	inboxCheckEvery = 2 * time.Second
+	// inboxCheckIdle is how often it asks while its last look found
+	// nothing waiting and nothing moved since: an idle agent's inbox
+	// costs a round trip every 10 s, not every 2 s. A deletion is told by
+	// the hub at once (the pull ends with 409); a message that arrives
+	// and is not delivered is seen at the next look, after which the
+	// checks come every inboxCheckEvery again.
+	inboxCheckIdle = 10 * time.Second
 	// inboxAPIWait bounds one round of opening an inbox.
 	inboxAPIWait = 5 * time.Second
 	// stallChecks is how many checks in a row must find messages waiting
@@ -176,7 +184,7 @@ func (c *Client) serveInbox(ctx context.Context, cons jetstream.Consumer, fl *in
 	if err != nil {
 		return fmt.Errorf("%w: consume: %w", ErrInboxLost, err)
 	}
-	check := time.NewTicker(inboxCheckEvery)
+	check := time.NewTimer(inboxCheckEvery)
 	defer check.Stop()
 	stalls, newest := 0, fl.latest()
 	for {
@@ -200,6 +208,7 @@ func (c *Client) serveInbox(ctx context.Context, cons jetstream.Consumer, fl *in
 			ictx, cancel := context.WithTimeout(ctx, inboxCheckEvery)
 			info, err := cons.Info(ictx)
 			cancel()
+			quiet := false // nothing waits, nothing moved: look again later
 			switch {
 			case errors.Is(err, jetstream.ErrConsumerNotFound):
 				cc.Stop()
@@ -217,10 +226,16 @@ func (c *Client) serveInbox(ctx context.Context, cons jetstream.Consumer, fl *in
 				} else {
 					stalls = 0
 				}
+				quiet = info.NumPending == 0 && info.NumAckPending == 0 && !moved && handing.Load() == 0
 				if stalls >= stallChecks {
 					cc.Stop()
 					return fmt.Errorf("%w: %d message(s) wait and no pull asks for them", ErrInboxLost, info.NumPending)
 				}
+			}
+			if quiet {
+				check.Reset(inboxCheckIdle)
+			} else {
+				check.Reset(inboxCheckEvery)
 			}
 		}
 	}

@@ -55,15 +55,23 @@ type candidate struct {
 func (s *Scanner) evaluate(final bool) {
 	now := s.now()
 	s.lastEval = now
-	changed := s.refreshRows()
+	s.refreshRows()
 	s.updateState(now)
-	if !final && !changed && s.pending == 0 && s.settled {
+	if !final && !s.contentChanged && s.pending == 0 && s.settled && s.epoch == s.passEpoch {
+		// Nothing changed, or only rows no command can be read on
+		// (churn): the last pass's answer stands. Fired commands still
+		// follow their rows (relocate is cheap, and no-op with none).
+		if s.rowsChanged {
+			s.rowsChanged = false
+			s.relocate(now)
+		}
 		return
 	}
 	s.pass++
-	if changed {
+	if s.rowsChanged {
 		s.relocate(now)
 	}
+	s.rowsChanged, s.contentChanged, s.passEpoch = false, false, s.epoch
 	v := s.buildView()
 	cmds := s.ex.Extract(v.lines)
 	busyCue := s.hasBusyCue()
@@ -107,7 +115,7 @@ func (s *Scanner) evaluate(final bool) {
 	}
 	s.viewFrom = oldestOpen
 	s.pending = 0
-	s.settled = !waiting && now.Sub(s.lastChange) >= quiet
+	s.settled = !waiting && now.Sub(s.lastContent) >= quiet
 }
 
 // ready reports whether command c, on phys rows first..last, is final: its

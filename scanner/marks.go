@@ -61,6 +61,7 @@ func (s *Scanner) BeginInjection(text string) {
 	s.inj.depth++
 	s.inj.end = time.Time{}
 	s.scr.SetPrintMark(s.printMark())
+	s.wake()
 }
 
 // EndInjection tells the scanner that the wrapper has written the last of
@@ -76,6 +77,7 @@ func (s *Scanner) EndInjection() {
 	s.inj.depth--
 	if s.inj.depth == 0 {
 		s.inj.end, s.inj.busyAtEnd = s.now(), s.hasBusyCue()
+		s.wake()
 	}
 }
 
@@ -104,6 +106,7 @@ func (s *Scanner) EndInjectionOf(n uint64) {
 	}
 	s.inj.depth = 0
 	s.inj.end, s.inj.busyAtEnd = s.now(), s.hasBusyCue()
+	s.wake()
 }
 
 // endInjection stops marking typed-in rows once the echo time has passed,

@@ -18,8 +18,11 @@ func (s *Scanner) Run(ctx context.Context, src Source) error {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		t := time.NewTicker(s.tick)
+		// The clock (clock.go): t re-reads the screen while a pass can
+		// change its answer, and is stopped while it cannot (dormant).
+		t := time.NewTimer(s.tick)
 		defer t.Stop()
+		ticking := true
 		soon := time.NewTimer(settleTime)
 		soon.Stop()
 		armed := false
@@ -30,7 +33,16 @@ func (s *Scanner) Run(ctx context.Context, src Source) error {
 				return
 			case <-t.C:
 				s.Tick()
+				var d time.Duration
+				d, ticking = s.nextTick()
+				if ticking {
+					t.Reset(d)
+				}
 			case <-s.kick:
+				if !ticking {
+					t.Reset(s.tick)
+					ticking = true
+				}
 				if !armed {
 					soon.Reset(min(settleTime, s.tick))
 					armed = true

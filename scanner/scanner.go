@@ -144,9 +144,18 @@ type Scanner struct {
 	rows        []rowState // per screen row
 	lastVersion uint64
 	lastChange  time.Time // last time a row's text changed
-	lastEval    time.Time
-	lastWrite   time.Time // rows can only have changed by then
-	settled     bool      // the last pass found nothing waiting
+	lastContent time.Time // last time a row other than churn changed (view.go)
+	// rowsChanged and contentChanged say that rows (any, or other than
+	// churn) changed since the last full pass.
+	rowsChanged, contentChanged bool
+	passEpoch                   uint64 // the epoch of the last full pass
+	maybeChurn                  []int  // refreshRows's rows to check, reused
+	// dormant says Run's clock sleeps until output or a change comes
+	// (clock.go); wake ends it.
+	dormant   bool
+	lastEval  time.Time
+	lastWrite time.Time // rows can only have changed by then
+	settled   bool      // the last pass found nothing waiting
 
 	view     view       // the buffers of the last pass's view, reused
 	hist     []histLine // rows scrolled off, oldest first
@@ -199,6 +208,7 @@ type rowState struct {
 	code    bool
 	faint   bool // every non-blank character is faint
 	busy    bool // text holds a busy cue (hasBusyText), kept with text
+	at      bool // text holds an @, kept with text
 	prompt  bool // text starts with a prompt glyph (isPromptRow), kept with text
 	dialog  bool // text holds a dialog cue (Cues.Dialogs), kept with text
 	// stale marks a row a resize may have cut or left wrapped at the old
@@ -243,7 +253,7 @@ func New(opts Options) *Scanner {
 	s.cols, s.nrows = s.scr.Size()
 	s.rows = make([]rowState, s.nrows)
 	t := now()
-	s.lastChange, s.lastEval, s.lastWrite = t, t, t
+	s.lastChange, s.lastContent, s.lastEval, s.lastWrite = t, t, t, t
 	return s
 }
 
@@ -283,14 +293,21 @@ func (s *Scanner) Write(p []byte) (int, error) {
 		}
 	}
 	s.noteString(now)
-	if lineDone || s.now().Sub(s.lastEval) >= s.tick {
+	switch {
+	case lineDone || s.now().Sub(s.lastEval) >= s.tick:
 		s.evaluate(false)
-	} else {
+	case s.settled && s.pending == 0 && s.epoch == s.passEpoch && !s.contentChanged && !s.refreshContent():
+		// Nothing changed but churn (a spinner's frame, a row drawn again
+		// as it was): the pass is cheap and needs no wake-up of its own.
+		s.evaluate(false)
+	default:
+		s.dormant = false
 		select {
 		case s.kick <- struct{}{}:
 		default:
 		}
 	}
+	s.wake()
 	s.unlockAndEmit()
 	return n, nil
 }
@@ -391,6 +408,7 @@ func (s *Scanner) Resize(cols, rows int) {
 		s.rows[y] = rowState{
 			text: l.Text, wrapped: l.Wrapped, code: s.isCode(l), faint: faintAfterFirst(l),
 			busy: s.hasBusyText(l.Text), prompt: s.isPromptRow(l.Text), dialog: s.hasDialogText(l.Text),
+			at: strings.IndexByte(l.Text, '@') >= 0,
 			version: l.Version, changed: now, stale: stale, mark: l.Mark,
 		}
 	}
@@ -579,8 +597,9 @@ func (s *Scanner) resetRows() {
 		s.rows[i] = blank
 	}
 	s.lastVersion = 0
-	s.lastChange = now
+	s.lastChange, s.lastContent = now, now
 	s.settled = false
+	s.wake()
 }
 
 // unlockAndEmit releases the lock and hands pending events to subscribers.

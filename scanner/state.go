@@ -69,11 +69,7 @@ func (s *Scanner) draft() bool {
 
 // updateState recomputes the state and queues an event when it changed.
 func (s *Scanner) updateState(now time.Time) {
-	need := s.cues.QuietTime
-	if !s.quietOnce {
-		need = max(need, s.cues.StartQuiet)
-	}
-	quiet := now.Sub(s.lastChange) >= need
+	quiet := now.Sub(s.lastChange) >= s.quietNeed()
 	busyCue := s.hasBusyCue()
 	switch {
 	case quiet && !busyCue && (s.cues.Prompt == "" || s.inputRow() >= 0):

@@ -64,7 +64,8 @@ func (v *view) collapsed(k int) string {
 
 // refreshRows re-reads the screen rows if anything changed and reports
 // whether any row's text changed. A change is dated to the last Write, the
-// latest moment it can have happened.
+// latest moment it can have happened. Changes accumulate in s.rowsChanged
+// and s.contentChanged until a full pass reads them (evaluate).
 func (s *Scanner) refreshRows() bool {
 	now := s.lastWrite
 	v := s.scr.Version()
@@ -73,6 +74,7 @@ func (s *Scanner) refreshRows() bool {
 	}
 	s.lastVersion = v
 	changed := false
+	maybe := s.maybeChurn[:0] // changed rows that may be churn
 	for y := range s.rows {
 		// Only rows whose version moved are read; the screen renders a
 		// row's text again only when its cells changed (a row that merely
@@ -85,21 +87,57 @@ func (s *Scanner) refreshRows() bool {
 		r.version = l.Version
 		r.mark = l.Mark // not a change of text: the row need not settle again
 		if l.Text != r.text || l.Wrapped != r.wrapped || r.changed.IsZero() {
+			at, prompt := strings.IndexByte(l.Text, '@') >= 0, s.isPromptRow(l.Text)
+			// An input box's row moves the end of what a pass reads
+			// (inputRow): never churn.
+			if r.changed.IsZero() || r.at || at || r.wrapped || l.Wrapped || r.prompt || prompt {
+				s.contentChanged, s.lastContent = true, now
+			} else {
+				maybe = append(maybe, y)
+			}
 			s.learnEcho(l.Text, l.Mark)
-			r.text, r.wrapped, r.stale = l.Text, l.Wrapped, s.staleText[l.Text]
+			r.text, r.wrapped, r.stale, r.at = l.Text, l.Wrapped, s.staleText[l.Text], at
 			r.code = s.isCode(l)
 			r.faint = faintAfterFirst(l)
 			r.busy = s.hasBusyText(l.Text)
-			r.prompt = s.isPromptRow(l.Text)
+			r.prompt = prompt
 			r.dialog = s.hasDialogText(l.Text)
 			r.changed = now
 			changed = true
 		}
 	}
+	if len(maybe) > 0 && !s.churn(maybe) {
+		s.contentChanged, s.lastContent = true, now
+	}
+	s.maybeChurn = maybe
 	if changed {
 		s.lastChange = now
+		s.rowsChanged = true
 	}
 	return changed
+}
+
+// churn reports whether the changed rows ys (none holding a mention, an
+// input box or soft-wrapped, before or after) are churn: a spinner's or status line's
+// redraw, a line streamed below everything, that no pass can read a
+// command in and that can change no command's answer. Each is a logical
+// line of its own (the row above is not soft-wrapped into it) below every
+// row with a mention: not a command, nor part of one, nor the text before
+// one (its context, docs/scanner.md), nor a row a fired command was on.
+func (s *Scanner) churn(ys []int) bool {
+	lastAt := -1
+	for y := len(s.rows) - 1; y >= 0; y-- {
+		if s.rows[y].at {
+			lastAt = y
+			break
+		}
+	}
+	for _, y := range ys {
+		if y <= lastAt || y > 0 && s.rows[y-1].wrapped {
+			return false
+		}
+	}
+	return true
 }
 
 // buildView gathers the rows from viewFrom (less some context) to the

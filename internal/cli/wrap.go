@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime/debug"
 	"strings"
+	"time"
 
 	"github.com/relayhq/relay"
 	"github.com/relayhq/relay/agents/registry"
@@ -136,6 +138,8 @@ func runWrap(ctx context.Context, env *Env, args []string) error {
 	// agent as the key would, SIGTERM ends it, either before it starts
 	// ends the session): the interrupt that ends Main's context must not
 	// stop the session's stages while the agent goes on.
+	bound := boundMemory(env)
+	defer bound.Stop()
 	code, err := r.Wrap(context.WithoutCancel(ctx), o.Command[0], o.Command[1:]...)
 	if err != nil {
 		if errors.Is(err, relay.ErrNameTaken) {
@@ -157,4 +161,25 @@ func configured[T any](cfg *config.Config, key string, v T) T {
 		return zero
 	}
 	return v
+}
+
+// wrapMemoryLimit is the soft limit of a wrapper's Go memory (heap,
+// stacks, runtime): a dozen wrappers run on one machine, and a burst of
+// messages would otherwise let the heap grow to twice what is live before
+// the collector runs (issue 34). A soft limit: the collector works harder
+// near it, never fails an allocation. GOMEMLIMIT, when set, wins.
+const wrapMemoryLimit = 16 << 20
+
+// freeAfterStart is when the start-up's garbage (configuration, profiles,
+// the hub link) is collected and handed back to the system once: an idle
+// wrapper then holds only what it uses.
+const freeAfterStart = 3 * time.Second
+
+// boundMemory sets the wrapper's memory limit and collects the start-up's
+// garbage once it is over; Stop cancels the latter.
+func boundMemory(env *Env) *time.Timer {
+	if env.getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(wrapMemoryLimit)
+	}
+	return time.AfterFunc(freeAfterStart, debug.FreeOSMemory)
 }

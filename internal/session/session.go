@@ -132,6 +132,10 @@ type Session struct {
 	// Enter (typing.go), so an empty box does not confirm it.
 	unshown atomic.Bool
 
+	// outWake has a token when the child wrote since publishScreen last
+	// looked.
+	outWake chan struct{}
+
 	// The end (exit.go): the signals caught for the whole session, and
 	// cmdsDone, closed when the handlers have run the last command.
 	sigs     *wrapper.Signals
@@ -152,7 +156,7 @@ func newSession(ctx context.Context, cfg Config) *Session {
 		presence: newPresenceStage(), jobs: newJobs(), cmds: newCmdQueue(),
 		idleClk: newIdleClock(time.Now()), exited: make(chan struct{}), cmdsDone: make(chan struct{}),
 		lineWake: make(chan struct{}, 1),
-		damper:   delivery.NewDamper(cfg.Damping), waiting: newWaiters(),
+		damper:   delivery.NewDamper(cfg.Damping), waiting: newWaiters(), outWake: make(chan struct{}, 1),
 	}
 	// Starting is real work: its first idle period has an Idle event.
 	go s.own(ctx, &state{name: cfg.Name, busy: true, lastFrom: map[string]received{}})
@@ -308,7 +312,7 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 	scanned := make(chan struct{})
 	ws.Go(func() {
 		defer close(scanned)
-		if err := scan.Run(ctx, s.watchOutput(tap)); err != nil && ctx.Err() == nil {
+		if err := scan.Run(ctx, s.watchOutput(notifying{tap, s.outWake})); err != nil && ctx.Err() == nil {
 			s.log.Warn("scanner stopped", "err", err)
 		}
 	})
@@ -485,6 +489,23 @@ func (s *Session) workDir() string {
 	return dir
 }
 
+// notifying is a Source that leaves a token in wake at each chunk.
+type notifying struct {
+	scanner.Source
+	wake chan struct{}
+}
+
+func (n notifying) Next(ctx context.Context) ([]byte, int64, error) {
+	chunk, skipped, err := n.Source.Next(ctx)
+	if len(chunk) > 0 || skipped > 0 {
+		select {
+		case n.wake <- struct{}{}:
+		default:
+		}
+	}
+	return chunk, skipped, err
+}
+
 // screenEvery is how often the agent's screen is published for the
 // dashboard, when it changed.
 const screenEvery = 500 * time.Millisecond
@@ -495,13 +516,24 @@ func (s *Session) publishScreen(ctx context.Context, scr screenModel, size func(
 	t := time.NewTicker(screenEvery)
 	defer t.Stop()
 	var last string
+	shown := true // the last look found nothing to show later
 	for {
+		if shown {
+			// Sleep until output comes: an idle agent's screen costs no
+			// wake-ups (a ticker not read costs nothing).
+			select {
+			case <-ctx.Done():
+				return
+			case <-s.outWake:
+			}
+		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
 		c := s.client.Load()
+		shown = c != nil
 		if c == nil {
 			continue
 		}

@@ -28,6 +28,9 @@ const heldGone = holdRetry + 3*bus.DefaultAckWait
 type waiters struct {
 	mu sync.Mutex
 	m  map[string]*waiter
+	// some has a token when a message arrived while none waited: the
+	// watchdog sleeps while nothing waits (no timer wakes an idle agent).
+	some chan struct{}
 }
 
 type waiter struct {
@@ -38,7 +41,14 @@ type waiter struct {
 	told  bool      // its sender got the stuck receipt
 }
 
-func newWaiters() *waiters { return &waiters{m: map[string]*waiter{}} }
+func newWaiters() *waiters { return &waiters{m: map[string]*waiter{}, some: make(chan struct{}, 1)} }
+
+// none reports whether no message waits.
+func (w *waiters) none() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.m) == 0
+}
 
 // arrive records one arrival of d (a message held before comes again).
 func (w *waiters) arrive(d *bus.Delivery, now time.Time) {
@@ -50,6 +60,12 @@ func (w *waiters) arrive(d *bus.Delivery, now time.Time) {
 		return
 	}
 	w.m[id] = &waiter{d: d, since: now, seen: now}
+	if len(w.m) == 1 {
+		select {
+		case w.some <- struct{}{}:
+		default:
+		}
+	}
 }
 
 // hold records that a hook held the message id.
@@ -114,6 +130,15 @@ func (s *Session) watchdog(ctx context.Context) {
 	var said time.Time // the oldest stuck message the hub was told of
 	var saidWhy string
 	for {
+		if said.IsZero() && saidWhy == "" && s.waiting.none() {
+			// Nothing waits and the hub knows it: sleep until a message
+			// arrives (the ticker costs nothing while not read).
+			select {
+			case <-ctx.Done():
+				return
+			case <-s.waiting.some:
+			}
+		}
 		select {
 		case <-ctx.Done():
 			return

@@ -1,0 +1,61 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+)
+
+// fleetPhase starts o.shells wrapped shells at once, times how long after
+// the last start they are all online, then sends one message to each, one
+// at a time, timed from the send until its text is on the shell's screen.
+func fleetPhase(ctx context.Context, h *harness, o options) ([]row, error) {
+	names := make([]string, o.shells)
+	terms := make([]*term, 0, o.shells)
+	defer func() {
+		var wg sync.WaitGroup
+		for _, t := range terms {
+			wg.Add(1)
+			go func() { defer wg.Done(); t.stop() }()
+		}
+		wg.Wait()
+	}()
+	for i := range names {
+		names[i] = fmt.Sprintf("Sh%03d", i)
+		t, err := h.wrap(names[i], true, "bash", "--norc", "--noprofile")
+		if err != nil {
+			return nil, err
+		}
+		terms = append(terms, t)
+	}
+	last := time.Now()
+	if err := h.waitOnline(ctx, 60*time.Second, names...); err != nil {
+		return nil, err
+	}
+	online := time.Since(last)
+	rows := []row{{what: fmt.Sprintf("%d wrapped shells online after the last start", o.shells),
+		figure: online.Round(time.Millisecond).String(), bar: "<= 10s"}}
+	time.Sleep(settle)
+	ds := make([]time.Duration, 0, len(names))
+	for i, n := range names {
+		tok := fmt.Sprintf("f%dq", i)
+		t0 := time.Now()
+		if _, err := h.bc.Send(ctx, n, tok+" one message"); err != nil {
+			return rows, err
+		}
+		if err := terms[i].waitFor(tok, 20*time.Second); err != nil {
+			return rows, fmt.Errorf("%s: %w", n, err)
+		}
+		ds = append(ds, time.Since(t0))
+	}
+	slices.Sort(ds)
+	p := func(q float64) time.Duration {
+		return ds[min(len(ds)-1, int(q*float64(len(ds))))].Round(10 * time.Microsecond)
+	}
+	rows = append(rows, row{what: "one message to each, send → on its screen",
+		figure: fmt.Sprintf("p50 %v p99 %v max %v", p(0.5), p(0.99), ds[len(ds)-1].Round(10*time.Microsecond)),
+		bar:    "p99 < 20ms"})
+	return rows, nil
+}

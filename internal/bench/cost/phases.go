@@ -1,0 +1,226 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/relayhq/relay/bus"
+)
+
+// settle is how long a wrapper is left after it is online before it is
+// measured: its start-up work done.
+const settle = 3 * time.Second
+
+// cpuPhase counts the CPU of a wrapper whose child redraws a spinner, and
+// of one around an idle shell, over the same window.
+func cpuPhase(ctx context.Context, h *harness, o options) ([]row, error) {
+	spin, err := h.wrap("Spinner", false, h.self, "-child", "spinner")
+	if err != nil {
+		return nil, err
+	}
+	defer spin.stop()
+	idle, err := h.wrap("Idle", false, "bash", "--norc", "--noprofile")
+	if err != nil {
+		return nil, err
+	}
+	defer idle.stop()
+	if err := h.waitOnline(ctx, 20*time.Second, "Spinner", "Idle"); err != nil {
+		return nil, err
+	}
+	time.Sleep(settle)
+	s0, i0 := cpuTime(spin.pid()), cpuTime(idle.pid())
+	time.Sleep(o.window)
+	s1, i1 := cpuTime(spin.pid()), cpuTime(idle.pid())
+	perMin := func(d time.Duration) string {
+		return fmt.Sprintf("%.3f s/min (%v in %v)", d.Seconds()*float64(time.Minute)/float64(o.window), d, o.window)
+	}
+	return []row{
+		{what: "wrapper CPU, 12.5 fps spinner child", figure: perMin(s1 - s0), bar: "<= 0.18 s/min"},
+		{what: "wrapper CPU, idle wrapped bash", figure: perMin(i1 - i0), bar: "<= 0.03 s/min"},
+	}, nil
+}
+
+// rssPhase reads a wrapped shell's resident memory once idle, then sends
+// it a stream of messages and reads its peak once the last is on screen.
+func rssPhase(ctx context.Context, h *harness, o options) ([]row, error) {
+	sh, err := h.wrap("Mem", true, "bash", "--norc", "--noprofile")
+	if err != nil {
+		return nil, err
+	}
+	defer sh.stop()
+	if err := h.waitOnline(ctx, 20*time.Second, "Mem"); err != nil {
+		return nil, err
+	}
+	time.Sleep(settle)
+	// RSS counts the pages of the relay binary mapped in (RssFile, shared
+	// by every wrapper and more with huge pages of the page cache); the
+	// wrapper's own memory is RssAnon.
+	pid := sh.pid()
+	rows := []row{{what: "wrapper RSS, idle wrapped bash", bar: "<= 20 MB",
+		figure: fmt.Sprintf("%s (own %s, binary %s)", mb(status(pid, "VmRSS")), mb(status(pid, "RssAnon")), mb(status(pid, "RssFile")))}}
+	stop := make(chan struct{})
+	peakAnon := make(chan int64)
+	go func() {
+		var peak int64
+		t := time.NewTicker(20 * time.Millisecond)
+		defer t.Stop()
+		for {
+			peak = max(peak, status(pid, "RssAnon"))
+			select {
+			case <-stop:
+				peakAnon <- peak
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	ms := make([]bus.Message, o.messages)
+	for i := range ms {
+		ms[i] = bus.Message{To: "Mem", Body: fmt.Sprintf("m%dz message of the stream", i)}
+	}
+	t0 := time.Now()
+	for len(ms) > 0 {
+		// In pieces: the client bounds the publishes in flight.
+		n := min(len(ms), 1000)
+		for _, r := range h.bc.SendAll(ctx, ms[:n]) {
+			if r.Err != nil {
+				return rows, fmt.Errorf("send: %w", r.Err)
+			}
+		}
+		ms = ms[n:]
+	}
+	sent := time.Since(t0)
+	last := fmt.Sprintf("m%dz", o.messages-1)
+	err = sh.waitFor(last, 10*time.Minute)
+	close(stop)
+	anon := <-peakAnon
+	if err != nil {
+		return rows, err
+	}
+	took := time.Since(t0)
+	rows = append(rows, row{what: fmt.Sprintf("wrapper RSS peak, %d-message stream", o.messages),
+		figure: fmt.Sprintf("%s (own %s; sent in %v, all typed in %v)", mb(status(pid, "VmHWM")), mb(anon),
+			sent.Round(time.Millisecond), took.Round(time.Millisecond)),
+		bar: "<= 25 MB"})
+	return rows, nil
+}
+
+// timed runs argv in a terminal of its own and returns the wall time until
+// it exited and its output ended, and how many bytes it showed.
+func timed(h *harness, argv []string) (time.Duration, int64, error) {
+	t0 := time.Now()
+	t, err := startTerm(argv, h.env(), h.dir, false)
+	if err != nil {
+		return 0, 0, err
+	}
+	err = t.wait(2 * time.Minute)
+	d := time.Since(t0)
+	if err != nil {
+		return d, t.bytesShown(), fmt.Errorf("%v: %w", argv, err)
+	}
+	return d, t.bytesShown(), nil
+}
+
+// pair runs a and b in turn, runs times each after a warm-up, and returns
+// the medians and the median of the ratios a/b pair by pair.
+func pair(h *harness, runs int, a, b []string, check func(n int64) error) (ma, mb time.Duration, ratio float64, err error) {
+	var da, db []time.Duration
+	var rs []float64
+	for i := -1; i < runs; i++ {
+		x, n, err := timed(h, a)
+		if err == nil && check != nil {
+			err = check(n)
+		}
+		if err != nil {
+			return 0, 0, 0, err
+		}
+		y, n, err := timed(h, b)
+		if err == nil && check != nil {
+			err = check(n)
+		}
+		if err != nil {
+			return 0, 0, 0, err
+		}
+		if i < 0 {
+			continue // the warm-up
+		}
+		da, db = append(da, x), append(db, y)
+		rs = append(rs, x.Seconds()/y.Seconds())
+	}
+	slices.Sort(da)
+	slices.Sort(db)
+	slices.Sort(rs)
+	return da[len(da)/2], db[len(db)/2], rs[len(rs)/2], nil
+}
+
+// startPhase times `relay wrap -- true` against `script -qc true`.
+func startPhase(_ context.Context, h *harness, o options) ([]row, error) {
+	r, s, ratio, err := pair(h, o.runs,
+		[]string{h.relay, "wrap", "--hub", h.hub.URL(), "--", "true"},
+		[]string{"script", "-qc", "true", "/dev/null"}, nil)
+	if err != nil {
+		return nil, err
+	}
+	return []row{{what: "relay wrap -- true vs script -qc true",
+		figure: fmt.Sprintf("%.2fx (%v vs %v)", ratio, r.Round(time.Millisecond), s.Round(time.Millisecond)),
+		bar:    "<= 1.5x"}}, nil
+}
+
+// passPhase shows a file of o.sizeMB through relay wrap and script, each
+// in a terminal, and compares their throughput (script's time over
+// relay's: above 1 relay is faster).
+func passPhase(_ context.Context, h *harness, o options) ([]row, error) {
+	file := filepath.Join(h.dir, "text")
+	size := o.sizeMB << 20
+	if err := writeText(file, size); err != nil {
+		return nil, err
+	}
+	defer os.Remove(file)
+	check := func(n int64) error {
+		if n < int64(size) {
+			return fmt.Errorf("only %d of %d bytes shown", n, size)
+		}
+		return nil
+	}
+	r, s, ratio, err := pair(h, o.runs,
+		[]string{h.relay, "wrap", "--hub", h.hub.URL(), "--", "cat", file},
+		[]string{"script", "-qc", "cat " + file, "/dev/null"}, check)
+	if err != nil {
+		return nil, err
+	}
+	return []row{{what: fmt.Sprintf("pass-through %d MB through a pty vs script -qc", o.sizeMB),
+		figure: fmt.Sprintf("%.2fx (%v vs %v, %.0f vs %.0f MB/s)", 1/ratio, r.Round(time.Millisecond), s.Round(time.Millisecond),
+			float64(o.sizeMB)/r.Seconds(), float64(o.sizeMB)/s.Seconds()),
+		bar: ">= 0.95x"}}, nil
+}
+
+// writeText writes size bytes of log-like lines to path.
+func writeText(path string, size int) error {
+	words := strings.Fields("the agent relay wrote a line of text with @relay:Bob some words and numbers 12345 into its terminal while tests ran")
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	var line []byte
+	for written, k := 0, 0; written < size; k++ {
+		// Each line starts with a word: the mention never fires.
+		line = append(line[:0], "log: "...)
+		for i := 0; i < 5+k%15; i++ {
+			line = append(line, words[(k*7+i*3)%len(words)]...)
+			line = append(line, ' ')
+		}
+		line = append(line, '\n')
+		line = line[:min(len(line), size-written)]
+		if _, err := f.Write(line); err != nil {
+			return err
+		}
+		written += len(line)
+	}
+	return f.Close()
+}

@@ -1,0 +1,56 @@
+package scanner
+
+import "time"
+
+// Run's clock re-reads the screen only while a pass can change its answer:
+// a command waits to become final, an injection's echo time runs, rows
+// changed and the next pass must read them, or the state turns idle once
+// the screen has been quiet long enough. Otherwise it sleeps (dormant)
+// until output or a change (an injection, a resize) wakes it: an idle
+// agent's wrapper costs no wake-ups, and a spinner's redraws (churn, see
+// refreshRows) wake it once a quiet time, not every tick.
+
+// nextTick returns when Run's clock should read the screen next, and
+// false when it may sleep until woken.
+func (s *Scanner) nextTick() (time.Duration, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.settled || s.contentChanged || s.pending > 0 || s.epoch != s.passEpoch || s.inj.depth > 0 || !s.inj.end.IsZero() {
+		return s.tick, true
+	}
+	if left := s.quietNeed() - s.now().Sub(s.lastChange); left > 0 {
+		// Busy until the screen has been quiet: the state turns idle then.
+		return left + time.Millisecond, true
+	}
+	s.dormant = true
+	return 0, false
+}
+
+// quietNeed is how long the screen must be quiet before the agent counts
+// as idle.
+func (s *Scanner) quietNeed() time.Duration {
+	if !s.quietOnce {
+		return max(s.cues.QuietTime, s.cues.StartQuiet)
+	}
+	return s.cues.QuietTime
+}
+
+// wake ends the clock's sleep: something changed that a later pass must
+// read. Called with s.mu held.
+func (s *Scanner) wake() {
+	if !s.dormant {
+		return
+	}
+	s.dormant = false
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+}
+
+// refreshContent re-reads the rows and reports whether a row other than
+// churn changed since the last full pass.
+func (s *Scanner) refreshContent() bool {
+	s.refreshRows()
+	return s.contentChanged
+}
