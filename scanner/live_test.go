@@ -1,8 +1,9 @@
-package scanner
+package scanner_test
 
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -11,7 +12,11 @@ import (
 	"github.com/relayhq/relay/internal/mockmodel"
 	"github.com/relayhq/relay/internal/testutil"
 	"github.com/relayhq/relay/patterns"
+	"github.com/relayhq/relay/scanner"
 )
+
+// The live tests are an external test package: internal/agenttest reads
+// the agents registry, which imports scanner.
 
 // liveAgent starts one real CLI against its mock model.
 type liveAgent struct {
@@ -64,12 +69,12 @@ func TestLiveAgents(t *testing.T) {
 			slow := mockmodel.Reply{Text: text, Chunk: 6, ChunkDelay: 40 * time.Millisecond}
 			term, m := a.start(t, mockmodel.Queue(slow, mockmodel.Reply{Text: text}), 100, 30)
 
-			cues, _ := CuesFor(a.profile)
-			s := New(Options{Cols: 100, Rows: 30, Cues: cues})
+			cues, _ := scanner.CuesFor(a.profile)
+			s := scanner.New(scanner.Options{Cols: 100, Rows: 30, Cues: cues})
 			var mu sync.Mutex
 			var fired []patterns.Command
-			s.Subscribe(func(e Event) {
-				if e.Kind == EventCommand {
+			s.Subscribe(func(e scanner.Event) {
+				if e.Kind == scanner.EventCommand {
 					mu.Lock()
 					fired = append(fired, e.Command)
 					mu.Unlock()
@@ -109,7 +114,7 @@ func TestLiveAgents(t *testing.T) {
 					defer mu.Unlock()
 					n := 0
 					for _, c := range fired {
-						if c.NS != "relay" || c.Target != "Bob" || collapse(c.Body) != body {
+						if c.NS != "relay" || c.Target != "Bob" || strings.Join(strings.Fields(c.Body), " ") != body {
 							return fmt.Errorf("fired @%s:%s %q", c.NS, c.Target, c.Body)
 						}
 						n++
