@@ -22,7 +22,7 @@ install: build
 
 test:
 	$(GO) vet -tags $(TAGS) $(PKG)
-	$(GO) test -race -count=1 -tags $(TAGS) -timeout 30m $(PKG)
+	$(GO) test -race -count=1 -tags $(TAGS) -timeout 45m $(PKG)
 
 # cross compiles relay and vets every package for macOS (Intel and Apple
 # silicon) with cgo off: a check that nothing Linux-only leaks into a

@@ -167,14 +167,25 @@ func fileIs(t *testing.T, path, want string) {
 // status (AGENT:STATUS).
 func (tm *team) waitStatus(body, status string) {
 	tm.t.Helper()
+	// The log shows each recipient's latest stage: delivered is reached
+	// once it shows delivered or a later one (seen, answered).
+	want := []string{status}
+	if name, ok := strings.CutSuffix(status, ":delivered"); ok {
+		want = append(want, name+":seen", name+":answered")
+	}
 	testutil.Eventually(tm.t, func() error {
 		out, err := tm.relay("log")
 		if err != nil {
 			return err
 		}
 		for _, l := range strings.Split(out, "\n") {
-			if strings.Contains(l, body) && strings.Contains(l, status) {
-				return nil
+			if !strings.Contains(l, body) {
+				continue
+			}
+			for _, w := range want {
+				if strings.Contains(l, w) {
+					return nil
+				}
 			}
 		}
 		return fmt.Errorf("no %s for %q yet:\n%s", status, body, out)
