@@ -3,6 +3,7 @@ package wrapper
 import (
 	"os"
 	"os/signal"
+	"runtime"
 	"syscall"
 	"time"
 
@@ -211,6 +212,13 @@ func (s *Session) waitInputRead(max time.Duration) {
 	}
 }
 
+// readWaitSpin and readWaitTick pace waitRead's questions: without a pause
+// for the first, then one every tick.
+const (
+	readWaitSpin = time.Millisecond
+	readWaitTick = time.Millisecond
+)
+
 // waitRead waits until the program on ptmx's terminal has read every
 // complete line of input waiting for it (TIOCINQ on the slave side,
 // opened from the master), until done is closed, or for max at most. It
@@ -226,8 +234,21 @@ func waitRead(ptmx *os.File, max time.Duration, done <-chan struct{}) int {
 		return 0
 	}
 	defer unix.Close(peer)
-	deadline := time.Now().Add(max)
-	tick := time.NewTicker(2 * time.Millisecond)
+	start := time.Now()
+	deadline := start.Add(max)
+	// The caller journals what was read as soon as this returns: the time
+	// between the child's read and the return is when a killed wrapper
+	// types a message twice. So the first readWaitSpin is spent asking
+	// without sleeping (a child at its prompt reads within it), and only
+	// a child that is slower is asked every readWaitTick.
+	for time.Since(start) < readWaitSpin {
+		n, err := inQueue(peer)
+		if err != nil || n == 0 {
+			return 0
+		}
+		runtime.Gosched()
+	}
+	tick := time.NewTicker(readWaitTick)
 	defer tick.Stop()
 	for {
 		n, err := inQueue(peer)
