@@ -118,7 +118,7 @@ func TestBrowserShowsTheTeamLive(t *testing.T) {
 	if err := bob.SetState(bg, bus.StateBusy); err != nil {
 		t.Fatal(err)
 	}
-	took := within(t, ctx, time.Second, "both agents",
+	took := within(t, ctx, 10*time.Second, "both agents",
 		`!!document.querySelector('#agents li[data-name="alice"]') && !!document.querySelector('#agents li[data-name="bob"] .state.busy')`)
 	t.Logf("both agents shown %v after they registered", took)
 
@@ -129,7 +129,7 @@ func TestBrowserShowsTheTeamLive(t *testing.T) {
 	if _, err := bob.Send(bg, "alice", attack); err != nil {
 		t.Fatal(err)
 	}
-	took = within(t, ctx, time.Second, "both messages with receipts",
+	took = within(t, ctx, 10*time.Second, "both messages with receipts",
 		`(() => { const t = document.getElementById("messages").textContent;
 		  return t.includes("Please run the integration tests") && t.includes("window.pwned=1") &&
 		    document.querySelectorAll("#messages .badge.seen").length === 2; })()`)
