@@ -146,3 +146,22 @@ func freePort(t testing.TB) int {
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
 }
+
+// UserConns counts the open client connections on srvs authenticated as
+// the user whose public key (nkey, or a user JWT's subject) is user.
+func UserConns(t testing.TB, srvs []*server.Server, user string) int {
+	t.Helper()
+	n := 0
+	for _, s := range srvs {
+		cz, err := s.Connz(&server.ConnzOptions{Username: true})
+		if err != nil {
+			t.Fatalf("connections of %s: %v", s.Name(), err)
+		}
+		for _, c := range cz.Conns {
+			if c.AuthorizedUser == user {
+				n++
+			}
+		}
+	}
+	return n
+}

@@ -146,8 +146,8 @@ func Init(dir string) error {
 
 // Issue writes a new user for agent name of workspace ws, signed by
 // relay's account, with hub.WrapperPermissions, and returns its .creds
-// file's content. An agent issued before gets a new key; the old one is
-// revoked (Revoke's rules: push the account for running servers).
+// file's content. Each call makes a new key; the ones issued before stay
+// valid until Revoke, which revokes every key of the name.
 func Issue(dir, ws, name string) ([]byte, error) {
 	if err := bus.ValidName("workspace", ws); err != nil {
 		return nil, err
@@ -166,18 +166,6 @@ func Issue(dir, ws, name string) ([]byte, error) {
 	creds, pub, err := agentCreds(acc, ws, name)
 	if err != nil {
 		return nil, err
-	}
-	var old []string
-	for i, u := range users {
-		if u.Workspace == ws && u.Name == name && !u.Revoked {
-			users[i].Revoked = true
-			old = append(old, u.PublicKey)
-		}
-	}
-	if len(old) > 0 {
-		if _, err := revokeKeys(dir, old); err != nil {
-			return nil, err
-		}
 	}
 	users = append(users, User{Workspace: ws, Name: name, PublicKey: pub, Issued: time.Now().UTC()})
 	if err := writeUsers(dir, users); err != nil {
@@ -407,4 +395,30 @@ func writeFile(path string, data []byte) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
+}
+
+// InboxPrefix returns the reply-subject prefix the user in the .creds file
+// at path may read (hub.AgentInboxPrefix, as Issue grants it), or "" when
+// the file cannot be read or grants none (an administrator's, another
+// tool's): a client connecting with an agent's credentials must use it
+// (bus.Options.InboxPrefix), or no answer from the server reaches it.
+func InboxPrefix(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	token, err := jwt.ParseDecoratedJWT(b)
+	if err != nil {
+		return ""
+	}
+	uc, err := jwt.DecodeUserClaims(token)
+	if err != nil {
+		return ""
+	}
+	for _, s := range uc.Sub.Allow {
+		if p, ok := strings.CutSuffix(s, ".>"); ok && strings.HasPrefix(p, "_RELAY_INBOX.") {
+			return p
+		}
+	}
+	return ""
 }

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 
 	"github.com/relayhq/relay/bus"
@@ -195,6 +194,7 @@ func TestClusterWithRelayCreds(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the server did not refuse a publish as Alice with Bob's credentials")
 	}
+	raw.Close()
 
 	// Revoked: the server closes Bob's connections and refuses new ones.
 	closed := make(chan error, 1)
@@ -205,6 +205,14 @@ func TestClusterWithRelayCreds(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer watched.Close()
+	users, err := natscreds.Users(dir)
+	if err != nil || len(users) != 2 || users[1].Name != "Bob" {
+		t.Fatalf("users: %+v, %v", users, err)
+	}
+	bobKey := users[1].PublicKey
+	if n := hubtest.UserConns(t, srvs, bobKey); n != 2 { // bob's client, and watched
+		t.Fatalf("Bob has %d connections before the revocation, want 2", n)
+	}
 	if _, err := natscreds.Revoke(dir, bus.DefaultWorkspace, "Bob"); err != nil {
 		t.Fatal(err)
 	}
@@ -221,32 +229,15 @@ func TestClusterWithRelayCreds(t *testing.T) {
 		nc.Close()
 		t.Error("Bob's revoked credentials still connect")
 	}
-	for _, s := range srvs {
-		testutil.Eventually(t, func() error {
-			if n := usersNamed(s, "Bob"); n != 0 {
-				return testutil.Errorf("server %s still has %d connections of Bob", s.Name(), n)
-			}
-			return nil
-		})
-	}
+	testutil.Eventually(t, func() error {
+		if n := hubtest.UserConns(t, srvs, bobKey); n != 0 {
+			return testutil.Errorf("%d connections of Bob are still open", n)
+		}
+		return nil
+	})
 	// Alice is not touched.
 	if _, err := alice.Send(ctx, "Alice", "still here"); err != nil {
 		t.Fatal(err)
 	}
 	aliceGot.wait(t, "Bob: hello from node 3", "Alice: still here")
-}
-
-// usersNamed counts the client connections on s whose user JWT is named name.
-func usersNamed(s *server.Server, name string) int {
-	cz, err := s.Connz(&server.ConnzOptions{Username: true})
-	if err != nil {
-		return -1
-	}
-	n := 0
-	for _, c := range cz.Conns {
-		if c.NameTag == name {
-			n++
-		}
-	}
-	return n
 }
