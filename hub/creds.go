@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
@@ -85,6 +86,37 @@ func AgentPermissions(ws, name string) *server.Permissions {
 		}},
 		Subscribe: &server.SubjectPermission{Allow: []string{AgentInboxPrefix(ws, name) + ".>"}},
 	}
+}
+
+// WrapperPermissions is what agent name's wrapper may do where it holds
+// only that agent's credential (an external NATS deployment, `relay creds
+// issue`): AgentPermissions, and the wrapper's own work for that one name:
+// its presence key and the claim of its name, its inbox's durable consumer,
+// receipts, its screen for the dashboard, control requests addressed to it,
+// and answers to the requests it receives (claims, control). Still nothing
+// of any other agent: no other presence key, inbox, claim or sender name,
+// and no stream management. The embedded hub's wrappers hold the
+// administrator's token instead and need none of this.
+func WrapperPermissions(ws, name string) *server.Permissions {
+	p := AgentPermissions(ws, name)
+	stream := "RELAY_" + ws
+	p.Publish.Allow = append(p.Publish.Allow,
+		"$KV.relay_presence_"+ws+"."+name,
+		"relay."+ws+".claim."+name,
+		"relay."+ws+".receipt.*",
+		"relay."+ws+".screen."+name,
+		"$JS.API.CONSUMER.CREATE."+stream+"."+name, "$JS.API.CONSUMER.CREATE."+stream+"."+name+".>",
+		"$JS.API.CONSUMER.DURABLE.CREATE."+stream+"."+name,
+		"$JS.API.CONSUMER.DELETE."+stream+"."+name,
+		"$JS.API.CONSUMER.INFO."+stream+"."+name,
+	)
+	p.Subscribe.Allow = append(p.Subscribe.Allow,
+		"relay."+ws+".claim."+name,
+		"relay."+ws+".control."+name,
+		"relay."+ws+".receipt.*",
+	)
+	p.Response = &server.ResponsePermission{MaxMsgs: 1, Expires: time.Minute}
+	return p
 }
 
 // agentCred is one issued credential.

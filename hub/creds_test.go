@@ -3,6 +3,8 @@ package hub
 import (
 	"context"
 	"errors"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -89,4 +91,33 @@ func TestIssueAgainRevokes(t *testing.T) {
 		t.Fatalf("second credential: %v", err)
 	}
 	nc2.Close()
+}
+
+// TestWrapperPermissionsExtendAgents: a wrapper's permissions on an
+// external server (relay creds issue) are the agent's own and more, never
+// fewer, and name no other agent.
+func TestWrapperPermissionsExtendAgents(t *testing.T) {
+	a, w := AgentPermissions("team", "Bob"), WrapperPermissions("team", "Bob")
+	for _, c := range []struct {
+		what       string
+		agent, wrp []string
+	}{
+		{"publish", a.Publish.Allow, w.Publish.Allow},
+		{"subscribe", a.Subscribe.Allow, w.Subscribe.Allow},
+	} {
+		for _, s := range c.agent {
+			if !slices.Contains(c.wrp, s) {
+				t.Errorf("the wrapper may not %s on %q, which the agent may", c.what, s)
+			}
+		}
+		for _, s := range c.wrp {
+			// Receipts name a message, not an agent.
+			if !slices.Contains(c.agent, s) && !strings.Contains(s, ".Bob") && s != "relay.team.receipt.*" {
+				t.Errorf("the wrapper may %s on %q, beyond its name", c.what, s)
+			}
+		}
+	}
+	if w.Response == nil || w.Response.MaxMsgs != 1 {
+		t.Errorf("a wrapper answers each request it receives once: %+v", w.Response)
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -43,13 +44,56 @@ func StartAt(t testing.TB, home, listen string) *hub.Hub {
 // need Replicas set (bus.Options.Replicas) to span the nodes.
 func Cluster(t testing.TB, n int) []*server.Server {
 	t.Helper()
+	dir := t.TempDir()
+	return cluster(t, n, func(name string) *server.Options {
+		return &server.Options{ServerName: name, JetStream: true, StoreDir: filepath.Join(dir, name)}
+	})
+}
+
+// ClusterConf is Cluster with each node's options read by nats-server's
+// own configuration parser from a file that includes include (a server
+// configuration include, as `relay creds init` writes: operator, system
+// account, resolver). Clients need credentials the include trusts.
+func ClusterConf(t testing.TB, n int, include string) []*server.Server {
+	t.Helper()
+	inc, err := os.ReadFile(include)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	return cluster(t, n, func(name string) *server.Options {
+		folder := filepath.Join(dir, name)
+		if err := os.MkdirAll(folder, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		// nats-server resolves an include beside the file that names it.
+		if err := os.WriteFile(filepath.Join(folder, filepath.Base(include)), inc, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		conf := fmt.Sprintf("server_name: %s\ninclude %q\njetstream { store_dir: %q }\n", name, filepath.Base(include), filepath.Join(folder, "js"))
+		path := filepath.Join(folder, "server.conf")
+		if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		o, err := server.ProcessConfigFile(path)
+		if err != nil {
+			t.Fatalf("server configuration with %s: %v", include, err)
+		}
+		return o
+	})
+}
+
+// cluster starts n servers with the options base returns for each name,
+// on loopback ports routed to each other, and waits for JetStream's meta
+// leader.
+func cluster(t testing.TB, n int, base func(name string) *server.Options) []*server.Server {
+	t.Helper()
 	ports := make([]int, n)
 	routes := make([]string, n)
 	for i := range ports {
 		ports[i] = freePort(t)
 		routes[i] = "nats-route://127.0.0.1:" + strconv.Itoa(ports[i])
 	}
-	dir := t.TempDir()
 	srvs := make([]*server.Server, n)
 	for i := range srvs {
 		var others []string
@@ -58,18 +102,11 @@ func Cluster(t testing.TB, n int) []*server.Server {
 				others = append(others, r)
 			}
 		}
-		name := fmt.Sprintf("n%d", i+1)
-		s, err := server.NewServer(&server.Options{
-			ServerName: name,
-			Host:       "127.0.0.1",
-			Port:       -1,
-			JetStream:  true,
-			StoreDir:   filepath.Join(dir, name),
-			NoSigs:     true,
-			NoLog:      true,
-			Cluster:    server.ClusterOpts{Name: "relay-test", Host: "127.0.0.1", Port: ports[i]},
-			Routes:     server.RoutesFromStr(strings.Join(others, ",")),
-		})
+		o := base(fmt.Sprintf("n%d", i+1))
+		o.Host, o.Port, o.NoSigs, o.NoLog = "127.0.0.1", -1, true, true
+		o.Cluster = server.ClusterOpts{Name: "relay-test", Host: "127.0.0.1", Port: ports[i]}
+		o.Routes = server.RoutesFromStr(strings.Join(others, ","))
+		s, err := server.NewServer(o)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -108,4 +145,23 @@ func freePort(t testing.TB) int {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
+}
+
+// UserConns counts the open client connections on srvs authenticated as
+// the user whose public key (nkey, or a user JWT's subject) is user.
+func UserConns(t testing.TB, srvs []*server.Server, user string) int {
+	t.Helper()
+	n := 0
+	for _, s := range srvs {
+		cz, err := s.Connz(&server.ConnzOptions{Username: true})
+		if err != nil {
+			t.Fatalf("connections of %s: %v", s.Name(), err)
+		}
+		for _, c := range cz.Conns {
+			if c.AuthorizedUser == user {
+				n++
+			}
+		}
+	}
+	return n
 }

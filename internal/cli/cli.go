@@ -108,6 +108,7 @@ func commands() map[string]command {
 		"scan":      {"extract @namespace commands from a recorded terminal stream", runScan},
 		"up":        {"run the hub (NATS, memory, dashboard)", runUp},
 		"down":      {"stop a detached hub", runDown},
+		"creds":     {"make relay's NATS identities for an external cluster (init, issue, revoke, list)", runCreds},
 		"invite":    {"invite a machine to join this team hub as a leaf (a ticket for relay up --join)", runInvite},
 		"send":      {"send a message to an agent or to all (*)", runSend},
 		"agents":    {"list the agents and their states", runAgents},

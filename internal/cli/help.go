@@ -38,6 +38,8 @@ func envVars(cmd string) []string {
 		return []string{"RELAY_HOME", "RELAY_WORKSPACE", "RELAY_HUB", "RELAY_TOKEN", "RELAY_CREDS", "RELAY_TLS_CA"}
 	case "config":
 		return []string{"RELAY_NAME", "RELAY_WORKSPACE", "RELAY_HUB", "RELAY_PROFILE", "RELAY_TLS_CA", "XDG_CONFIG_HOME", "HOME"}
+	case "creds":
+		return []string{"RELAY_HOME", "RELAY_WORKSPACE", "RELAY_HUB", "RELAY_TLS_CA"}
 	case "up", "down", "dashboard", "demo", "hook":
 		return []string{"RELAY_HOME"}
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/relayhq/relay/bus"
 	"github.com/relayhq/relay/config"
 	"github.com/relayhq/relay/hub"
+	"github.com/relayhq/relay/internal/natscreds"
 	"github.com/relayhq/relay/internal/termsafe"
 )
 
@@ -65,6 +66,9 @@ func busOptions(ctx context.Context, env *Env, f *hubFlags, start bool) (bus.Opt
 		o.Creds = f.creds
 	} else if c := env.getenv("RELAY_CREDS"); c != "" {
 		o.Creds = c
+	}
+	if o.Creds != "" { // an agent's own credentials read only its replies
+		o.InboxPrefix = natscreds.InboxPrefix(o.Creds)
 	}
 	if o.URL != "" { // an external server
 		o.Token = env.getenv("RELAY_TOKEN")

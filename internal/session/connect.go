@@ -14,6 +14,7 @@ import (
 	"github.com/relayhq/relay/bus"
 	"github.com/relayhq/relay/delivery"
 	"github.com/relayhq/relay/hub"
+	"github.com/relayhq/relay/internal/natscreds"
 	"github.com/relayhq/relay/internal/statedir"
 	"github.com/relayhq/relay/internal/termsafe"
 	"github.com/relayhq/relay/memory"
@@ -52,8 +53,12 @@ func (s *Session) connect(ctx context.Context) error {
 		if n > 1 {
 			name = fmt.Sprintf("%s-%d", base, n)
 		}
+		var prefix string // an agent's own credentials read only its replies
+		if s.cfg.Creds != "" {
+			prefix = natscreds.InboxPrefix(s.cfg.Creds)
+		}
 		c, err := bus.Connect(ctx, bus.Options{
-			URL: url, Token: token, Creds: s.cfg.Creds, TLSCA: s.cfg.TLSCA, TLSPin: pin,
+			URL: url, Token: token, Creds: s.cfg.Creds, TLSCA: s.cfg.TLSCA, TLSPin: pin, InboxPrefix: prefix,
 			Workspace: s.cfg.Workspace, Name: name,
 			AckWait: bus.DefaultAckWait, Discover: discover, Logger: s.log,
 		})
@@ -70,7 +75,11 @@ func (s *Session) connect(ctx context.Context) error {
 			return err
 		}
 		c.SetCLI(s.prof.CLI)
-		s.ident.hubAuth(url, pin, s.issueCredential(c, name))
+		var cred hub.Credential
+		if prefix == "" { // with its own credentials, the agent has them already
+			cred = s.issueCredential(c, name)
+		}
+		s.ident.hubAuth(url, pin, cred)
 		s.rewriteAgentFile() // after a reconnection; no file yet at the first
 		s.do(func(st *state) {
 			st.name, st.url = name, url
