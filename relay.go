@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/relayhq/relay/bus"
+	"github.com/relayhq/relay/config"
 	"github.com/relayhq/relay/delivery"
 	"github.com/relayhq/relay/memory"
 	"github.com/relayhq/relay/patterns"
@@ -156,32 +157,32 @@ type HandlerFunc func(ctx context.Context, m Match) (Result, error)
 // Event names a point in an agent's life that handlers can watch.
 type Event string
 
-// The events of On.
+// The events of On (named once, in package config).
 const (
-	SessionStart Event = "SessionStart" // the agent started
+	SessionStart Event = Event(config.SessionStart) // the agent started
 	// SessionEnd fires when `relay stop` ends the session, before the agent
 	// exits (EventInfo.Stopping; a Result's Inject is typed in and relay
 	// waits for the turn it starts), or after the agent exited on its own
 	// (ExitCode; nothing can be typed any more).
-	SessionEnd      Event = "SessionEnd"
-	Idle            Event = "Idle"            // the agent finished a turn
-	MessageReceived Event = "MessageReceived" // a message is about to be typed in
-	MessageSent     Event = "MessageSent"     // the agent sent a message
-	ToolCall        Event = "ToolCall"        // the agent called a tool (profiles that report it: Claude Code)
+	SessionEnd      Event = Event(config.SessionEnd)
+	Idle            Event = Event(config.Idle)            // the agent finished a turn
+	MessageReceived Event = Event(config.MessageReceived) // a message is about to be typed in
+	MessageSent     Event = Event(config.MessageSent)     // the agent sent a message
+	ToolCall        Event = Event(config.ToolCall)        // the agent called a tool (profiles that report it: Claude Code)
 	// BeforeToolCall fires before the agent calls a tool, for profiles
 	// whose CLI can hold the call (Claude Code): a Result with Block
 	// refuses it and its Reason reaches the model; Inject is given to the
 	// model beside the call instead of being typed.
-	BeforeToolCall Event = "BeforeToolCall"
+	BeforeToolCall Event = Event(config.BeforeToolCall)
 	// Blocked fires when a permission prompt starts waiting for the
 	// human (profiles that report it: Claude Code): Tool and ToolInput
 	// are the call asked for, Body what the human is asked (the command,
 	// the file). Answer it with relay approve; handlers only take note.
-	Blocked Event = "Blocked"
+	Blocked Event = Event(config.Blocked)
 	// Output fires for each new line the agent wrote: each line of a reply
 	// where the profile gives exact text (Claude Code), else each new line on
 	// its screen when it becomes idle.
-	Output Event = "Output"
+	Output Event = Event(config.Output)
 )
 
 // EventInfo describes an event for its handlers.

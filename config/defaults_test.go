@@ -6,8 +6,12 @@ import (
 	"os"
 	"testing"
 
+	"github.com/relayhq/relay/bus"
 	"github.com/relayhq/relay/config"
 	"github.com/relayhq/relay/delivery"
+	"github.com/relayhq/relay/hooks"
+	"github.com/relayhq/relay/internal/session"
+	"github.com/relayhq/relay/scanner"
 )
 
 // TestDefaultsComeFromPackages: the configuration's defaults are the
@@ -19,6 +23,22 @@ func TestDefaultsComeFromPackages(t *testing.T) {
 	if c.Delivery.Mode != delivery.DefaultMode || c.Delivery.HumanQuiet != delivery.DefaultHumanQuiet ||
 		c.Delivery.MaxBodyBytes != delivery.DefaultMaxBody {
 		t.Errorf("delivery defaults %+v", c.Delivery)
+	}
+	// Declared in one package, repeated where another cannot import it
+	// (issue 33): these say the same.
+	for _, d := range []struct {
+		name      string
+		got, want any
+	}{
+		{"workspace (bus)", config.DefaultWorkspace, bus.DefaultWorkspace},
+		{"idle quiet (scanner)", config.DefaultIdleQuiet, scanner.DefaultQuietTime},
+		{"hook timeout (hooks)", config.DefaultTimeout, hooks.DefaultTimeout},
+		{"idle after (session)", config.DefaultIdleAfter, session.DefaultIdleAfter},
+		{"idle max (session)", config.DefaultIdleMax, session.DefaultIdleMax},
+	} {
+		if d.got != d.want {
+			t.Errorf("default %s: config has %v, the package %v", d.name, d.got, d.want)
+		}
 	}
 	if c.Damping != delivery.DefaultDamperOptions() {
 		t.Errorf("damping defaults %+v, delivery's %+v", c.Damping, delivery.DefaultDamperOptions())

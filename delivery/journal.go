@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 	"sync"
+
+	"github.com/relayhq/relay/internal/mailbox"
 )
 
 // journalKeep is how many typed ids a journal remembers: far more than can
@@ -30,16 +32,18 @@ const journalKeep = 10000
 // may forget the last marks, and their messages are typed again (at least
 // once, never lost).
 type Journal struct {
-	mu      sync.Mutex
-	path    string
-	f       *os.File
-	side    *os.File // nil: Mark writes f itself
-	pending []string // marked on the side file, not yet written to f
+	mu   sync.Mutex
+	path string
+	f    *os.File
+	side *os.File // nil: Mark writes f itself
+	// marks holds each Mark's ids for the syncer (nil for a mark written
+	// to f directly: it only asks for a sync).
+	marks   *mailbox.Mailbox[[]string]
+	retry   []string // ids whose write failed, the syncer's until done is closed
 	seen    map[string]bool
 	n       int   // lines in the file
 	syncErr error // the last background write's or sync's failure, said by the next Mark
 
-	dirty chan struct{} // a mark waits to be synced
 	stop  chan struct{} // closed by Close
 	done  chan struct{} // closed when the syncer returned
 	close sync.Once
@@ -70,7 +74,7 @@ func OpenJournal(path string) (*Journal, error) {
 		j.f.Close()
 		return nil, err
 	}
-	j.dirty, j.stop, j.done = make(chan struct{}, 1), make(chan struct{}), make(chan struct{})
+	j.marks, j.stop, j.done = mailbox.New[[]string](), make(chan struct{}), make(chan struct{})
 	go j.syncer()
 	return j, nil
 }
@@ -84,19 +88,21 @@ func (j *Journal) syncer() {
 		select {
 		case <-j.stop:
 			return
-		case <-j.dirty:
+		case <-j.marks.Ready():
 		}
-		j.mu.Lock()
-		ids := j.pending
-		j.pending = nil
-		j.mu.Unlock()
+		ids := j.retry
+		for _, m := range j.marks.TakeAll() {
+			ids = append(ids, m...)
+		}
+		j.retry = nil
 		err := j.flush(ids)
 		j.mu.Lock()
 		if err != nil {
 			j.syncErr = err
-			j.pending = append(ids, j.pending...) // kept on the side file, tried again
-		} else if j.side != nil && len(j.pending) == 0 {
-			// Everything on the side file is in the journal's file.
+			j.retry = ids // kept on the side file, tried again
+		} else if j.side != nil && j.marks.Len() == 0 {
+			// Everything on the side file is in the journal's file (Mark
+			// writes it and queues its ids under j.mu).
 			if err := j.side.Truncate(0); err != nil {
 				j.syncErr = fmt.Errorf("empty delivery journal's side file: %w", err)
 			}
@@ -174,14 +180,12 @@ func (j *Journal) Mark(ids ...string) error {
 	if _, err := w.WriteString(strings.Join(ids, "\n") + "\n"); err != nil {
 		return fmt.Errorf("write delivery journal %s: %w", j.path, err)
 	}
+	var side []string // nil: written to f, only a sync is due
 	if j.side != nil {
-		j.pending = append(j.pending, ids...)
+		side = ids
 	}
 	j.n += len(ids)
-	select {
-	case j.dirty <- struct{}{}:
-	default: // a sync is due already; it takes this mark too
-	}
+	j.marks.Put(side) // the syncer takes every mark queued by then in one sync
 	err := j.syncErr
 	j.syncErr = nil
 	return err
@@ -196,9 +200,13 @@ func (j *Journal) Close() error {
 		<-j.done
 		j.mu.Lock()
 		defer j.mu.Unlock()
-		err = j.flush(j.pending)
+		ids := j.retry
+		for _, m := range j.marks.TakeAll() {
+			ids = append(ids, m...)
+		}
+		err = j.flush(ids)
 		if err == nil {
-			j.pending = nil
+			j.retry = nil
 		}
 		if j.side != nil {
 			if err == nil {

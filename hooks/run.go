@@ -32,6 +32,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/relayhq/relay/config"
 )
 
 // Limits of one command run.
@@ -43,7 +45,7 @@ const (
 	// and SIGKILL.
 	KillGrace = 2 * time.Second
 	// DefaultTimeout applies when a Command has none.
-	DefaultTimeout = 60 * time.Second
+	DefaultTimeout = config.DefaultTimeout
 	// drainWait bounds how long output is read after the group is gone (a
 	// process that escaped the group with setsid may still hold the pipe).
 	drainWait = 500 * time.Millisecond

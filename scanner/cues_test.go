@@ -1,49 +1,22 @@
 package scanner
 
-import (
-	"time"
-
-	"github.com/relayhq/relay/screen"
-)
-
-// CuesFor returns, for the scanner's own tests, the cues of the profiles
-// the recordings under testdata/recordings come from, as the packages
-// under agents/ define them (agents/registry's tests check that those
-// packages' cues find the same commands in the same recordings).
+// CuesFor returns, for the scanner's own tests, the cues of a profile as
+// the packages under agents/ define them (generic, claude, codex, gemini…;
+// "" is a TUI that wraps its own text, with no cues). The internal tests
+// cannot import agents/, which imports this package: profiles_test.go, in
+// the external test package, sets profileCues before any test runs.
 func CuesFor(profile string) (Cues, bool) {
-	switch profile {
-	case "":
-		// Unknown: a TUI that wraps its own text, with no cues.
+	if profile == "" {
 		return Cues{}, true
-	case "generic", "shell":
-		return Cues{LineBreaksEnd: true}, true
-	case "claude", "claude-code":
-		return Cues{
-			Busy:       []string{"esc to interrupt"},
-			Prompt:     "❯",
-			Dialogs:    []string{"Do you want to proceed?"},
-			Spinner:    "✢✳✶✻✽·*",
-			CodeColors: []screen.Color{screen.PaletteColor(153)},
-		}, true
-	case "codex":
-		return Cues{
-			Busy:         []string{"esc to interrupt"},
-			StateOSC:     7501,
-			Prompt:       "›",
-			Placeholders: []string{"Ask Codex to do anything"},
-		}, true
-	case "gemini":
-		return Cues{
-			// A resumed session loads its history under a spinner with
-			// the title already "Ready"; an Enter then is lost.
-			Busy:          []string{"esc to cancel", "Resuming session"},
-			BusyTitles:    []string{"Working…"},
-			WaitingTitles: []string{"Action Required"},
-			IdleTitles:    []string{"Ready ("},
-			StartQuiet:    2 * time.Second,
-			Prompt:        ">*!",
-			Placeholders:  []string{"Type your message or @path/to/file"},
-		}, true
 	}
-	return Cues{}, false
+	if profileCues == nil {
+		panic("scanner: profileCues not set (profiles_test.go)")
+	}
+	return profileCues(profile)
 }
+
+// profileCues finds a profile's cues in agents/registry; see CuesFor.
+var profileCues func(profile string) (Cues, bool)
+
+// SetProfileCues is how the external test package hands over profileCues.
+func SetProfileCues(f func(profile string) (Cues, bool)) { profileCues = f }

@@ -18,6 +18,7 @@ import (
 	"github.com/relayhq/relay/bus"
 	"github.com/relayhq/relay/config"
 	"github.com/relayhq/relay/hub"
+	"github.com/relayhq/relay/internal/hubdial"
 	"github.com/relayhq/relay/internal/statedir"
 	"github.com/relayhq/relay/internal/termsafe"
 	"github.com/relayhq/relay/memory"
@@ -226,9 +227,8 @@ func checkHub(ctx context.Context, env *Env, home string, homeOK bool, cfg *conf
 		o, err = busOptions(ctx, env, &hubFlags{}, false)
 	case home != "":
 		o.Workspace = bus.DefaultWorkspace
-		var ep hub.Endpoint
-		ep, err = hub.Discover(home)
-		o.URL, o.Token, o.TLSPin = ep.URL, ep.Token, ep.TLSPin
+		o, err = (&hubdial.Resolver{Home: home}).Options()
+		o.Workspace = bus.DefaultWorkspace
 	default:
 		err = errors.New("no state folder to find a hub in")
 	}
@@ -257,7 +257,7 @@ func checkHub(ctx context.Context, env *Env, home string, homeOK bool, cfg *conf
 	defer nc.Close()
 	mc.Skipped = false
 	hc.OK, hc.Detail = true, fmt.Sprintf("%s reachable (workspace %s)", o.URL, o.Workspace)
-	_, err = memory.NewClient(nc, memory.DefaultSubjectPrefix).List(cctx, memory.Filter{Workspace: o.Workspace, Limit: 1})
+	_, err = hubdial.Memory(nc).List(cctx, memory.Filter{Workspace: o.Workspace, Limit: 1})
 	switch {
 	case errors.Is(err, memory.ErrNoService):
 		mc.Detail = "no memory service answers on " + o.URL

@@ -9,8 +9,8 @@ import (
 	"github.com/relayhq/relay/bus"
 	"github.com/relayhq/relay/config"
 	"github.com/relayhq/relay/delivery"
+	"github.com/relayhq/relay/internal/hubdial"
 	"github.com/relayhq/relay/internal/mcpserver"
-	"github.com/relayhq/relay/memory"
 )
 
 const mcpSynopsis = `[--name NAME] [--workspace W] [--hub URL]
@@ -97,7 +97,7 @@ func runMCP(ctx context.Context, env *Env, args []string) error {
 			if err != nil {
 				return mcpserver.Team{}, err
 			}
-			return mcpserver.Team{Bus: c, Memory: memory.NewClient(c.Conn(), memory.DefaultSubjectPrefix)}, nil
+			return mcpserver.Team{Bus: c, Memory: hubdial.Memory(c.Conn())}, nil
 		},
 	})
 	if err != nil {

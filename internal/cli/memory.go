@@ -16,6 +16,7 @@ import (
 
 	"github.com/relayhq/relay/bus"
 	"github.com/relayhq/relay/hub"
+	"github.com/relayhq/relay/internal/hubdial"
 	"github.com/relayhq/relay/internal/termsafe"
 	"github.com/relayhq/relay/memory"
 )
@@ -244,7 +245,7 @@ func openMemory(ctx context.Context, env *Env, hf *hubFlags, readOnly bool) (api
 		if err != nil {
 			return nil, "", nil, err
 		}
-		c := memory.NewClient(nc, memory.DefaultSubjectPrefix)
+		c := hubdial.Memory(nc)
 		pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 		_, err = c.List(pctx, memory.Filter{Limit: 1})
 		cancel()

@@ -16,6 +16,7 @@ import (
 	"github.com/relayhq/relay/bus"
 	"github.com/relayhq/relay/config"
 	"github.com/relayhq/relay/hub"
+	"github.com/relayhq/relay/internal/hubdial"
 	"github.com/relayhq/relay/internal/natscreds"
 	"github.com/relayhq/relay/internal/termsafe"
 )
@@ -61,34 +62,16 @@ func busOptions(ctx context.Context, env *Env, f *hubFlags, start bool) (bus.Opt
 	if useIdentity(&o, id, f) { // inside a wrapped agent: as that agent
 		return o, nil
 	}
-	o.URL, o.Creds, o.TLSCA = cfg.Hub.URL, cfg.Hub.Creds, cfg.Hub.TLSCA
+	r := hubResolver(env, cfg)
 	if f.creds != "" {
-		o.Creds = f.creds
-	} else if c := env.getenv("RELAY_CREDS"); c != "" {
-		o.Creds = c
+		r.Creds = f.creds
 	}
-	if o.Creds != "" { // an agent's own credentials read only its replies
-		o.InboxPrefix = natscreds.InboxPrefix(o.Creds)
-	}
-	if o.URL != "" { // an external server
-		o.Token = env.getenv("RELAY_TOKEN")
-		if o.Token == "" && cfg.Hub.TokenFile != "" {
-			b, err := os.ReadFile(cfg.Hub.TokenFile)
-			if err != nil {
-				return o, fmt.Errorf("read hub token: %w", err)
-			}
-			o.Token = strings.TrimSpace(string(b))
-		}
-		if o.Token == "" && o.Creds == "" {
-			// Inside a wrapped agent RELAY_HUB names the local hub the
-			// wrapper found (or started): its token is in RELAY_HOME.
-			if home, err := env.Home(); err == nil {
-				if ep, err := hub.Discover(home); err == nil && ep.URL == o.URL {
-					o.Token, o.TLSPin = ep.Token, ep.TLSPin
-				}
-			}
-		}
-		return o, nil
+	if r.URL != "" { // an external server
+		r.Home, _ = env.Home()
+		ws := o.Workspace
+		o, err = r.External()
+		o.Workspace = ws
+		return withCredsInbox(o), err
 	}
 	// Only a command that may start a hub creates the state folder: one
 	// that only reads (relay log, agents) leaves no trace without a hub.
@@ -106,12 +89,30 @@ func busOptions(ctx context.Context, env *Env, f *hubFlags, start bool) (bus.Opt
 	if errors.Is(err, hub.ErrNoHub) {
 		return o, fmt.Errorf("%w; start one with `relay up --detach`, or point at one with --hub or RELAY_HUB", err)
 	}
-	o.URL, o.Token, o.TLSPin = ep.URL, ep.Token, ep.TLSPin
-	o.Discover = func() (string, error) { // a restarted hub may be on another port
-		ep, err := hub.Discover(home)
-		return ep.URL, err
+	local := hubdial.Local(home, ep)
+	local.Workspace, local.Creds, local.TLSCA = o.Workspace, r.Creds, r.TLSCA
+	return withCredsInbox(local), err
+}
+
+// withCredsInbox gives o the reply prefix its credentials allow: an
+// agent's own .creds reads only its own replies.
+func withCredsInbox(o bus.Options) bus.Options {
+	if o.Creds != "" {
+		o.InboxPrefix = natscreds.InboxPrefix(o.Creds)
 	}
-	return o, err
+	return o
+}
+
+// hubResolver is what the configuration and the environment say about the
+// hub (RELAY_TOKEN and RELAY_CREDS over the files), for every command and
+// relay wrap.
+func hubResolver(env *Env, cfg *config.Config) *hubdial.Resolver {
+	r := &hubdial.Resolver{URL: cfg.Hub.URL, Token: env.getenv("RELAY_TOKEN"), TokenFile: cfg.Hub.TokenFile,
+		Creds: cfg.Hub.Creds, TLSCA: cfg.Hub.TLSCA}
+	if c := env.getenv("RELAY_CREDS"); c != "" {
+		r.Creds = c
+	}
+	return r
 }
 
 // connectBus connects as name to the hub that busOptions finds.

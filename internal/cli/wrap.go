@@ -91,27 +91,20 @@ func runWrap(ctx context.Context, env *Env, args []string) error {
 	if o.Delivery != "" {
 		mode, _ = delivery.ParseMode(o.Delivery)
 	}
-	token := env.getenv("RELAY_TOKEN")
-	if token == "" && cfg.Hub.TokenFile != "" {
-		b, err := os.ReadFile(cfg.Hub.TokenFile)
-		if err != nil {
-			return fmt.Errorf("read hub token: %w", err)
-		}
-		token = strings.TrimSpace(string(b))
-	}
-	creds := cfg.Hub.Creds
-	if c := env.getenv("RELAY_CREDS"); c != "" { // as relay send: the environment over the file
-		creds = c
+	hr := hubResolver(env, cfg) // as relay send: the environment over the file
+	token, err := hr.HubToken()
+	if err != nil {
+		return err
 	}
 	r, err := relay.New(relay.Options{
 		Name:          cfg.Name,
 		Workspace:     cfg.Workspace,
 		Profile:       cfg.Profile,
 		Home:          home,
-		Hub:           cfg.Hub.URL,
+		Hub:           hr.URL,
 		Token:         token,
-		Creds:         creds,
-		TLSCA:         cfg.Hub.TLSCA,
+		Creds:         hr.Creds,
+		TLSCA:         hr.TLSCA,
 		Executable:    env.Executable,
 		Delivery:      mode,
 		HumanQuiet:    cfg.Delivery.HumanQuiet,

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/relayhq/relay/bus"
+	"github.com/relayhq/relay/internal/hubdial"
 	"github.com/relayhq/relay/memory"
 )
 
@@ -60,7 +61,7 @@ func (s *Session) memory() (memory.API, error) {
 	if c == nil {
 		return nil, ErrHubAway
 	}
-	return memory.NewClient(c.Conn(), memory.DefaultSubjectPrefix), nil
+	return hubdial.Memory(c.Conn()), nil
 }
 
 // SaveMemory saves text (with its #tags) to the workspace's memory as

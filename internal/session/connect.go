@@ -14,6 +14,7 @@ import (
 	"github.com/relayhq/relay/bus"
 	"github.com/relayhq/relay/delivery"
 	"github.com/relayhq/relay/hub"
+	"github.com/relayhq/relay/internal/hubdial"
 	"github.com/relayhq/relay/internal/natscreds"
 	"github.com/relayhq/relay/internal/statedir"
 	"github.com/relayhq/relay/internal/termsafe"
@@ -34,34 +35,29 @@ func (s *Session) alone() bool { return s.cfg.Hub == NoHub }
 // connect reaches the hub and claims the name; with AutoName, a taken name
 // is made unique with a number (claude-2, claude-3, ...).
 func (s *Session) connect(ctx context.Context) error {
-	url, token, pin := s.cfg.Hub, s.cfg.Token, ""
-	var discover func() (string, error)
-	if url == "" {
-		discover = func() (string, error) {
-			ep, err := hub.Discover(s.cfg.Home)
-			return ep.URL, err
-		}
+	o := bus.Options{URL: s.cfg.Hub, Token: s.cfg.Token}
+	if o.URL == "" {
 		ep, err := s.ensureHub(ctx)
 		if err != nil {
 			return err
 		}
-		url, token, pin = ep.URL, ep.Token, ep.TLSPin
+		o = hubdial.Local(s.cfg.Home, ep)
 	}
+	o.Creds, o.TLSCA, o.Workspace = s.cfg.Creds, s.cfg.TLSCA, s.cfg.Workspace
+	o.AckWait, o.Logger = bus.DefaultAckWait, s.log
+	if o.Creds != "" { // an agent's own credentials read only its replies
+		o.InboxPrefix = natscreds.InboxPrefix(o.Creds)
+	}
+	prefix := o.InboxPrefix
+	url, pin := o.URL, o.TLSPin
 	base := s.cfg.Name
 	for n := 1; ; n++ {
 		name := base
 		if n > 1 {
 			name = fmt.Sprintf("%s-%d", base, n)
 		}
-		var prefix string // an agent's own credentials read only its replies
-		if s.cfg.Creds != "" {
-			prefix = natscreds.InboxPrefix(s.cfg.Creds)
-		}
-		c, err := bus.Connect(ctx, bus.Options{
-			URL: url, Token: token, Creds: s.cfg.Creds, TLSCA: s.cfg.TLSCA, TLSPin: pin, InboxPrefix: prefix,
-			Workspace: s.cfg.Workspace, Name: name,
-			AckWait: bus.DefaultAckWait, Discover: discover, Logger: s.log,
-		})
+		o.Name = name
+		c, err := bus.Connect(ctx, o)
 		if err != nil {
 			return err
 		}

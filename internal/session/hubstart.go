@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 
@@ -13,8 +12,8 @@ import (
 
 // ErrNoHub is returned by Run when no hub runs for Home and none could be
 // started: neither a detached one (no relay binary) nor one inside this
-// program. Its message names the fix.
-var ErrNoHub = errors.New("no hub")
+// program. Its message names the fix. It is hub.ErrNoHub, declared once.
+var ErrNoHub = hub.ErrNoHub
 
 // localHub is a hub this session runs inside its own process, because no
 // relay binary could start a detached one; it stops with the session.
@@ -43,7 +42,7 @@ func (s *Session) ensureHub(ctx context.Context) (hub.Endpoint, error) {
 	}
 	ep, err := hub.EnsureRunningWith(ctx, home, s.startLocalHub)
 	if err != nil {
-		return ep, fmt.Errorf("%w running in %s and none could be started inside this program: %w; "+
+		return ep, fmt.Errorf("%w in %s and none could be started inside this program: %w; "+
 			"start one with `relay up --detach`, put the relay binary on PATH (or set Options.Executable), or name a hub with Options.Hub",
 			ErrNoHub, home, err)
 	}

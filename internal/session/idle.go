@@ -4,12 +4,15 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/relayhq/relay/config"
 )
 
-// The Idle event's schedule when a handler does not give one.
+// The Idle event's schedule when a handler does not give one: the
+// configuration's, declared there.
 const (
-	DefaultIdleAfter = 30 * time.Second
-	DefaultIdleMax   = 3
+	DefaultIdleAfter = config.DefaultIdleAfter
+	DefaultIdleMax   = config.DefaultIdleMax
 )
 
 // IdleHandler is an Idle handler with its schedule: it runs once the agent

@@ -8,11 +8,15 @@
 //	bus inbox ─► receive (MessageReceived) ─► delivery queue ─► typing ─► wrapper.Input ─► child stdin
 //	scanner state │ exact turns │ human's line ─► owner (state.go) ─► delivery queue, presence, Idle jobs
 //
-// One goroutine, the owner, holds the session's state (ready, busy, draft,
-// waiting, the human's line, last senders, name, hub URL); the other stages
-// send it functions. Every goroutine is started through the session's group
-// (the wrapper's Go), so a panic anywhere restores the human's terminal and
-// none outlives the session.
+// One goroutine, the owner, holds the session's state (state.go: ready,
+// busy, draft, waiting, the human's line, last senders, name, hub URL); the
+// other stages send it functions. The owner rule covers that state only:
+// Session's other fields are set before the stages start, atomics, or a
+// stage's own type with its own lock. The goroutines of the stages are
+// started through the session's group (the wrapper's Go), so a panic there
+// restores the human's terminal and none outlives the session; those that
+// run before the group exists or outside it are listed in
+// docs/architecture.md.
 package session
 
 import (

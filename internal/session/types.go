@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/relayhq/relay/agents"
+	"github.com/relayhq/relay/config"
 	"github.com/relayhq/relay/delivery"
 	"github.com/relayhq/relay/memory"
 )
@@ -86,20 +87,21 @@ type Pattern struct {
 	Handle   func(ctx context.Context, m Match) (Result, error)
 }
 
-// Event names a point in an agent's life (see the relay package's Event).
-type Event string
+// Event names a point in an agent's life (see the relay package's Event):
+// the configuration's lifecycle events, named once there.
+type Event = config.Event
 
 // The events a session fires.
 const (
-	SessionStart    Event = "SessionStart"
-	SessionEnd      Event = "SessionEnd"
-	Idle            Event = "Idle"
-	MessageReceived Event = "MessageReceived"
-	MessageSent     Event = "MessageSent"
-	ToolCall        Event = "ToolCall"
-	BeforeToolCall  Event = "BeforeToolCall"
-	Blocked         Event = "Blocked"
-	Output          Event = "Output"
+	SessionStart    = config.SessionStart
+	SessionEnd      = config.SessionEnd
+	Idle            = config.Idle
+	MessageReceived = config.MessageReceived
+	MessageSent     = config.MessageSent
+	ToolCall        = config.ToolCall
+	BeforeToolCall  = config.BeforeToolCall
+	Blocked         = config.Blocked
+	Output          = config.Output
 )
 
 // EventInfo describes an event for its handlers (see the relay package's
