@@ -54,8 +54,9 @@ done`},
 const demoDeliveries = 6
 
 func runDemo(ctx context.Context, env *Env, args []string) error {
-	fs := newFlags(env, "demo", "[--timeout D]")
+	fs := newFlags(env, "demo", "[--team] [--timeout D]")
 	timeout := fs.Duration("timeout", 60*time.Second, "give up after this long")
+	fromFile := fs.Bool("team", false, "start the agents from a team file (.relay/team.toml), as relay team up does")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -67,6 +68,9 @@ func runDemo(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
+	if *fromFile {
+		return runDemoTeam(ctx, env, dir, *timeout)
+	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
 
@@ -136,6 +140,7 @@ Now wrap real agents, each in its own terminal:
   relay wrap --name Alice -- claude
   relay wrap --name Bob -- codex
 They find each other through the hub that the first one starts.
+Or start a whole team from one file: relay demo --team shows how.
 `)
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"regexp"
 	"slices"
@@ -116,11 +117,14 @@ type chaosVerdict struct {
 	// stalls are what the end of the soak waited for in vain (an agent
 	// that never read its sentinel, messages pending for good).
 	stalls []string
-	notes  []string
+	// unproven says that no message was seen at all (the seen check
+	// proved nothing).
+	unproven []string
+	notes    []string
 }
 
 func (v chaosVerdict) failed() bool {
-	return len(v.missing)+len(v.twice)+len(v.disorder)+len(v.lies)+len(v.phantoms)+len(v.unlogged)+len(v.stalls) > 0
+	return len(v.missing)+len(v.twice)+len(v.disorder)+len(v.lies)+len(v.phantoms)+len(v.unlogged)+len(v.stalls)+len(v.unproven) > 0
 }
 
 // String is the compact diagnosis printed when the soak fails.
@@ -137,6 +141,7 @@ func (v chaosVerdict) String() string {
 		{"read, but never sent", v.phantoms},
 		{"accepted by relay send, not in relay log", v.unlogged},
 		{"waited for in vain at the end", v.stalls},
+		{"no seen receipt at all", v.unproven},
 		{"notes (no failure)", v.notes},
 	} {
 		if len(s.items) == 0 {
@@ -159,7 +164,9 @@ func (v chaosVerdict) String() string {
 // of one sender to one target in the order they were sent; a message whose
 // send failed was read at most once; nothing was read that was not sent;
 // every "delivered", "seen" or "answered" receipt in the log is for a message its
-// target read, and no "failed" one is. arrivals holds what each agent read,
+// target read, and no "failed" one is; every "seen" or "answered" stage
+// ever said (not only the latest status) is for a message its target read,
+// and there is at least one when messages were read. arrivals holds what each agent read,
 // in order; logged the chaos messages of relay log --json, by id.
 func judgeChaos(sent []chaosSend, arrivals map[string][]chaosKey, logged map[string]bus.Entry) chaosVerdict {
 	var v chaosVerdict
@@ -218,15 +225,41 @@ func judgeChaos(sent []chaosSend, arrivals map[string][]chaosKey, logged map[str
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
+	seen, read := 0, 0
 	for _, id := range ids {
 		e := logged[id]
 		k, _ := keyOf(e)
+		if count[k] > 0 {
+			read++
+		}
 		switch st := e.Status[k.to]; {
 		case bus.Reached(st, bus.StatusDelivered) && count[k] == 0:
 			v.lies = append(v.lies, fmt.Sprintf("%s id %s: %s", k, id, receiptOf(e, k.to)))
 		case st == bus.StatusFailed && count[k] > 0:
 			v.lies = append(v.lies, fmt.Sprintf("%s id %s read ×%d: %s", k, id, count[k], receiptOf(e, k.to)))
 		}
+		// Every seen (or answered) stage ever said, not only the latest
+		// status (a later failed one replaces it): each is a proof that
+		// the agent got the message, so its agent must have read it.
+		said := false
+		for _, st := range e.Stages {
+			if st.Agent != k.to || !bus.Reached(st.Stage, bus.StatusSeen) {
+				continue
+			}
+			said = true
+			if count[k] == 0 && (st.Stage != e.Status[k.to] || !bus.Reached(e.Status[k.to], bus.StatusDelivered)) {
+				v.lies = append(v.lies, fmt.Sprintf("%s id %s: %s (%s) at %s, never read", k, id, st.Stage, st.Reason, st.At.Format(time.TimeOnly)))
+			}
+		}
+		if said {
+			seen++
+		}
+	}
+	switch {
+	case read > 0 && seen == 0:
+		v.unproven = append(v.unproven, fmt.Sprintf("%d messages read, none with a seen receipt: the check that each seen is real proved nothing", read))
+	case seen > 0:
+		v.notes = append(v.notes, fmt.Sprintf("%d of %d messages read have a seen receipt, each read by its agent", seen, read))
 	}
 	for _, l := range [][]string{v.missing, v.twice, v.disorder, v.lies, v.phantoms, v.unlogged} {
 		slices.SortFunc(l, naturalCompare)
@@ -244,6 +277,15 @@ func receiptOf(e bus.Entry, to string) string {
 		st += " (" + r + ")"
 	}
 	return st
+}
+
+// mustKey returns the chaos message an entry carries (tests).
+func mustKey(e bus.Entry) chaosKey {
+	k, ok := keyOf(e)
+	if !ok {
+		panic("not a chaos message: " + e.Body)
+	}
+	return k
 }
 
 // naturalCompare orders "A→B#9" before "A→B#10".
@@ -282,13 +324,26 @@ func TestChaosVerdict(t *testing.T) {
 		{key: k("B", "A", 1), id: "i4"},
 		{key: k("B", "A", 2), err: "hub unreachable"},
 	}
-	entry := func(id string, key chaosKey, st bus.Status) bus.Entry {
-		return bus.Entry{Envelope: bus.Envelope{ID: id, From: key.from, To: key.to, Body: chaosBody(key)},
+	entry := func(id string, key chaosKey, st bus.Status, stages ...bus.Status) bus.Entry {
+		e := bus.Entry{Envelope: bus.Envelope{ID: id, From: key.from, To: key.to, Body: chaosBody(key)},
 			Status: map[string]bus.Status{key.to: st}}
+		for _, s := range stages {
+			e.Stages = append(e.Stages, bus.Stage{Agent: key.to, Stage: s, Reason: "read by the shell"})
+		}
+		return e
 	}
 	log := map[string]bus.Entry{}
 	for _, s := range sends[:4] {
-		log[s.id] = entry(s.id, s.key, bus.StatusDelivered)
+		log[s.id] = entry(s.id, s.key, bus.StatusSeen, bus.StatusDelivered, bus.StatusSeen)
+	}
+	with := func(id string, e bus.Entry) map[string]bus.Entry {
+		l := maps.Clone(log)
+		l[id] = e
+		return l
+	}
+	unseen := map[string]bus.Entry{}
+	for id, e := range log {
+		unseen[id] = entry(id, mustKey(e), bus.StatusDelivered, bus.StatusDelivered)
 	}
 	good := map[string][]chaosKey{
 		"B": {k("A", "B", 1), k("A", "B", 2)},
@@ -310,12 +365,15 @@ func TestChaosVerdict(t *testing.T) {
 		{"out of order", map[string][]chaosKey{"B": {k("A", "B", 2), k("A", "B", 1)}, "C": good["C"], "A": good["A"]}, log, "disorder"},
 		{"delivered but not read", map[string][]chaosKey{"B": {k("A", "B", 1)}, "C": good["C"], "A": good["A"]}, log, "lies"},
 		{"never sent", map[string][]chaosKey{"B": append(slices.Clone(good["B"]), k("C", "B", 7)), "C": good["C"], "A": good["A"]}, log, "phantoms"},
+		{"seen, then failed, never read", map[string][]chaosKey{"B": {k("A", "B", 1)}, "C": good["C"], "A": good["A"]},
+			with("i2", entry("i2", k("A", "B", 2), bus.StatusFailed, bus.StatusDelivered, bus.StatusSeen, bus.StatusFailed)), "lies"},
+		{"no seen receipt at all", good, unseen, "unproven"},
 		{"not in the log", good, map[string]bus.Entry{"i1": log["i1"], "i2": log["i2"], "i4": log["i4"]}, "unlogged"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			v := judgeChaos(sends, tc.arrivals, tc.log)
 			lists := map[string][]string{"missing": v.missing, "twice": v.twice, "disorder": v.disorder,
-				"lies": v.lies, "phantoms": v.phantoms, "unlogged": v.unlogged}
+				"lies": v.lies, "phantoms": v.phantoms, "unlogged": v.unlogged, "unproven": v.unproven}
 			if tc.want == "" {
 				if v.failed() {
 					t.Fatalf("a run that kept its promises failed:\n%s", v)

@@ -37,8 +37,8 @@ func relayVars(env []string) []string {
 // TestThreeCLIs: Alice on Claude Code, Bob on Codex, Carol on Gemini CLI.
 // Alice's model writes to Bob and to Carol; each target's model receives
 // the body word for word, exactly once; Bob answers Alice and Carol
-// broadcasts; each arrives once. relay send --wait answered to Bob prints
-// his model's answer, seen and answered in the log.
+// broadcasts; each arrives once. relay send --wait answered to Bob and to
+// Carol prints their models' answers, seen and answered in the log.
 func TestThreeCLIs(t *testing.T) {
 	tm := newTeam(t)
 	const toBob = "Bob, please review the retry logic in client.go and list every place that can loop forever."
@@ -68,12 +68,20 @@ func TestThreeCLIs(t *testing.T) {
 	stopGently(t, bob)
 
 	geminiModel := mockmodel.NewGemini(mockmodel.Options{Script: func(r mockmodel.Request) mockmodel.Reply {
+		if reply, ok := answerSixTimesSeven(r); ok {
+			return reply
+		}
 		if strings.Contains(r.LastUser, "Message from agent Alice") {
 			return mockmodel.Reply{Text: "On it.\n\n@broadcast: " + carolNews}
 		}
 		return mockmodel.Reply{Text: "OK."}
 	}})
 	t.Cleanup(geminiModel.Close)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("Carol's model requests:\n%s", requestList(geminiModel.All()))
+		}
+	})
 	carol := agenttest.Start(t, agenttest.Gemini(t, agenttest.GeminiOptions{Model: geminiModel.URL, Env: tm.relayEnv()}).
 		Under(relayBin, "wrap", "--name", "Carol", "--"))
 	stopGently(t, carol)
@@ -120,10 +128,13 @@ func TestThreeCLIs(t *testing.T) {
 			t.Errorf("%s's model got %q %d times", c.who, c.s, n)
 		}
 	}
-	// relay send --wait answered to Codex (receipts_test.go). Gemini CLI
-	// passes the same check, but on a loaded machine it sometimes stays
-	// busy after its broadcast's turn, which this test would then report.
-	tm.checkSendWait("Bob")
+	// relay send --wait answered to Codex and Gemini CLI
+	// (receipts_test.go). Gemini CLI once stayed "Thinking…" for good
+	// here: under load relay had typed Alice's message before it started
+	// the primer's turn (confirm now waits for its record to show each
+	// prompt).
+	tm.checkSendWait("Bob", bob)
+	tm.checkSendWait("Carol", carol)
 }
 
 // stopGently ends a wrapped CLI with SIGTERM before the harness kills it,
@@ -136,4 +147,24 @@ func stopGently(t testing.TB, term *agenttest.Term) {
 		case <-time.After(15 * time.Second):
 		}
 	})
+}
+
+// requestList is a mock model's requests, one line each, for a failure's
+// diagnosis.
+func requestList(reqs []mockmodel.Request) string {
+	var b strings.Builder
+	for _, r := range reqs {
+		replied := "not replied"
+		if !r.Replied.IsZero() {
+			replied = "replied " + r.Replied.Format("15:04:05.000")
+		}
+		body := string(r.Body)
+		if i := strings.Index(body, "generationConfig"); i >= 0 {
+			body = body[i:min(len(body), i+300)]
+		} else {
+			body = ""
+		}
+		fmt.Fprintf(&b, "  #%d %s %s turn %d %s %s: %.80q %s\n", r.Seq, r.Time.Format("15:04:05.000"), r.Kind, r.Turn, r.Path, replied, r.LastUser, body)
+	}
+	return b.String()
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/relayhq/relay/internal/agenttest"
 	"github.com/relayhq/relay/internal/mockmodel"
 	"github.com/relayhq/relay/internal/testutil"
 )
@@ -147,12 +148,15 @@ func answerSixTimesSeven(r mockmodel.Request) (mockmodel.Reply, bool) {
 // with relay send --wait answered: the answer is printed, and the log
 // shows the message seen (the CLI's own record held the prompt) and
 // answered.
-func (tm *team) checkSendWait(who string) {
+func (tm *team) checkSendWait(who string, term *agenttest.Term) {
 	t := tm.t
 	t.Helper()
 	ask := tm.start("send", "--from", "tester", "--wait", "answered", "--json", who, askSixTimesSeven)
 	if code := ask.wait(t, 90*time.Second); code != 0 {
-		t.Fatalf("%s: --wait answered: exit %d, stdout %q, stderr %q\nlogs:\n%s", who, code, ask.stdout.String(), ask.stderr.String(), tm.wrapperLog())
+		agents, _ := tm.relay("agents")
+		cols, rows := term.Size()
+		t.Fatalf("%s: --wait answered: exit %d, stdout %q, stderr %q\nrelay agents:\n%s\n%s's screen:\n%s\nlogs:\n%s", who, code,
+			ask.stdout.String(), ask.stderr.String(), agents, who, agenttest.TmuxScreen(t, term.Raw(), cols, rows), tm.wrapperLog())
 	}
 	dec := json.NewDecoder(&ask.stdout)
 	var sent struct{ ID string }

@@ -93,3 +93,91 @@ func TestLostEnterSeenAfterResubmit(t *testing.T) {
 		t.Errorf("%d pastes, %d Enters; want the text typed once and Enter pressed twice", box.pastes, box.enters)
 	}
 }
+
+// slowTurnBox is a model CLI's input box that takes a paste on its Enter
+// (the box is empty at once) while its record shows the prompt only when
+// the CLI starts the turn: later (show), or never.
+type slowTurnBox struct {
+	lostEnterBox
+	taken chan string // the text the Enter took
+}
+
+func (b *slowTurnBox) Inject(fn func(write func([]byte) error) error) error {
+	return fn(func(p []byte) error {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		switch text := string(p); {
+		case strings.HasPrefix(text, pasteStart):
+			b.pastes++
+			b.box = strings.TrimSuffix(strings.TrimPrefix(text, pasteStart), pasteEnd)
+		case text == "\r":
+			b.enters++
+			if b.box != "" {
+				b.taken <- b.box
+				b.box = ""
+			}
+		}
+		return nil
+	})
+}
+
+// TestConfirmWaitsForTheTurn: an input box that took the text is not yet
+// a turn begun. confirm returns once the CLI's record shows the prompt,
+// so that the next message is not typed into a CLI that has not started
+// the last one (a loaded Gemini CLI answered two such prompts out of order
+// and stayed "Thinking…"); a record that never shows it holds typing
+// up for the bound only.
+func TestConfirmWaitsForTheTurn(t *testing.T) {
+	const text = "[relay] Message from agent Alice (id m1). To answer, write a line starting with @relay:Alice\n│ run the tests"
+	for _, tc := range []struct {
+		name  string
+		shown bool // the record shows the prompt
+	}{{"prompt recorded later", true}, {"never recorded", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			s := newSession(ctx, Config{Name: "Bob", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+			box := &slowTurnBox{lostEnterBox: lostEnterBox{s: s}, taken: make(chan string, 1)}
+			s.prof = agents.Profile{Model: true, Paste: true, Cues: scanner.Cues{Prompt: ">"}}
+			s.scr, s.in, s.src = box, box, recordSource{}
+			s.promptWait = time.Hour
+			if !tc.shown {
+				s.promptWait = 300 * time.Millisecond
+			}
+			if err := s.typeText(ctx, text); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- s.confirm(ctx, text) }()
+			prompt := <-box.taken
+			if !tc.shown {
+				select {
+				case err := <-done:
+					if err != nil {
+						t.Fatalf("confirm: %v, want nil past the bound", err)
+					}
+				case <-time.After(30 * time.Second):
+					t.Fatal("confirm still waits long past its bound")
+				}
+				return
+			}
+			// The box is empty; confirm waits for the record, which the
+			// CLI writes only now (a second is far more than confirm's
+			// 50 ms look at the box takes: the old confirm returned).
+			select {
+			case err := <-done:
+				t.Fatalf("confirm returned (%v) before the CLI's record showed the prompt", err)
+			case <-time.After(time.Second):
+			}
+			s.prompted([]string{prompt})
+			if err := <-done; err != nil {
+				t.Fatalf("confirm: %v", err)
+			}
+			box.mu.Lock()
+			defer box.mu.Unlock()
+			if box.pastes != 1 || box.enters != 1 {
+				t.Errorf("%d pastes, %d Enters; want one of each", box.pastes, box.enters)
+			}
+		})
+	}
+}

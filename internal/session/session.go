@@ -135,6 +135,9 @@ type Session struct {
 	// unshown: the input box did not show the last typed text before its
 	// Enter (typing.go), so an empty box does not confirm it.
 	unshown atomic.Bool
+	// promptWait is how long confirm waits for the CLI's record to show
+	// the prompt; zero means promptWait (typing.go). Tests shorten it.
+	promptWait time.Duration
 
 	// outWake has a token when the child wrote since publishScreen last
 	// looked.

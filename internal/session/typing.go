@@ -173,6 +173,35 @@ func (s *Session) turnsExact() bool {
 	return exact
 }
 
+// promptWait bounds how long confirm waits, once the input box took the
+// text, for the CLI's own record (Codex's rollout, Gemini CLI's chat
+// transcript) to show the prompt: the next text is not typed before.
+const promptWait = 15 * time.Second
+
+// awaitPrompt waits, for a CLI whose record reports prompts (not through
+// hooks that report turns), until a prompt that reached the model holds
+// first, at most s.promptWait. An empty input box is not a turn begun: a
+// loaded Gemini CLI took 12 s from the Enter to its model request, its
+// screen idle all the while, and relay typed the next message in; Gemini
+// CLI sent the two out of order and then showed "Thinking…" for good,
+// with no request left (TestThreeCLIs' relay send --wait answered). Past
+// the bound (no record, or one that never shows prompts) typing goes on.
+func (s *Session) awaitPrompt(ctx context.Context, first string) error {
+	if s.src == nil || s.turnsExact() || s.promptHas(first) {
+		return nil
+	}
+	wait := s.promptWait
+	if wait == 0 {
+		wait = promptWait
+	}
+	if err := s.waitPrompt(ctx, first, wait); errors.Is(err, errNoPrompt) {
+		s.log.Info("typed text taken, but the CLI's record does not show it yet; typing goes on", "after", wait)
+	} else if err != nil {
+		return err
+	}
+	return nil
+}
+
 // confirmEnters is how many times confirm presses Enter again while the
 // typed text stays in the input box: a TUI still starting (Codex under
 // load) or slow to read a paste ignores an Enter or takes it for a newline.
@@ -211,7 +240,7 @@ func (s *Session) confirm(ctx context.Context, text string) error {
 				if try > 0 {
 					s.log.Info("typed text taken after another Enter", "enters", try+1)
 				}
-				return nil
+				return s.awaitPrompt(ctx, first)
 			}
 			select {
 			case <-ctx.Done():
