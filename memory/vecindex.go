@@ -165,7 +165,6 @@ type memFilter struct {
 	workspace, viewer, author, scope uint32 // 0: not asked for
 	global, agent                    uint32
 	tags                             []string // " tag "
-	none                             bool     // asks for a string no row has
 }
 
 func (x *vecIndex) filter(f Filter) memFilter {
