@@ -125,8 +125,8 @@ func benchVecStore(b *testing.B, n int, vocab []string, now time.Time, em *wordE
 // (the latter runs the lexical search too). The first search of a process
 // loads the index into memory (load-ms).
 //
-// The 1,000,000 size runs only with RELAY_BENCH_1M=1 (its file takes
-// about 3 GB and minutes to build the first time).
+// The 1,000,000 size runs only with RELAY_BENCH_1M=1, as make bench sets
+// it (its file takes about 3.5 GB and minutes to build the first time).
 func BenchmarkSemanticSearch(b *testing.B) {
 	vocab := benchVocab(b)
 	now := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
