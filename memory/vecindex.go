@@ -298,8 +298,18 @@ func (x *vecIndex) nearest(q []uint64, mf *memFilter, n int) []int32 {
 	dist := x.dist[:total]
 	w := x.words
 	const out = ^uint16(0) // filtered out
+	if len(x.hist) != 64*w+1 {
+		x.hist = make([]int32, 64*w+1)
+	}
+	hist := x.hist
+	clear(hist)
+	count := 0
+	var mu sync.Mutex
 	parallel(total, 50_000, func(lo, hi int) {
+		// Each part counts its distances apart, then adds them in.
+		local := make([]int32, len(hist))
 		codes := x.codes[lo*w : hi*w]
+		k := 0
 		for i := lo; i < hi; i++ {
 			c := codes[:w:w]
 			codes = codes[w:]
@@ -312,21 +322,16 @@ func (x *vecIndex) nearest(q []uint64, mf *memFilter, n int) []int32 {
 				d += bits.OnesCount64(y ^ q[j])
 			}
 			dist[i] = uint16(d)
+			local[d]++
+			k++
 		}
+		mu.Lock()
+		for d, c := range local {
+			hist[d] += c
+		}
+		count += k
+		mu.Unlock()
 	})
-	// The n smallest by a histogram of the distances.
-	if len(x.hist) != 64*w+1 {
-		x.hist = make([]int32, 64*w+1)
-	}
-	hist := x.hist
-	clear(hist)
-	count := 0
-	for _, d := range dist {
-		if d != out {
-			hist[d]++
-			count++
-		}
-	}
 	x.pos = x.pos[:0]
 	if n >= count {
 		for i, d := range dist {
@@ -336,6 +341,8 @@ func (x *vecIndex) nearest(q []uint64, mf *memFilter, n int) []int32 {
 		}
 		return x.pos
 	}
+	// The n smallest: those below the distance where the histogram
+	// reaches n, and enough of those at it.
 	limit, below := 0, 0
 	for limit = range hist {
 		if below+int(hist[limit]) >= n {
