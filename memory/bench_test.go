@@ -137,7 +137,8 @@ func benchStore(b *testing.B, n int, vocab []string, now time.Time) *Store {
 //     nor recency nor snippets: the baseline the others are measured
 //     against.
 //
-// The 1,000,000 size runs only with RELAY_BENCH_1M=1.
+// The 1,000,000 size runs only with RELAY_BENCH_1M=1, as make bench sets
+// it.
 func BenchmarkSearch(b *testing.B) {
 	vocab := benchVocab(b)
 	now := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)

@@ -14,6 +14,7 @@ func migrations() []func(ctx context.Context, tx *sql.Tx) error {
 		migrate1, // memories with full-text search over the text
 		migrate2, // tags, updated time, de-duplication keys, lengths and stats; the index covers tags
 		migrate3, // vectors of the memories' meaning, keyed by memory id
+		migrate4, // a count of deletions, for the in-memory vector index
 	}
 }
 
@@ -213,6 +214,21 @@ func migrate3(ctx context.Context, tx *sql.Tx) error {
 		`CREATE TRIGGER memories_vectors_ad AFTER DELETE ON memories BEGIN
 			DELETE FROM vectors WHERE id = old.id;
 			DELETE FROM vectors_pending WHERE id = old.id;
+		END`,
+	)
+}
+
+func migrate4(ctx context.Context, tx *sql.Tx) error {
+	// A process's in-memory vector index follows new vectors by vseq and
+	// changed memories by seq (an update gives a memory a new seq, see
+	// Save); a deletion it cannot see that way, and a deletion can let
+	// SQLite hand a seq out again. Each one counts here, and a changed
+	// count makes the index reload.
+	return execAll(ctx, tx,
+		`CREATE TABLE memories_deletes (one INTEGER PRIMARY KEY CHECK (one = 1), n INTEGER NOT NULL)`,
+		`INSERT INTO memories_deletes VALUES (1, 0)`,
+		`CREATE TRIGGER memories_deletes_ad AFTER DELETE ON memories BEGIN
+			UPDATE memories_deletes SET n = n + 1;
 		END`,
 	)
 }

@@ -200,7 +200,7 @@ func TestEmbedderDownAtSave(t *testing.T) {
 func TestReindexProgress(t *testing.T) {
 	srv := embedtest.Start(t, 64)
 	st := openSemantic(t, srv, Options{NoBackground: true})
-	// More memories than fullScan, so that search goes through the
+	// More memories than semWindow, so that search goes through the
 	// in-memory sign codes.
 	const n = 3000
 	ms := make([]Memory, 0, n)

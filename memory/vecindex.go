@@ -1,0 +1,364 @@
+package memory
+
+import (
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"math"
+	"math/bits"
+	"runtime"
+	"strings"
+	"sync"
+)
+
+// vecIndex is a process's in-memory copy of the vectors and of what the
+// search filters on, each kind in one contiguous slice:
+//
+//   - meta: each vector's memory (seq, update time, author, workspace,
+//     scope, tags), so that the filter is applied before anything is
+//     ranked;
+//   - codes: one bit per dimension, the sign (96 bytes for 768
+//     dimensions), for the coarse pass by Hamming distance;
+//   - q8: the vector quantised to int8 (one byte per dimension) with its
+//     scale and a bound of its quantisation error, for the second pass,
+//     which ranks the coarse pass's window by approximate cosine and tells
+//     which vectors could still be among the best.
+//
+// The float32 vectors stay in the file; the search reads only those it
+// must rank exactly. The index reads the vectors written since it last
+// looked (vseq only grows) and the memories changed since (an update gives
+// a memory a new seq); a vector replaced leaves a dead entry, which,
+// past a quarter of the file's vectors, makes it reload, as a deletion of
+// a memory does (memories_deletes counts them).
+type vecIndex struct {
+	mu      sync.Mutex
+	model   string
+	dims    int
+	words   int // uint64s per code
+	vseqs   []int64
+	meta    []rowMeta
+	codes   []uint64
+	q8      []int8
+	scale   []float32
+	errb    []float32 // |v − scale·q8|, rounded up
+	last    int64     // the last vseq read
+	lastSeq int64     // the last memory seq read
+	deletes int64
+	byID    map[string]int32 // memory id → its live position
+	strs    map[string]uint32
+	window  int // the window; 0 means semWindow (tests set less)
+
+	// Scratch space kept between searches (under mu).
+	dist []uint16
+	hist []int32
+	pos  []int32
+}
+
+// rowMeta is what the filter and the results need of a vector's memory.
+// Strings are interned (vecIndex.intern); 0 is none.
+type rowMeta struct {
+	seq, updated             int64
+	author, workspace, scope uint32
+	dead                     bool
+	tags                     string // " a b ", as the filter's instr reads them
+}
+
+func (x *vecIndex) intern(s string) uint32 {
+	if id, ok := x.strs[s]; ok {
+		return id
+	}
+	if x.strs == nil {
+		x.strs = map[string]uint32{}
+	}
+	id := uint32(len(x.strs) + 1)
+	x.strs[s] = id
+	return id
+}
+
+func (x *vecIndex) reset(model string) {
+	x.model, x.dims, x.words, x.last, x.lastSeq = model, 0, 0, 0, 0
+	x.vseqs, x.meta, x.codes, x.q8, x.scale, x.errb = nil, nil, nil, nil, nil, nil
+	x.byID, x.strs = map[string]int32{}, nil
+}
+
+// refresh loads the vectors of model written, and the memories changed,
+// since the last call, in one read transaction.
+func (x *vecIndex) refresh(ctx context.Context, s *Store, model string) error {
+	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var n, dels int64
+	if err := tx.QueryRowContext(ctx, `SELECT (SELECT n FROM vectors_count), (SELECT n FROM memories_deletes)`).Scan(&n, &dels); err != nil {
+		return err
+	}
+	if x.model != model || x.deletes != dels || int64(len(x.vseqs)) > n+n/4+16 || x.byID == nil {
+		x.reset(model)
+		x.deletes = dels
+	}
+	since := x.lastSeq
+	rows, err := tx.QueryContext(ctx, `SELECT v.vseq, v.id, v.bits, d.vec,
+			m.seq, m.updated_ms, m.author, m.workspace, m.scope, m.tags
+		FROM vectors v CROSS JOIN vectors_data d ON d.vseq = v.vseq CROSS JOIN memories m ON m.id = v.id
+		WHERE v.vseq > ? AND v.model = ? ORDER BY v.vseq`, x.last, model)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var code, vec []byte
+	for rows.Next() {
+		var vseq int64
+		var id, author, workspace, scope, tags string
+		var m rowMeta
+		if err := rows.Scan(&vseq, &id, &code, &vec, &m.seq, &m.updated, &author, &workspace, &scope, &tags); err != nil {
+			return err
+		}
+		x.last = vseq
+		if x.dims == 0 {
+			x.dims, x.words = len(vec)/4, len(code)/8
+		}
+		if len(vec) != 4*x.dims || len(code) != 8*x.words || x.dims == 0 {
+			continue // another length: not comparable
+		}
+		if old, ok := x.byID[id]; ok {
+			x.meta[old].dead = true
+		}
+		m.author, m.workspace, m.scope, m.tags = x.intern(author), x.intern(workspace), x.intern(scope), " "+tags+" "
+		x.lastSeq = max(x.lastSeq, m.seq)
+		x.byID[id] = int32(len(x.vseqs))
+		x.vseqs = append(x.vseqs, vseq)
+		x.meta = append(x.meta, m)
+		for i := range x.words {
+			x.codes = append(x.codes, binary.LittleEndian.Uint64(code[8*i:]))
+		}
+		x.appendQ8(vec)
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	rows.Close()
+	// Memories saved again since: their new seq, time and tags.
+	rows, err = tx.QueryContext(ctx, `SELECT id, seq, updated_ms, tags FROM memories WHERE seq > ?`, since)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, tags string
+		var seq, updated int64
+		if err := rows.Scan(&id, &seq, &updated, &tags); err != nil {
+			return err
+		}
+		x.lastSeq = max(x.lastSeq, seq)
+		if p, ok := x.byID[id]; ok {
+			m := &x.meta[p]
+			m.seq, m.updated, m.tags = seq, updated, " "+tags+" "
+		}
+	}
+	return rows.Err()
+}
+
+// memFilter is a Filter over the index's rows: the same rule as
+// Filter.where.
+type memFilter struct {
+	workspace, viewer, author, scope uint32 // 0: not asked for
+	global, agent                    uint32
+	tags                             []string // " tag "
+}
+
+func (x *vecIndex) filter(f Filter) memFilter {
+	var mf memFilter
+	look := func(s string) uint32 {
+		if s == "" {
+			return 0
+		}
+		if id, ok := x.strs[s]; ok {
+			return id
+		}
+		return ^uint32(0) // matches no row
+	}
+	mf.workspace, mf.viewer, mf.author, mf.scope = look(f.Workspace), look(f.Viewer), look(f.Author), look(string(f.Scope))
+	mf.global, mf.agent = look(string(ScopeGlobal)), look(string(ScopeAgent))
+	for _, t := range NormalizeTags(f.Tags) {
+		mf.tags = append(mf.tags, " "+t+" ")
+	}
+	return mf
+}
+
+func (mf *memFilter) pass(m *rowMeta) bool {
+	if m.dead ||
+		mf.workspace != 0 && m.workspace != mf.workspace && m.scope != mf.global ||
+		mf.viewer != 0 && m.scope == mf.agent && m.author != mf.viewer ||
+		mf.author != 0 && m.author != mf.author ||
+		mf.scope != 0 && m.scope != mf.scope {
+		return false
+	}
+	for _, t := range mf.tags {
+		if !strings.Contains(m.tags, t) {
+			return false
+		}
+	}
+	return true
+}
+
+// appendQ8 quantises the little-endian float32 vector b into x.q8: each
+// value becomes round(v/scale), scale = max|v|/127, and the length of
+// what that loses (the residual) is kept, rounded up, as its error bound.
+func (x *vecIndex) appendQ8(b []byte) {
+	var peak float32
+	for i := 0; i < len(b); i += 4 {
+		peak = max(peak, abs32(math.Float32frombits(binary.LittleEndian.Uint32(b[i:]))))
+	}
+	scale := peak / 127
+	var res float64
+	for i := 0; i < len(b); i += 4 {
+		v := math.Float32frombits(binary.LittleEndian.Uint32(b[i:]))
+		var c int8
+		if scale > 0 {
+			c = int8(max(-127, min(127, math.Round(float64(v/scale)))))
+		}
+		x.q8 = append(x.q8, c)
+		d := float64(v) - float64(scale)*float64(c)
+		res += d * d
+	}
+	e := float32(math.Sqrt(res) * (1 + 1e-6))
+	x.scale = append(x.scale, scale)
+	x.errb = append(x.errb, e)
+}
+
+func abs32(v float32) float32 { return math.Float32frombits(math.Float32bits(v) &^ (1 << 31)) }
+
+// boundSlack covers float32 rounding: of the approximate cosines (four
+// float32 sums of products of a unit vector's values and int8s), of the
+// exact ones (a float32 sum of products of values at most 1) and of the
+// bounds themselves.
+const boundSlack = 3e-4
+
+// bound is the error bound of approx for a unit query and the vector at
+// index position p: q·v − scale·(q·c) = q·(v − scale·c), at most the
+// residual's length.
+func (x *vecIndex) bound(p int32) float64 {
+	return float64(x.errb[p]) + boundSlack
+}
+
+// approx is the approximate cosine of the unit query q and the vector at
+// index position p: exact up to x.bound(p).
+func (x *vecIndex) approx(q []float32, p int32) float64 {
+	d := x.dims
+	off := int(p) * d
+	return float64(x.scale[p]) * float64(dotQ8(q, x.q8[off:off+d]))
+}
+
+// dotQ8 is the dot product of a float32 and an int8 vector of the same
+// length. Eight products per round into four sums: the compiler keeps it
+// free of bounds checks.
+func dotQ8(a []float32, b []int8) float32 {
+	var s0, s1, s2, s3 float32
+	for len(a) >= 8 && len(b) >= 8 {
+		x, y := a[:8:8], b[:8:8]
+		s0 += x[0]*float32(y[0]) + x[4]*float32(y[4])
+		s1 += x[1]*float32(y[1]) + x[5]*float32(y[5])
+		s2 += x[2]*float32(y[2]) + x[6]*float32(y[6])
+		s3 += x[3]*float32(y[3]) + x[7]*float32(y[7])
+		a, b = a[8:], b[8:]
+	}
+	for i := range min(len(a), len(b)) {
+		s0 += a[i] * float32(b[i])
+	}
+	return s0 + s1 + s2 + s3
+}
+
+// parallel runs work over [0, n) in GOMAXPROCS chunks when n is at least
+// minPar, else in the caller's goroutine.
+func parallel(n, minPar int, work func(lo, hi int)) {
+	procs := runtime.GOMAXPROCS(0)
+	if n < minPar || procs < 2 {
+		work(0, n)
+		return
+	}
+	var wg sync.WaitGroup
+	chunk := (n + procs - 1) / procs
+	for lo := chunk; lo < n; lo += chunk {
+		wg.Add(1)
+		go func(lo, hi int) { defer wg.Done(); work(lo, hi) }(lo, min(lo+chunk, n))
+	}
+	work(0, min(chunk, n))
+	wg.Wait()
+}
+
+// nearest returns the index positions of the n rows passing mf whose
+// codes are nearest q by Hamming distance (all of them when no more than
+// n pass), in a slice valid until the next call.
+func (x *vecIndex) nearest(q []uint64, mf *memFilter, n int) []int32 {
+	total := len(x.vseqs)
+	if cap(x.dist) < total {
+		x.dist = make([]uint16, total+total/4)
+	}
+	dist := x.dist[:total]
+	w := x.words
+	const out = ^uint16(0) // filtered out
+	if len(x.hist) != 64*w+1 {
+		x.hist = make([]int32, 64*w+1)
+	}
+	hist := x.hist
+	clear(hist)
+	count := 0
+	var mu sync.Mutex
+	parallel(total, 50_000, func(lo, hi int) {
+		// Each part counts its distances apart, then adds them in.
+		local := make([]int32, len(hist))
+		codes := x.codes[lo*w : hi*w]
+		k := 0
+		for i := lo; i < hi; i++ {
+			c := codes[:w:w]
+			codes = codes[w:]
+			if !mf.pass(&x.meta[i]) {
+				dist[i] = out
+				continue
+			}
+			d := 0
+			for j, y := range c {
+				d += bits.OnesCount64(y ^ q[j])
+			}
+			dist[i] = uint16(d)
+			local[d]++
+			k++
+		}
+		mu.Lock()
+		for d, c := range local {
+			hist[d] += c
+		}
+		count += k
+		mu.Unlock()
+	})
+	x.pos = x.pos[:0]
+	if n >= count {
+		for i, d := range dist {
+			if d != out {
+				x.pos = append(x.pos, int32(i))
+			}
+		}
+		return x.pos
+	}
+	// The n smallest: those below the distance where the histogram
+	// reaches n, and enough of those at it.
+	limit, below := 0, 0
+	for limit = range hist {
+		if below+int(hist[limit]) >= n {
+			break
+		}
+		below += int(hist[limit])
+	}
+	atLimit := n - below
+	for i, d := range dist {
+		switch {
+		case int(d) < limit:
+			x.pos = append(x.pos, int32(i))
+		case int(d) == limit && atLimit > 0:
+			x.pos = append(x.pos, int32(i))
+			atLimit--
+		}
+	}
+	return x.pos
+}
