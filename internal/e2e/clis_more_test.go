@@ -31,6 +31,7 @@ type screenCLI struct {
 	}
 	term  *agenttest.Term
 	ready func(screen string) bool
+	work  string // its project folder, where it runs commands
 }
 
 // screenCLI starts the real kind ("codex" or "gemini") as name under relay
@@ -56,6 +57,7 @@ func startScreenCLI(t testing.TB, env []string, kind, name string, cols, rows in
 	a := &screenCLI{name: name, kind: kind}
 	// The project folder holds a file, for mentions such as @README.md.
 	work := t.TempDir()
+	a.work = work
 	if err := os.WriteFile(filepath.Join(work, "README.md"), []byte("This is the readme of the project.\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
