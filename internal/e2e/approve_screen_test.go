@@ -61,7 +61,8 @@ func (tm *team) screenBlocked(a *screenCLI, marker string) {
 // the command runs, then the held message reaches the model. A second
 // prompt denied with a reason gives the model the reason, and its command
 // never runs. A third one the human cancels with Esc: Bob is no longer
-// blocked and the next message reaches his model.
+// blocked and the next message reaches his model. (It replaced
+// TestScreenCLIApprovalWaits, whose checks it makes on the same agent.)
 func TestApproveScreenCLI(t *testing.T) {
 	t.Parallel()
 	for _, kind := range screenCLIs {
@@ -107,6 +108,9 @@ func TestApproveScreenCLI(t *testing.T) {
 			req := bob.waitTurn(t, msg, 60*time.Second)
 			if !marker("marker1") {
 				t.Error("the approved command did not run")
+			}
+			if strings.Contains(req.LastUser, "make marker1") {
+				t.Errorf("the message was merged into the approved turn: %q", req.LastUser)
 			}
 			if req.Turn < turns+2 || bob.turnsWith(msg) != 1 {
 				t.Errorf("the message came in turn %d, %d times; want once, after the tool's result (turn %d)", req.Turn, bob.turnsWith(msg), turns+1)
