@@ -73,6 +73,12 @@ type Profile struct {
 	Pin *Pin
 	// Offline, when set, runs the CLI against a mock model (tests).
 	Offline *Offline
+	// Dialog, when set, reads the permission dialog the screen shows (its
+	// text while the scanner says the agent waits on its human): the
+	// prompt for relay approvals and the keys relay approve types. False
+	// when the screen shows no dialog it knows. For CLIs whose prompts no
+	// hook can answer (Codex, Gemini CLI).
+	Dialog func(screen string) (ScreenDialog, bool)
 }
 
 // ErrUnknownProfile is returned for a profile name nobody registered.

@@ -70,6 +70,10 @@ type State struct {
 	// human (Cues.WaitingTitles), e.g. for a tool approval, or a row of the
 	// screen shows a dialog that does (Cues.Dialogs).
 	Waiting bool
+	// Dialog is the screen's text while Waiting (else ""), from which a
+	// profile reads the prompt (agents.Profile.Dialog): a redraw of the
+	// dialog is a change of state.
+	Dialog string
 }
 
 // Event is one thing the scanner saw.

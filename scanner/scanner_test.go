@@ -412,7 +412,11 @@ func TestGeminiTitleState(t *testing.T) {
 		{"◇  Ready (work)", State{}},
 	} {
 		h.write("\x1b]2;" + tc.title + "\x07")
-		if got := last(); got != tc.want {
+		got := last()
+		if (got.Dialog != "") != got.Waiting {
+			t.Errorf("title %q: waiting %v with the screen's text %q", tc.title, got.Waiting, got.Dialog)
+		}
+		if got.Dialog = ""; got != tc.want {
 			t.Errorf("title %q: state %+v, want %+v", tc.title, got, tc.want)
 		}
 	}

@@ -84,6 +84,9 @@ func (s *Scanner) updateState(now time.Time) {
 		Draft:   s.draft(),
 		Waiting: s.titleHas(s.cues.WaitingTitles) || s.hasDialog(),
 	}
+	if st.Waiting {
+		st.Dialog = s.scr.Text()
+	}
 	if s.stateKnown && st == s.state {
 		return
 	}

@@ -64,6 +64,7 @@ func Profile() agents.Profile {
 		Detect:   func(head []byte) bool { return bytes.Contains(bytes.ToLower(head), []byte("gemini")) },
 		Exact:    exact,
 		Diagnose: diagnose,
+		Dialog:   Dialog,
 		Pin:      &agents.Pin{Package: "@google/gemini-cli", Version: "0.61.0", Folder: "gemini-cli", Bin: "gemini", VersionText: "0.61.0"},
 	}
 }

@@ -101,13 +101,20 @@ func (s *Session) approve(req bus.Control) bus.ControlReply {
 		return bus.ControlReply{Error: errNoSuchPrompt.Error()}
 	}
 	a, ok := s.src.(agents.Answerer)
-	if !ok {
+	var err error
+	switch {
+	case ok:
+		err = a.Answer(ask.ID, !req.Deny, req.Reason)
+	case s.prof.Dialog != nil:
+		err = s.answerOnScreen(ask, req.Deny, req.Reason)
+	default:
 		return bus.ControlReply{Error: "this agent's prompts are answered on its screen only"}
 	}
-	s.log.Info("prompt answered", "by", req.By, "tool", ask.Tool, "detail", ask.Detail, "deny", req.Deny)
-	if err := a.Answer(ask.ID, !req.Deny, req.Reason); err != nil {
+	if err != nil {
+		s.log.Warn("prompt not answered", "by", req.By, "tool", ask.Tool, "detail", ask.Detail, "deny", req.Deny, "err", err)
 		return bus.ControlReply{Error: err.Error()}
 	}
+	s.log.Info("prompt answered", "by", req.By, "tool", ask.Tool, "detail", ask.Detail, "deny", req.Deny)
 	return bus.ControlReply{OK: true, SessionID: s.sid}
 }
 

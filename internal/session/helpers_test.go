@@ -116,7 +116,9 @@ func startRig(t *testing.T, cfg Config) *rig {
 		cfg.Workspace = "default"
 	}
 	cfg.Home = t.TempDir()
-	cfg.Profile = shell.Profile()
+	if cfg.Profile.Name == "" {
+		cfg.Profile = shell.Profile()
+	}
 	cfg.HumanQuiet = time.Millisecond
 	if cfg.Damping == (delivery.DamperOptions{}) {
 		cfg.Damping = delivery.DamperOptions{PairWindow: time.Minute, PairMax: 10000, AgentWindow: time.Minute, AgentMax: 10000, MaxHops: 8}

@@ -167,6 +167,7 @@ func (s *Session) onScreenState(ss scanner.State, title string) {
 	s.do(func(st *state) {
 		st.screen = ss
 		s.followDialog(st)
+		s.screenAsk(st)
 		if !ss.Busy && titleOK {
 			st.ready = true
 		}
