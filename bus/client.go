@@ -132,8 +132,8 @@ type Client struct {
 	stream jetstream.Stream
 	kv     jetstream.KeyValue
 
-	dedupKey []byte // keys dedupID: the Nats-Msg-Ids only this client can make
-	names    names // the agent names seen registered
+	dedupKey []byte        // keys dedupID: the Nats-Msg-Ids only this client can make
+	names    names         // the agent names seen registered
 	closed   chan struct{} // closed when the connection is
 	receipts *receipter    // PostReceipt's background publisher
 
