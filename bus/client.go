@@ -132,8 +132,8 @@ type Client struct {
 	stream jetstream.Stream
 	kv     jetstream.KeyValue
 
-	dedupKey []byte // keys dedupID: the Nats-Msg-Ids only this client can make
-	watch    *presenceWatch
+	dedupKey []byte        // keys dedupID: the Nats-Msg-Ids only this client can make
+	names    names         // the agent names seen registered
 	closed   chan struct{} // closed when the connection is
 	receipts *receipter    // PostReceipt's background publisher
 
@@ -174,7 +174,6 @@ func Connect(ctx context.Context, o Options) (*Client, error) {
 		}),
 		nats.ReconnectHandler(func(nc *nats.Conn) {
 			c.log.Info("reconnected to hub", "url", nc.ConnectedUrlRedacted())
-			go c.rewatch()
 		}),
 		nats.ClosedHandler(func(*nats.Conn) { close(c.closed) }),
 		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
@@ -258,28 +257,7 @@ func (c *Client) setup(ctx context.Context) error {
 		return fmt.Errorf("open presence bucket %s: %w", kcfg.Bucket, hubFull(err))
 	}
 	c.guardPresence(ctx)
-	w, err := watchPresence(c.kv)
-	if err != nil {
-		return fmt.Errorf("watch presence %s: %w", kcfg.Bucket, err)
-	}
-	c.mu.Lock()
-	c.watch = w
-	c.mu.Unlock()
 	return nil
-}
-
-// rewatch starts the presence watch again after a reconnection (the hub
-// may have restarted and lost the watch's consumer).
-func (c *Client) rewatch() {
-	c.mu.Lock()
-	w := c.watch
-	c.mu.Unlock()
-	if w == nil {
-		return
-	}
-	if err := w.restart(); err != nil {
-		c.log.Warn("watch presence after reconnecting", "err", err)
-	}
 }
 
 // Name is this client's agent name.
@@ -312,9 +290,6 @@ func (c *Client) Close() error {
 			_ = c.putPresence(ctx, cl, StateOffline)
 			cancel()
 		}
-	}
-	if c.watch != nil && connected { // else Close drops it without a round trip
-		c.watch.stop()
 	}
 	if !connected {
 		c.nc.Close()

@@ -335,85 +335,40 @@ func (c *Client) pending(ctx context.Context, agent string) (uint64, error) {
 	return n, nil
 }
 
-// presenceWatch keeps the names of a workspace's agents up to date, so that
-// Send knows a recipient without a round trip. After a reconnection it is
-// started again (restart), keeping what it knew: names are never removed.
-type presenceWatch struct {
-	kv    jetstream.KeyValue
-	ready chan struct{} // closed once the first initial state arrived
-	once  sync.Once
-	mu    sync.Mutex
-	w     jetstream.KeyWatcher
-	names map[string]bool
+// names is what a client knows of its workspace's agent names: every name
+// it has seen registered (agents are never removed from the bucket), from
+// its own listings and key reads, so that Send knows a recipient without
+// a round trip the second time. A watch of the bucket would deliver every
+// agent's heartbeat to every client: for N wrappers N² messages, and in
+// each idle wrapper a wake-up every heartbeat of every peer (issue 34).
+type names struct {
+	mu sync.Mutex
+	m  map[string]bool
 }
 
-func watchPresence(kv jetstream.KeyValue) (*presenceWatch, error) {
-	pw := &presenceWatch{kv: kv, ready: make(chan struct{}), names: map[string]bool{}}
-	return pw, pw.restart()
-}
-
-// restart replaces the watcher with a new one.
-func (pw *presenceWatch) restart() error {
-	w, err := pw.kv.WatchAll(context.Background(), jetstream.MetaOnly())
-	if err != nil {
-		return err
+func (n *names) add(name string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.m == nil {
+		n.m = map[string]bool{}
 	}
-	pw.mu.Lock()
-	old := pw.w
-	pw.w = w
-	pw.mu.Unlock()
-	if old != nil {
-		_ = old.Stop()
-	}
-	go pw.run(w)
-	return nil
+	n.m[name] = true
 }
 
-func (pw *presenceWatch) run(w jetstream.KeyWatcher) {
-	for e := range w.Updates() {
-		if e == nil {
-			pw.once.Do(func() { close(pw.ready) })
-			continue
-		}
-		if e.Operation() == jetstream.KeyValuePut {
-			pw.mu.Lock()
-			pw.names[e.Key()] = true
-			pw.mu.Unlock()
-		}
-	}
+// has reports whether name was seen registered.
+func (n *names) has(name string) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.m[name]
 }
 
-func (pw *presenceWatch) stop() {
-	pw.mu.Lock()
-	w := pw.w
-	pw.mu.Unlock()
-	_ = w.Stop()
-}
-
-// wait blocks until the watch has the bucket's initial state.
-func (pw *presenceWatch) wait(ctx context.Context) error {
-	select {
-	case <-pw.ready:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-// has reports whether name was ever registered.
-func (pw *presenceWatch) has(name string) bool {
-	pw.mu.Lock()
-	defer pw.mu.Unlock()
-	return pw.names[name]
-}
-
-// others lists the registered names except self, sorted.
-func (pw *presenceWatch) others(self string) []string {
-	pw.mu.Lock()
-	defer pw.mu.Unlock()
-	out := make([]string, 0, len(pw.names))
-	for k, v := range pw.names {
-		if v && k != self {
+// others lists the names seen except self, sorted.
+func (n *names) others(self string) []string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	out := make([]string, 0, len(n.m))
+	for k := range n.m {
+		if k != self {
 			out = append(out, k)
 		}
 	}

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 	"time"
 
@@ -51,9 +49,6 @@ func (c *Client) SendMessage(ctx context.Context, m Message) (Envelope, error) {
 	if err != nil {
 		return env, err
 	}
-	if err := c.watch.wait(ctx); err != nil {
-		return env, fmt.Errorf("send to %s: %w", m.To, err)
-	}
 	if m.To == Broadcast {
 		to, err := c.others(ctx)
 		if err != nil {
@@ -69,12 +64,13 @@ func (c *Client) SendMessage(ctx context.Context, m Message) (Envelope, error) {
 		}
 		return env, nil
 	}
-	known := c.known(ctx, m.To)
 	if err := c.publish(ctx, c.inboxSubject(m.To), data, c.dedupID(env.ID)); err != nil {
 		return env, fmt.Errorf("send to %s: %w", m.To, err)
 	}
-	if !known {
-		return env, c.unknown(m.To)
+	// Asked once the message is stored: a hub that is away holds up the
+	// publish, which waits for it, not the question.
+	if !c.known(ctx, m.To) {
+		return env, c.unknown(ctx, m.To)
 	}
 	return env, nil
 }
@@ -108,18 +104,14 @@ func (c *Client) envelope(m Message) (Envelope, []byte, error) {
 
 // known reports whether the agent named to ever registered.
 func (c *Client) known(ctx context.Context, to string) bool {
-	if c.watch.has(to) {
-		return true
-	}
-	// The watch may lag behind a registration a moment ago.
-	_, err := c.kv.Get(ctx, to)
-	return err == nil
+	ok, _ := c.IsAgent(ctx, to)
+	return ok
 }
 
 // unknown is the error for a message stored for an agent never registered.
-func (c *Client) unknown(to string) error {
+func (c *Client) unknown(ctx context.Context, to string) error {
 	return fmt.Errorf("%w: %q has never joined workspace %q%s; the message waits in its inbox in case it does",
-		ErrUnknownAgent, to, c.opts.Workspace, c.suggest(to))
+		ErrUnknownAgent, to, c.opts.Workspace, c.suggest(ctx, to))
 }
 
 // others lists the other agents ever registered in the workspace, asking
@@ -129,24 +121,21 @@ func (c *Client) others(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list agents: %w", err)
 	}
-	// The watch holds every name it has seen: right after a cluster node
-	// failed, a listing may come back empty (measured on a three-node
-	// cluster under load), and agents are never removed from the bucket.
-	seen := map[string]bool{}
-	for _, k := range c.watch.others(c.opts.Name) {
-		seen[k] = true
-	}
+	// Every name seen before counts: right after a cluster node failed, a
+	// listing may come back empty (measured on a three-node cluster under
+	// load), and agents are never removed from the bucket.
 	for k := range lister.Keys() {
-		if k != c.opts.Name {
-			seen[k] = true
-		}
+		c.names.add(k)
 	}
-	return slices.Sorted(maps.Keys(seen)), nil
+	return c.names.others(c.opts.Name), nil
 }
 
 // suggest names a registered agent that differs from name only in case.
-func (c *Client) suggest(name string) string {
-	for _, n := range c.watch.others("") {
+func (c *Client) suggest(ctx context.Context, name string) string {
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	_, _ = c.others(ctx) // the names, listed once more
+	for _, n := range c.names.others("") {
 		if strings.EqualFold(n, name) {
 			return fmt.Sprintf(" (did you mean %q?)", n)
 		}

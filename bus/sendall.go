@@ -26,12 +26,6 @@ type Sent struct {
 // in the order of ms.
 func (c *Client) SendAll(ctx context.Context, ms []Message) []Sent {
 	out := make([]Sent, len(ms))
-	if err := c.watch.wait(ctx); err != nil {
-		for i := range out {
-			out[i].Err = fmt.Errorf("send to %s: %w", ms[i].To, err)
-		}
-		return out
-	}
 	var ps []pub
 	var owner []int // index in ms of each publish
 	var others []string
@@ -43,9 +37,6 @@ func (c *Client) SendAll(ctx context.Context, ms []Message) []Sent {
 			continue
 		}
 		if m.To != Broadcast {
-			if _, ok := known[m.To]; !ok {
-				known[m.To] = c.known(ctx, m.To)
-			}
 			ps, owner = append(ps, pub{c.inboxSubject(m.To), data, c.dedupID(env.ID)}), append(owner, i)
 			continue
 		}
@@ -70,8 +61,14 @@ func (c *Client) SendAll(ctx context.Context, ms []Message) []Sent {
 		}
 	}
 	for i, m := range ms {
-		if out[i].Err == nil && m.To != Broadcast && !known[m.To] {
-			out[i].Err = c.unknown(m.To)
+		if out[i].Err != nil || m.To == Broadcast {
+			continue
+		}
+		if _, ok := known[m.To]; !ok { // once stored (see SendMessage)
+			known[m.To] = c.known(ctx, m.To)
+		}
+		if !known[m.To] {
+			out[i].Err = c.unknown(ctx, m.To)
 		}
 	}
 	return out

@@ -55,7 +55,7 @@ type fileQdrant struct {
 
 var (
 	envNameRE    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	collectionRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,254}$`)
+	collectionRE = shape{regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`), 255}
 )
 
 // memoryStore applies [memory] backend, [memory.embedder] and

@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/relayhq/relay/internal/testutil"
+	"github.com/relayhq/relay/patterns"
 )
 
 // spinnerFrame is frame i of a "Thinking…" status row drawn in place.
@@ -142,4 +144,112 @@ func TestRunClockSleepsWhenIdle(t *testing.T) {
 	src <- []byte("echo hi\r\nhi\r\n$ ")
 	waitIdle()
 	testutil.Eventually(t, dormant)
+}
+
+// TestHardWrappedBodyUnderSpinner: pi wraps a command's body itself, over
+// rows of their own (hard line breaks, no soft wrap), and streams them with
+// its "Working..." loader redrawn below. The body's later rows lie below
+// every row with a mention, where changed rows may be churn; they must
+// still join the body: the command fires once, whole, however long the
+// stream stalls between its rows.
+func TestHardWrappedBodyUnderSpinner(t *testing.T) {
+	const (
+		row1 = " @relay:Bob The nightly build failed in three places: the auth service tests"
+		row2 = " time out after 30 seconds, the billing migration leaves a lock on the"
+		row3 = " invoices table; please take the first two."
+	)
+	want := "@relay:Bob " + collapse(strings.TrimSpace(strings.TrimPrefix(row1, " @relay:Bob"))+" "+row2+" "+row3)
+	cases := []struct {
+		name  string
+		stall time.Duration // between two rows of the body, the loader turning
+		piece int           // bytes of a row drawn at a time
+	}{
+		{"rows at once", 100 * time.Millisecond, 0},
+		{"rows at once, long stalls", 3 * time.Second, 0},
+		{"streamed in pieces", 100 * time.Millisecond, 24},
+		{"streamed in pieces, long stalls", 3 * time.Second, 24},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newPiHarness(t)
+			var body []string // the reply's rows drawn so far
+			frame := 0
+			// draw redraws the reply and what pi shows below it from row
+			// 3 down, as pi's differential renderer does in one
+			// synchronized update.
+			draw := func(working bool) {
+				var b strings.Builder
+				b.WriteString("\x1b[?2026h\x1b[3;1H")
+				for _, r := range body {
+					b.WriteString("\x1b[2K" + r + "\r\n")
+				}
+				b.WriteString("\x1b[2K\r\n")
+				if working {
+					fmt.Fprintf(&b, "\x1b[2K%c Working...\r\n", []rune("⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏")[frame%10])
+					frame++
+				}
+				b.WriteString("\x1b[2K" + strings.Repeat("─", 80) + "\r\n\x1b[2K\r\n\x1b[2K" + strings.Repeat("─", 80) + "\x1b[J\x1b[?2026l")
+				h.s.Write([]byte(b.String()))
+			}
+			// turn lets d pass with the loader turning every 80 ms.
+			turn := func(d time.Duration) {
+				for ; d > 0; d -= 80 * time.Millisecond {
+					h.clk.advance(80 * time.Millisecond)
+					draw(true)
+					h.s.Tick()
+				}
+			}
+			h.s.Write([]byte("\x1b[1;1H\x1b[2K fx-single\r\n"))
+			body = append(body, " Sending the report.", "")
+			draw(true)
+			turn(2 * time.Second) // settled: only the loader changes
+			for _, row := range []string{row1, row2, row3} {
+				body = append(body, "")
+				for n := 0; n < len(row); {
+					n = len(row)
+					if tc.piece > 0 {
+						n = min(len(body[len(body)-1])+tc.piece, len(row))
+					}
+					body[len(body)-1] = row[:n]
+					h.clk.advance(15 * time.Millisecond)
+					draw(true)
+					h.s.Tick()
+					if n == len(row) {
+						break
+					}
+				}
+				if got := h.fired(); len(got) > 0 {
+					t.Fatalf("fired %q before the body was complete", got)
+				}
+				turn(tc.stall)
+			}
+			body = append(body, "", " Done.")
+			draw(true)
+			turn(time.Second)
+			draw(false) // the turn ends: the loader goes
+			h.settle()
+			h.settle()
+			if got := h.fired(); !slices.Equal(got, []string{want}) {
+				t.Fatalf("fired %q, want %q once\nscreen:\n%s", got, want, h.s.Text())
+			}
+		})
+	}
+}
+
+// newPiHarness is a harness with pi's cues (agents/pi: "Working..." while
+// it works, no prompt glyph).
+func newPiHarness(t *testing.T) *harness {
+	t.Helper()
+	ns, err := patterns.NewNamespaces()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &harness{t: t, clk: &clock{t: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}}
+	h.s = New(Options{Cols: 80, Rows: 24, Namespaces: ns, Cues: Cues{Busy: []string{"Working..."}}, Now: h.clk.now})
+	h.s.Subscribe(func(e Event) {
+		if e.Kind == EventCommand {
+			h.cmds = append(h.cmds, e.Command)
+		}
+	})
+	return h
 }

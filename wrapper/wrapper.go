@@ -168,6 +168,11 @@ func Start(opts Options) (*Session, error) {
 		signal.Stop(sigCh)
 		return nil, fmt.Errorf("start %s: %w", opts.Command[0], err)
 	}
+	if p, err := pollable(ptmx); err != nil {
+		s.log.Warn("pty without the netpoller", "err", err)
+	} else {
+		ptmx = p
+	}
 	s.cmd, s.ptmx = cmd, ptmx
 	s.input = newInput(ptmx, opts.OnHumanLine, s.goSafe)
 	if tap, ok := opts.Tap.(interface{ Note(func()) }); ok && opts.HumanLineInOutput != nil {
@@ -333,6 +338,27 @@ func (s *Session) outputLoop() {
 			return
 		}
 	}
+}
+
+// pollable returns the pty's master as a file of the runtime's netpoller
+// (f is closed): creack/pty leaves it in blocking mode (its ioctls call
+// Fd), so each read holds a thread of its own in the kernel, and every
+// chunk of output costs a hand-off between threads; a pollable file is
+// read by whichever thread runs the output loop, and its read deadline
+// (the drain after the child's exit) works. Its ioctls go through
+// SyscallConn, never Fd, which would make it blocking again.
+func pollable(f *os.File) (*os.File, error) {
+	fd, err := unix.FcntlInt(f.Fd(), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return f, fmt.Errorf("dup the pty: %w", err)
+	}
+	if err := unix.SetNonblock(fd, true); err != nil {
+		unix.Close(fd)
+		return f, fmt.Errorf("pty non-blocking: %w", err)
+	}
+	p := os.NewFile(uintptr(fd), f.Name())
+	f.Close()
+	return p, nil
 }
 
 func writeAll(w io.Writer, p []byte) (int, error) {

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/relayhq/relay/hub"
 	"github.com/relayhq/relay/internal/statedir"
 	"github.com/relayhq/relay/internal/termsafe"
 )
@@ -147,6 +148,9 @@ func (e *ExitError) Error() string { return fmt.Sprintf("exit status %d", e.Code
 // Main runs relay with args (without the program name) and returns the exit
 // code.
 func Main(args []string, env *Env) int {
+	// No relay process reads nats-server's CPU sampling; it would wake
+	// every idle wrapper once a second.
+	hub.StopProcSampling()
 	cmds := commands()
 	if len(args) == 0 {
 		printUsage(env.Stderr, cmds)
