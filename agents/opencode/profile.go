@@ -27,8 +27,8 @@ func Profile() agents.Profile {
 		// ("OC | TITLE" in a session); before, its screen is blank for
 		// up to minutes on a loaded machine, and typing is lost.
 		ReadyTitle: "OpenCode",
-		Version: func(path string) (string, error) { return agents.PackageVersion(path, Package) },
-		Pin:     &agents.Pin{Package: Package, Version: "1.18.33", Folder: "opencode", Bin: "opencode", VersionText: "1.18.33"},
-		Offline: offline(),
+		Version:    func(path string) (string, error) { return agents.PackageVersion(path, Package) },
+		Pin:        &agents.Pin{Package: Package, Version: "1.18.33", Folder: "opencode", Bin: "opencode", VersionText: "1.18.33"},
+		Offline:    offline(),
 	}
 }
