@@ -402,6 +402,7 @@ func TestGeminiTitleState(t *testing.T) {
 		}
 		return h.states[len(h.states)-1]
 	}
+	h.write("\x1b[20;1H > Type your message or @path/to/file") // its input box
 	for _, tc := range []struct {
 		title string
 		want  State
@@ -467,6 +468,41 @@ func TestGeminiStartQuiet(t *testing.T) {
 	}
 }
 
+// TestStartNeedsInputBox: at start, a CLI with an input box is idle only
+// once the box is drawn. Qwen Code on a loaded machine names its window
+// and draws its header, stays quiet for seconds, then shows
+// "Initializing..." and only then its input box: what relay typed during
+// that quiet was dropped (its primer never reached the model).
+func TestStartNeedsInputBox(t *testing.T) {
+	h := newHarness(t, 80, 24, "gemini")
+	h.s.Write([]byte("\x1b]0;Qwen - work\x07\x1b[H │ >_ Qwen Code (v0.24.4) │\r\n │ API Key | mock-model │"))
+	h.clk.advance(5 * time.Second)
+	h.s.Tick()
+	if st := h.s.State(); !st.Busy {
+		t.Fatalf("a quiet header without the input box: %+v, want busy", st)
+	}
+	h.s.Write([]byte("\x1b[5;1H .. Initializing..."))
+	h.clk.advance(5 * time.Second)
+	h.s.Tick()
+	if st := h.s.State(); !st.Busy {
+		t.Fatalf("initializing: %+v, want busy", st)
+	}
+	h.s.Write([]byte("\x1b[5;1H\x1b[K > Type your message or @path/to/file"))
+	h.clk.advance(3 * time.Second)
+	h.s.Tick()
+	if st := h.s.State(); st.Busy {
+		t.Fatalf("quiet with the input box: %+v, want idle", st)
+	}
+	// Once started, a screen without the box (a full-screen view) is idle
+	// when quiet, as before.
+	h.s.Write([]byte("\x1b[H\x1b[J a view of its own"))
+	h.clk.advance(3 * time.Second)
+	h.s.Tick()
+	if st := h.s.State(); st.Busy {
+		t.Fatalf("quiet without the box after the start: %+v, want idle", st)
+	}
+}
+
 // TestSaidIdleNeedsNoQuiet: when the CLI itself says its turn is over
 // (Codex's OSC 7501 state=idle or done, Gemini CLI's "Ready" title), the
 // agent is idle at once, while a screen that merely stopped changing
@@ -515,7 +551,7 @@ func TestSaidIdleNeedsNoQuiet(t *testing.T) {
 	}
 	t.Run("no report", func(t *testing.T) {
 		h := newHarness(t, 80, 24, "claude")
-		h.write("\x1b[H● Working on it")
+		h.write("\x1b[20;1H❯ \x1b[H● Working on it")
 		h.s.Write([]byte("\x1b[2;1H● Done."))
 		h.clk.advance(time.Millisecond)
 		h.s.Tick()

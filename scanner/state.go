@@ -79,8 +79,14 @@ func (s *Scanner) updateState(now time.Time) {
 	case s.quietOnce && s.reportsWorking():
 		s.worked = true
 	}
+	// Until its first idle moment, a CLI with an input box is busy while
+	// the box is not drawn, however quiet its screen: Qwen Code names its
+	// window and draws its header seconds before it shows
+	// "Initializing...", then its input box, and drops what is typed
+	// before the box is there.
+	starting := !s.quietOnce && s.cues.Prompt != "" && s.inputRow() < 0
 	st := State{
-		Busy:    busyCue || !quiet && !s.saysIdle(),
+		Busy:    busyCue || starting || !quiet && !s.saysIdle(),
 		Draft:   s.draft(),
 		Waiting: s.titleHas(s.cues.WaitingTitles) || s.hasDialog(),
 	}

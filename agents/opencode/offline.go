@@ -18,6 +18,14 @@ const Model = "mock-model"
 // auto-update, no sharing; and the environment that stops it fetching the
 // model list, updating, downloading language servers, reading Claude
 // Code's files, and installing its plugin from the network.
+//
+// At each start OpenCode installs its plugin package (@opencode-ai/plugin)
+// into its configuration folder with its own npm, unless that folder has a
+// node_modules folder and a package-lock.json listing the package. Offline
+// the install fails only after npm gave up on the registry (20 to 45 s on
+// a loaded machine), and the TUI draws nothing until then: that was the
+// blank screen. The lock file says it is installed, so OpenCode asks
+// nothing of npm.
 func offline() *agents.Offline {
 	return &agents.Offline{API: "chat", Setup: offlineSetup, Ready: Ready}
 }
@@ -36,7 +44,11 @@ func offlineSetup(o agents.OfflineOptions) (agents.OfflineSetup, error) {
 		"autoupdate":  false,
 		"share":       "disabled",
 	}, "", "  ")
-	if err := agents.WriteFiles(o.Home, map[string]string{".config/opencode/opencode.json": string(cfg)}); err != nil {
+	if err := agents.WriteFiles(o.Home, map[string]string{
+		".config/opencode/opencode.json":           string(cfg),
+		".config/opencode/package-lock.json":       pluginLock,
+		".config/opencode/node_modules/.gitignore": "*\n",
+	}); err != nil {
 		return agents.OfflineSetup{}, err
 	}
 	return agents.OfflineSetup{
@@ -56,6 +68,12 @@ func offlineSetup(o agents.OfflineOptions) (agents.OfflineSetup, error) {
 		AnswerQueries: true,
 	}, nil
 }
+
+// pluginLock is the package-lock.json that tells OpenCode its plugin
+// package is installed in its configuration folder.
+const pluginLock = `{"name": "opencode-config", "lockfileVersion": 3, "requires": true,
+  "packages": {"": {"dependencies": {"@opencode-ai/plugin": "*"}}}}
+`
 
 // Ready reports whether an OpenCode screen shows its empty prompt.
 func Ready(screen string) bool {

@@ -1,8 +1,8 @@
-// Package opencode is the profile of OpenCode (npm opencode-ai). Only its
-// pin, its offline setup, its version and doctor's line are checked: its
-// screen cues are the ("Ask anything" when ready), not yet seen
-// under relay (its renderer drew a blank screen for 60 s on a loaded
-// test machine), and relay reads no exact text from it yet.
+// Package opencode is the profile of OpenCode (npm opencode-ai). Its pin,
+// its offline setup, its version, doctor's line and its start (ready once
+// its window title says "OpenCode") are checked; its input box, whose last
+// row is its agent and model line, is not read yet, and relay reads no
+// exact text from it yet.
 package opencode
 
 import (
@@ -23,8 +23,12 @@ func Profile() agents.Profile {
 	return agents.Profile{
 		Name: "opencode", CLI: "OpenCode", Commands: []string{"opencode"},
 		Cues: Cues(), Paste: true, TypePrimer: true, Model: true,
-		Version: func(path string) (string, error) { return agents.PackageVersion(path, Package) },
-		Pin:     &agents.Pin{Package: Package, Version: "1.18.33", Folder: "opencode", Bin: "opencode", VersionText: "1.18.33"},
-		Offline: offline(),
+		// Its TUI names the window once it has drawn its home screen
+		// ("OC | TITLE" in a session); before, its screen is blank for
+		// up to minutes on a loaded machine, and typing is lost.
+		ReadyTitle: "OpenCode",
+		Version:    func(path string) (string, error) { return agents.PackageVersion(path, Package) },
+		Pin:        &agents.Pin{Package: Package, Version: "1.18.33", Folder: "opencode", Bin: "opencode", VersionText: "1.18.33"},
+		Offline:    offline(),
 	}
 }

@@ -32,6 +32,7 @@ type screenCLI struct {
 	term  *agenttest.Term
 	ready func(screen string) bool
 	work  string // its project folder, where it runs commands
+	home  string // RELAY_HOME, for the wrapper's log in failure reports
 }
 
 // screenCLI starts the real kind ("codex" or "gemini") as name under relay
@@ -55,6 +56,11 @@ func (tm *team) screenCLISized(kind, name string, cols, rows int, script mockmod
 func startScreenCLI(t testing.TB, env []string, kind, name string, cols, rows int, script mockmodel.Script, extra ...string) *screenCLI {
 	t.Helper()
 	a := &screenCLI{name: name, kind: kind}
+	for _, kv := range env {
+		if h, ok := strings.CutPrefix(kv, "RELAY_HOME="); ok {
+			a.home = h
+		}
+	}
 	// The project folder holds a file, for mentions such as @README.md.
 	work := t.TempDir()
 	a.work = work
@@ -117,6 +123,16 @@ func (a *screenCLI) waitIdle(t testing.TB) {
 	}
 }
 
+// log returns what the agent's wrapper wrote to its log, for failure
+// reports.
+func (a *screenCLI) log() string {
+	data, err := os.ReadFile(filepath.Join(a.home, "logs", "wrap-"+a.name+".log"))
+	if err != nil {
+		return err.Error()
+	}
+	return string(data)
+}
+
 // waitTurn waits until the agent's model received a turn containing s.
 func (a *screenCLI) waitTurn(t testing.TB, s string, timeout time.Duration) mockmodel.Request {
 	t.Helper()
@@ -124,7 +140,7 @@ func (a *screenCLI) waitTurn(t testing.TB, s string, timeout time.Duration) mock
 	defer cancel()
 	req, err := a.model.WaitForRequest(ctx, s)
 	if err != nil {
-		t.Fatalf("%s's model (%s) never got %q: %v\nscreen:\n%s", a.name, a.kind, s, err, a.screen(t))
+		t.Fatalf("%s's model (%s) never got %q: %v\nscreen:\n%s\nlog:\n%s", a.name, a.kind, s, err, a.screen(t), a.log())
 	}
 	return req
 }

@@ -8,9 +8,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/relayhq/relay/bus"
 	"github.com/relayhq/relay/delivery"
 	"github.com/relayhq/relay/internal/agenttest"
 	"github.com/relayhq/relay/internal/mockmodel"
@@ -22,14 +24,12 @@ import (
 // wrapped as Alice it is detected as its own profile; a message from a
 // wrapped shell reaches its model once; its model's reply line
 // `@relay:Bob …` reaches Bob once, while the same command in a code block
-// or escaped does not fire.
+// or escaped does not fire; a burst of 10 messages sent while it works
+// arrives after its turn, each once.
 func TestNewCLIs(t *testing.T) {
 	for _, cli := range []struct{ kind, name string }{
 		{"pi", "pi"},
-		// Qwen Code ({"qwen", "Qwen Code"}) passes in about 27 s at a load
-		// of 5 but failed 3 runs of 5 (the primer relay typed once it was
-		// ready never reached its model, or it did not start in 150 s at
-		// a load of 28): not deterministic yet (issue 36).
+		{"qwen", "Qwen Code"},
 	} {
 		t.Run(cli.kind, func(t *testing.T) {
 			t.Parallel()
@@ -71,13 +71,21 @@ func testNewCLI(t *testing.T, kind, cliName string) {
 	})
 
 	const (
-		ask     = "nk4 please check the build"
-		reply   = "rq8 the build is green"
-		fenced  = "fz1 must not fire"
-		escaped = "ez2 must not fire"
+		longTask = "start the long task"
+		ask      = "nk4 please check the build"
+		reply    = "rq8 the build is green"
+		fenced   = "fz1 must not fire"
+		escaped  = "ez2 must not fire"
 	)
 	bob := tm.agent("Bob", script()...)
+	gate := make(chan struct{})
+	var opened sync.Once
+	open := func() { opened.Do(func() { close(gate) }) }
+	defer open() // a failed test does not leave the mock's handler waiting
 	alice := tm.screenCLI(kind, "Alice", func(r mockmodel.Request) mockmodel.Reply {
+		if strings.Contains(r.LastUser, longTask) {
+			return mockmodel.Reply{Text: "Working on the long task.", Gate: gate}
+		}
 		if strings.Contains(r.LastUser, ask) {
 			return mockmodel.Reply{Text: "Checked.\n\n```\n@relay:Bob " + fenced + "\n```\n\n\\@relay:Bob " + escaped +
 				"\n\n@relay:Bob " + reply + "\n\nDone."}
@@ -134,6 +142,53 @@ func testNewCLI(t *testing.T, kind, cliName string) {
 	for _, s := range []string{fenced, escaped} {
 		if strings.Contains(out, delivery.ShellText(s)) {
 			t.Errorf("%q fired:\n%s\n%s", s, out, tm.wrapperLog())
+		}
+	}
+
+	testBurst(t, tm, alice, longTask, open)
+}
+
+// testBurst: while alice works on longTask (its reply held until open is
+// called), 10 messages sent to it wait; once its turn is over they reach
+// its model, each once, none in the busy turn.
+func testBurst(t *testing.T, tm *team, alice *screenCLI, longTask string, open func()) {
+	alice.waitIdle(t)
+	alice.submit(t, longTask)
+	tm.waitState(alice.name, bus.StateBusy)
+	burst := make([]string, 10)
+	for i := range burst {
+		burst[i] = fmt.Sprintf("burst-%02d-of-10", i+1)
+		if out, err := tm.relay("send", alice.name, burst[i]); err != nil {
+			t.Fatalf("relay send: %v\n%s", err, out)
+		}
+	}
+	tm.waitHeld(burst[len(burst)-1], "busy:")
+	for _, m := range burst {
+		if n := alice.turnsWith(m); n != 0 {
+			t.Fatalf("%s reached the model while it was busy\nscreen:\n%s", m, alice.screen(t))
+		}
+	}
+	open()
+	for _, m := range burst {
+		alice.waitTurn(t, m, 90*time.Second)
+	}
+	alice.waitIdle(t)
+	var busyTurn mockmodel.Request
+	for _, r := range alice.model.Turns() {
+		if strings.Contains(r.LastUser, longTask) {
+			busyTurn = r
+		}
+	}
+	for _, r := range alice.model.Turns() {
+		for _, m := range burst {
+			if strings.Contains(r.LastUser, m) && r.Seq <= busyTurn.Seq {
+				t.Errorf("%s reached the model in or before the busy turn", m)
+			}
+		}
+	}
+	for _, m := range burst {
+		if n := alice.turnsWith(m); n != 1 {
+			t.Errorf("the model got %s %d times", m, n)
 		}
 	}
 }

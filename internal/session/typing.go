@@ -45,7 +45,7 @@ func (s *Session) typeText(ctx context.Context, text string) error {
 		// the write: Gemini CLI takes an Enter within 40 ms of reading a
 		// paste for a newline, and on a loaded machine it reads (and draws)
 		// the paste later than any pause from the write would cover.
-		if err := s.waitShown(ctx); err != nil {
+		if err := s.waitShown(ctx, paste); err != nil {
 			return err
 		}
 		if err := s.settle(ctx); err != nil {
@@ -122,7 +122,7 @@ const pasteShowWait = 3 * time.Second
 // left relay's primer in its box that way, and every message after it
 // waited behind that "draft"), and confirm could then take the empty box
 // it sees for text that was sent.
-func (s *Session) waitShown(ctx context.Context) error {
+func (s *Session) waitShown(ctx context.Context, paste bool) error {
 	if s.prof.Cues.Prompt == "" {
 		return nil
 	}
@@ -130,7 +130,7 @@ func (s *Session) waitShown(ctx context.Context) error {
 	s.unshown.Store(false)
 	for !s.scr.State().Draft {
 		if time.Now().After(deadline) {
-			s.log.Warn("typed text not shown in the input box; pressing Enter all the same", "after", pasteShowWait)
+			s.log.Warn("typed text not shown in the input box; pressing Enter all the same", "after", pasteShowWait, "paste", paste)
 			s.unshown.Store(true)
 			return nil
 		}
