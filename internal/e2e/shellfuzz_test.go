@@ -64,6 +64,12 @@ func TestShellFuzzUnfinished(t *testing.T) {
 			tm.env = append(tm.env, "HOME="+dir)
 			term := ptytest.Start(t, ptytest.Options{Env: tm.env, Dir: dir, Cols: 100, Rows: 30},
 				append([]string{relayBin, "wrap", "--name", "SH", "--"}, sh.argv...)...)
+			t.Cleanup(func() {
+				if t.Failed() {
+					log, _ := os.ReadFile(filepath.Join(lookupEnv(tm.env, "RELAY_HOME"), "logs", "wrap-SH.log"))
+					t.Logf("screen:\n%s\nthe wrapper's log:\n%s", ptytest.Screen(t, term.Output(), 100, 30), log)
+				}
+			})
 			tm.waitState("SH", bus.StateIdle)
 			term.WaitOutput(sh.prompt, 15*time.Second)
 			for round := range 6 {
