@@ -76,7 +76,7 @@ func TestPermissionHook(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			sink := &turnSink{}
-			h := &hooks{log: slog.New(slog.DiscardHandler), sink: sink, on: true}
+			h := &hooks{log: slog.New(slog.DiscardHandler), sink: sink, state: hooksOn}
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			done := make(chan hookrpc.Response, 1)

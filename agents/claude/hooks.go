@@ -18,8 +18,26 @@ import (
 const LateRead = time.Second
 
 // hooksDue is how long after start Claude Code's first hook should have
-// arrived; past it, relay says once that it reads the screen only.
+// arrived; past it, relay says once that they have not.
 const hooksDue = 30 * time.Second
+
+// holdDue is how long a command the screen showed waits for a hook to say
+// that the exact text gives it. Claude Code runs each hook with a time
+// limit, and on a loaded machine relay's hook process may be killed before
+// it reaches the wrapper (a lost SessionStart) or reach it seconds late (a
+// SessionStart took 7.7 s against its 5 s limit), so the screen may show a
+// reply before any hook arrived. Past holdDue with still no hook, the
+// screen gives the commands for the rest of the session.
+const holdDue = 15 * time.Second
+
+// hookState is where the hooks stand.
+type hookState int
+
+const (
+	hooksPending hookState = iota // none arrived yet: the screen's commands wait
+	hooksOn                       // they give the commands: the screen is a copy
+	hooksOff                      // none came in time, or the socket stopped: the screen gives them
+)
 
 // hooks is the exact path for Claude Code: its hooks run `relay hook
 // EVENT`, which reaches this wrapper over a private socket. They hand over
@@ -37,11 +55,14 @@ type hooks struct {
 		Warn(string, ...any)
 	}
 
+	due time.Duration // how long screen commands wait for a hook (0: holdDue)
+
 	mu     sync.Mutex
-	on     bool              // a hook arrived: the hooks give commands and turns
-	reader *TranscriptReader // from SessionStart on
-	blocks int               // Stops blocked in a row
-	asks   []*asking         // PermissionRequest hooks waiting for an answer, oldest first
+	state  hookState
+	held   []patterns.Command // the screen's commands while pending
+	reader *TranscriptReader  // from the first hook on
+	blocks int                // Stops blocked in a row
+	asks   []*asking          // PermissionRequest hooks waiting for an answer, oldest first
 	sink   agents.Sink
 	ctx    context.Context // Run's: outlives each hook's exchange
 }
@@ -87,16 +108,24 @@ func (h *hooks) Run(ctx context.Context, sink agents.Sink) error {
 	sink.Go(func() {
 		select {
 		case <-time.After(hooksDue):
-			if !h.Active() {
-				h.log.Warn("Claude Code's hooks never arrived; reading its screen only")
+			h.mu.Lock()
+			pending := h.state == hooksPending
+			h.mu.Unlock()
+			if pending {
+				h.log.Warn("Claude Code's hooks have not arrived yet; commands its screen shows wait for them", "up to", h.holdDue())
 			}
 		case <-ctx.Done():
 		}
 	})
+	h.mu.Lock()
+	if len(h.held) > 0 {
+		h.awaitHeldLocked()
+	}
+	h.mu.Unlock()
 	if err := h.srv.Serve(ctx, h.handle); err != nil && ctx.Err() == nil {
 		h.log.Warn("hook socket stopped; reading the screen only", "err", err)
 		h.mu.Lock()
-		h.on = false
+		h.state = hooksOff
 		h.mu.Unlock()
 		sink.Turn(agents.Turn{Exact: false})
 		return err
@@ -104,15 +133,97 @@ func (h *hooks) Run(ctx context.Context, sink agents.Sink) error {
 	return nil
 }
 
-// Screen drops the screen's commands once the hooks arrive: the exact text
-// gives them.
-func (h *hooks) Screen(patterns.Command) bool { return h.Active() }
+// Screen drops the screen's commands once a hook arrived (the exact text
+// gives them) and holds them until one does: fired at once, a command
+// would fire again from the Stop hook of a session whose first hooks were
+// late or lost. If no hook comes within holdDue, they are handed back and
+// the screen gives the commands from then on.
+func (h *hooks) Screen(c patterns.Command) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	switch h.state {
+	case hooksPending:
+		h.held = append(h.held, c)
+		if len(h.held) == 1 && h.sink != nil {
+			h.awaitHeldLocked()
+		}
+		return true
+	case hooksOn:
+		return true
+	}
+	return false
+}
 
-// Active reports whether the hooks arrived.
+// awaitHeldLocked gives up on the hooks holdDue from now unless one has
+// arrived. h.mu is held, and h.sink and h.ctx are set.
+func (h *hooks) awaitHeldLocked() {
+	ctx, due := h.ctx, h.holdDue()
+	h.sink.Go(func() {
+		select {
+		case <-time.After(due):
+			h.giveUp()
+		case <-ctx.Done():
+		}
+	})
+}
+
+func (h *hooks) holdDue() time.Duration {
+	if h.due > 0 {
+		return h.due
+	}
+	return holdDue
+}
+
+// giveUp makes the screen the source, if no hook has arrived, and hands
+// back the commands it held.
+func (h *hooks) giveUp() {
+	h.mu.Lock()
+	if h.state != hooksPending {
+		h.mu.Unlock()
+		return
+	}
+	h.state = hooksOff
+	held, sink := h.held, h.sink
+	h.held = nil
+	h.mu.Unlock()
+	h.log.Warn("Claude Code's hooks never arrived; reading its screen only", "after", h.holdDue())
+	if len(held) > 0 {
+		sink.Commands(held)
+	}
+}
+
+// Active reports whether the hooks give the commands.
 func (h *hooks) Active() bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.on
+	return h.state == hooksOn
+}
+
+// arrive notes that a hook arrived: any hook, not only SessionStart, which
+// Claude Code may have killed before it reached relay, makes the hooks the
+// source (the screen's held commands are copies of what the exact text
+// gives) and opens the transcript reader if none is open: at the
+// transcript's end, since at a turn's first hook (UserPromptSubmit) its
+// replies are still to come; a turn whose first hook is its Stop gets its
+// last message from the payload. Hooks that arrive after relay gave up on
+// them report turns only: the screen gave that turn's commands.
+func (h *hooks) arrive(ev Hook) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.state == hooksOff {
+		return
+	}
+	if h.state == hooksPending {
+		h.state, h.held = hooksOn, nil
+		h.log.Info("Claude Code hooks arrive: commands come from its exact text, not the screen", "first", ev.HookEventName)
+	}
+	if h.reader == nil && ev.HookEventName != "SessionStart" && ev.TranscriptPath != "" {
+		if r, err := NewTranscriptReader(ev.TranscriptPath); err == nil {
+			h.reader = r
+		} else {
+			h.log.Warn("transcript", "path", ev.TranscriptPath, "err", err)
+		}
+	}
 }
 
 // Idle does nothing: the Stop hook says when a turn ends.
@@ -124,6 +235,7 @@ func (h *hooks) handle(ctx context.Context, req hookrpc.Request) hookrpc.Respons
 		h.log.Warn("hook payload", "event", req.Event, "err", err)
 		return hookrpc.Response{}
 	}
+	h.arrive(ev)
 	h.mu.Lock()
 	sink := h.sink
 	h.mu.Unlock()
@@ -137,12 +249,7 @@ func (h *hooks) handle(ctx context.Context, req hookrpc.Request) hookrpc.Respons
 				h.log.Warn("transcript", "path", ev.TranscriptPath, "err", err)
 			}
 		}
-		was := h.on
-		h.on = true
 		h.mu.Unlock()
-		if !was {
-			h.log.Info("Claude Code hooks arrive: commands come from its exact text, not the screen")
-		}
 		sink.Turn(agents.Turn{Exact: true})
 	case "UserPromptSubmit":
 		h.mu.Lock()
@@ -218,6 +325,9 @@ func (h *hooks) handle(ctx context.Context, req hookrpc.Request) hookrpc.Respons
 func (h *hooks) read(stop *Hook) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if h.state == hooksOff {
+		return // the screen gives the commands
+	}
 	if h.reader == nil {
 		if stop != nil && strings.TrimSpace(stop.LastAssistantMessage) != "" {
 			h.sink.Texts([]string{stop.LastAssistantMessage})
