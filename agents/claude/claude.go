@@ -14,6 +14,7 @@ import (
 
 	"github.com/relayhq/relay/agents"
 	"github.com/relayhq/relay/agents/internal/jsonl"
+	"github.com/relayhq/relay/hookrpc"
 )
 
 // HookEvents are the Claude Code hook events relay listens to, in
@@ -27,15 +28,18 @@ func HookEvents() []string {
 	return []string{"SessionStart", "UserPromptSubmit", "PostToolUse", "PermissionRequest", "Notification", "Stop", "SessionEnd"}
 }
 
-// Claude Code's own time limits for relay's hooks, in seconds. They are
-// above `relay hook`'s own limits (5 s for Stop, 2 s for the others), so
-// that Claude Code never kills a hook that is printing its answer.
-const (
-	stopTimeout    = 10
-	hookTimeout    = 5
-	preToolTimeout = 65
-	permTimeout    = 3605 // hookrpc.PermissionTimeout and a margin
-)
+// hookStartMargin is what Claude Code's own time limit for each of relay's
+// hooks allows above `relay hook`'s (hookrpc.Limit, which counts from the
+// process's start: 5 s for Stop, 2 s for most others), so that Claude Code
+// never kills a hook that is still starting or printing its answer. On a
+// loaded machine the race-built relay took 7.7 s to start a SessionStart
+// hook; killed, a hook is late or lost, and a Stop's hand-over with it.
+const hookStartMargin = 25 * time.Second
+
+// hookTimeout is Claude Code's time limit for the hook of ev, in seconds.
+func hookTimeout(ev string) int {
+	return int((hookrpc.Limit(ev) + hookStartMargin + time.Second - 1) / time.Second)
+}
 
 // Settings returns the JSON for `claude --settings JSON`: for this
 // session only, each event of HookEvents runs `HOOKCOMMAND hook
@@ -70,16 +74,7 @@ func SettingsAllowing(hookCommand string, allow []string, extra ...string) (stri
 	}
 	hooks := map[string][]group{}
 	for _, ev := range append(HookEvents(), extra...) {
-		timeout := hookTimeout
-		switch ev {
-		case "Stop":
-			timeout = stopTimeout
-		case "PreToolUse":
-			timeout = preToolTimeout
-		case "PermissionRequest":
-			timeout = permTimeout
-		}
-		hooks[ev] = []group{{Hooks: []handler{{Type: "command", Command: ShellQuote(hookCommand) + " hook " + ev, Timeout: timeout}}}}
+		hooks[ev] = []group{{Hooks: []handler{{Type: "command", Command: ShellQuote(hookCommand) + " hook " + ev, Timeout: hookTimeout(ev)}}}}
 	}
 	settings := map[string]any{"hooks": hooks}
 	if len(allow) > 0 {
