@@ -149,6 +149,9 @@ func TestApproveScreenCLI(t *testing.T) {
 				t.Fatalf("relay approvals: %+v, want Bob's touch marker1 with allow and deny", list)
 			}
 			t.Logf("relay approvals: %+v", list[0])
+			if out, err := tm.relay("agents"); err != nil || !strings.Contains(out, "blocked ("+list[0].Tool+": touch marker1)") {
+				t.Errorf("relay agents: %v:\n%s\nwant Bob blocked (%s: touch marker1)", err, out, list[0].Tool)
+			}
 
 			// Only humans answer: an agent's credential, its own or a
 			// peer's, is refused by the hub, and nothing reaches the dialog.
