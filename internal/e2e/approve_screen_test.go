@@ -3,7 +3,10 @@ package e2e
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -52,12 +55,60 @@ func (tm *team) screenBlocked(a *screenCLI, marker string) {
 	})
 }
 
+// agentEnv is the environment relay wrap (process wrapper) gave its agent,
+// read from the agent's own process: a relay command run with it is one
+// the agent could run, with the agent's own credential (RELAY_AGENT_FILE)
+// and without the workspace token.
+func agentEnv(t *testing.T, wrapper int) []string {
+	t.Helper()
+	var env []string
+	testutil.Eventually(t, func() error {
+		stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+		for _, p := range stats {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				continue
+			}
+			// pid (comm) state ppid …: comm may hold spaces and parentheses.
+			f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+			if len(f) < 2 || f[1] != strconv.Itoa(wrapper) {
+				continue
+			}
+			raw, err := os.ReadFile(filepath.Join(filepath.Dir(p), "environ"))
+			if err != nil {
+				continue
+			}
+			vars := strings.Split(strings.TrimRight(string(raw), "\x00"), "\x00")
+			if slices.ContainsFunc(vars, func(kv string) bool { return strings.HasPrefix(kv, "RELAY_AGENT_FILE=") }) {
+				env = vars
+				return nil
+			}
+		}
+		return fmt.Errorf("no child of relay wrap (pid %d) has RELAY_AGENT_FILE", wrapper)
+	})
+	if slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "RELAY_TOKEN=") }) {
+		t.Fatal("the agent's environment holds the workspace token")
+	}
+	return env
+}
+
+// approveAs runs relay approve NAME with env (an agent's environment).
+func approveAs(t *testing.T, env []string, name string) (string, error) {
+	t.Helper()
+	cmd := exec.Command(relayBin, "approve", name)
+	cmd.Env = env
+	out, err := runWithin(t, cmd, 20*time.Second)
+	return string(out), err
+}
+
 // TestApproveScreenCLI: Codex and Gemini CLI (their real binaries, the
 // mock model asking for their shell tool) show an approval dialog; relay
 // reads the prompt off the screen. Bob is blocked; a message for him is
 // held and answers nothing (the command has not run, the model has not got
 // it); relay approvals lists the tool, the command and the dialog's
-// options; relay approve types the option's key while the dialog is up:
+// options; relay approve with Bob's own credential, and with his peer
+// Carol's, is refused by the hub, and the dialog stays up, unanswered;
+// relay approve (the workspace token) types the option's key while the dialog is up:
 // the command runs, then the held message reaches the model. A second
 // prompt denied with a reason gives the model the reason, and its command
 // never runs. A third one the human cancels with Esc: Bob is no longer
@@ -74,8 +125,9 @@ func TestApproveScreenCLI(t *testing.T) {
 				// The harness's config says never: ask on request.
 				extra = []string{"--ask-for-approval", "on-request", "--sandbox", "workspace-write"}
 			}
+			carol := tm.agent("Carol", "bash", "--norc", "--noprofile") // a peer
 			bob := tm.screenCLISized(kind, "Bob", 0, 0, screenMarkerScript(kind), extra...)
-			tm.waitAgents("Bob")
+			tm.waitAgents("Bob", "Carol")
 			marker := func(name string) bool {
 				_, err := os.Stat(filepath.Join(bob.work, name))
 				return err == nil
@@ -97,8 +149,28 @@ func TestApproveScreenCLI(t *testing.T) {
 				t.Fatalf("relay approvals: %+v, want Bob's touch marker1 with allow and deny", list)
 			}
 			t.Logf("relay approvals: %+v", list[0])
+			if out, err := tm.relay("agents"); err != nil || !strings.Contains(out, "blocked ("+list[0].Tool+": touch marker1)") {
+				t.Errorf("relay agents: %v:\n%s\nwant Bob blocked (%s: touch marker1)", err, out, list[0].Tool)
+			}
+
+			// Only humans answer: an agent's credential, its own or a
+			// peer's, is refused by the hub, and nothing reaches the dialog.
+			for _, who := range []struct {
+				name string
+				pid  int
+			}{{"Bob", bob.term.Pid()}, {"Carol", carol.Pid()}} {
+				out, err := approveAs(t, agentEnv(t, who.pid), "Bob")
+				want := "inside agent " + who.name + ", relay acts with " + who.name + "'s own credential"
+				if err == nil || !strings.Contains(out, "refused") || !strings.Contains(out, want) {
+					t.Fatalf("relay approve Bob as %s: %v: %q, want refused: %s", who.name, err, out, want)
+				}
+				t.Logf("relay approve Bob as %s: %s", who.name, strings.TrimSpace(out))
+			}
+			if after, err := tm.approvals(); err != nil || len(after) != 1 || after[0].ID != list[0].ID {
+				t.Fatalf("after the agents' approve: prompts %+v (%v), want %s still pending", after, err, list[0].ID)
+			}
 			if s := bob.screen(t); !approvalShown(s) || strings.Contains(s, "deploy keys") || marker("marker1") || len(bob.model.Turns()) != turns {
-				t.Fatalf("the held message answered the dialog (marker1 made: %v, turns %d, want %d):\n%s\nlogs:\n%s",
+				t.Fatalf("the held message or an agent's approve answered the dialog (marker1 made: %v, turns %d, want %d):\n%s\nlogs:\n%s",
 					marker("marker1"), len(bob.model.Turns()), turns, s, tm.wrapperLog())
 			}
 

@@ -32,11 +32,10 @@ func (tm *team) claude(name string, cols, rows int, script mockmodel.Script) *cl
 	env := relayVars(tm.env)
 	cmd := agenttest.Claude(tm.t, agenttest.ClaudeOptions{Model: model.URL, Cols: cols, Rows: rows, Env: env}).
 		Under(relayBin, "wrap", "--name", name, "--")
+	started := time.Now()
 	term := agenttest.Start(tm.t, cmd)
 	stopGently(tm.t, term)
-	if _, err := term.WaitReady(60*time.Second, agenttest.ClaudeReady); err != nil {
-		tm.t.Fatalf("%s: Claude Code did not get ready under relay wrap: %v", name, err)
-	}
+	waitStarted(tm.t, name, "claude", term, agenttest.ClaudeReady, started)
 	return &claudeAgent{name: name, model: model, term: term, config: cmd.ConfigDir}
 }
 

@@ -63,6 +63,7 @@ func TestThreeCLIs(t *testing.T) {
 		return mockmodel.Reply{Text: "OK."}
 	}})
 	t.Cleanup(codexModel.Close)
+	started := time.Now()
 	bob := agenttest.Start(t, agenttest.Codex(t, agenttest.CodexOptions{Model: codexModel.URL, Env: tm.relayEnv()}).
 		Under(relayBin, "wrap", "--name", "Bob", "--"))
 	stopGently(t, bob)
@@ -86,12 +87,10 @@ func TestThreeCLIs(t *testing.T) {
 		Under(relayBin, "wrap", "--name", "Carol", "--"))
 	stopGently(t, carol)
 
-	if _, err := bob.WaitReady(60*time.Second, agenttest.CodexReady); err != nil {
-		t.Fatalf("Codex not ready: %v", err)
-	}
-	if _, err := carol.WaitReady(60*time.Second, agenttest.GeminiReady); err != nil {
-		t.Fatalf("Gemini not ready: %v", err)
-	}
+	// Under load Gemini CLI took more than 60 s to draw its input box
+	// (see cliStartWait); the two started together.
+	waitStarted(t, "Bob", "codex", bob, agenttest.CodexReady, started)
+	waitStarted(t, "Carol", "gemini", carol, agenttest.GeminiReady, started)
 	tm.waitAgents("Alice", "Bob", "Carol")
 
 	alice.term.Submit("kick off the review and the notes")

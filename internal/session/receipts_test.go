@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/relayhq/relay/agents"
+	"github.com/relayhq/relay/internal/testutil"
 	"github.com/relayhq/relay/patterns"
 	"github.com/relayhq/relay/scanner"
 )
@@ -180,4 +182,125 @@ func TestConfirmWaitsForTheTurn(t *testing.T) {
 			}
 		})
 	}
+}
+
+// lateBox is a model CLI's input box that reads nothing until released
+// (Gemini CLI under load read its input many seconds late): the paste
+// stays in the box through every Enter; released, it takes what its box
+// holds (the Enters were queued) and then takes each paste on its Enter.
+// Its record shows a prompt only when the test says so.
+type lateBox struct {
+	lostEnterBox
+	released bool
+}
+
+func (b *lateBox) Inject(fn func(write func([]byte) error) error) error {
+	return fn(func(p []byte) error {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		switch text := string(p); {
+		case strings.HasPrefix(text, pasteStart):
+			b.pastes++
+			b.box = strings.TrimSuffix(strings.TrimPrefix(text, pasteStart), pasteEnd)
+		case text == "\r":
+			b.enters++
+			if b.released {
+				b.box = ""
+			}
+		}
+		return nil
+	})
+}
+
+// release has the box read its input at last.
+func (b *lateBox) release() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.released, b.box = true, ""
+}
+
+func (b *lateBox) counts() (pastes, enters int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.pastes, b.enters
+}
+
+// TestConfirmLateTaker: a CLI that reads its input only after all of
+// confirm's Enters (a Gemini CLI under heavy load) must not get the next
+// message before its record shows the first one's prompt. confirm watches
+// on after its last Enter and returns once the record shows it; and if it
+// gave up with the text still in the box, the next text is typed only
+// after the record shows the first. Each case failed on the confirm that
+// gave up after its fourth Enter.
+func TestConfirmLateTaker(t *testing.T) {
+	const text = "[relay] Message from agent Alice (id m1). To answer, write a line starting with @relay:Alice\n│ run the tests"
+	const next = "[relay] Message from agent Alice (id m2). To answer, write a line starting with @relay:Alice\n│ and the linter"
+	first, _, _ := strings.Cut(text, "\n")
+	for _, tc := range []struct {
+		name   string
+		giveUp bool // confirm gives up before the box takes the text
+	}{{"taken after the last Enter", false}, {"taken after confirm gave up", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			s := newSession(ctx, Config{Name: "Bob", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+			box := &lateBox{lostEnterBox: lostEnterBox{s: s}}
+			s.prof = agents.Profile{Model: true, Paste: true, Cues: scanner.Cues{Prompt: ">"}}
+			s.scr, s.in, s.src = box, box, recordSource{}
+			s.enterWait, s.promptWait = 10*time.Millisecond, time.Hour
+			if tc.giveUp {
+				s.promptWait = 10 * time.Millisecond
+			}
+			if err := s.typeText(ctx, text); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- s.confirm(ctx, text) }()
+			if tc.giveUp {
+				if err := <-done; err == nil {
+					t.Fatal("confirm: nil, want not taken (the box still holds the text)")
+				}
+				box.release()
+				s.promptWait = time.Hour // the next text's wait
+				go func() { done <- s.typeText(ctx, next) }()
+			} else {
+				testutil.Eventually(t, func() error {
+					if _, enters := box.counts(); enters < 1+confirmEnters {
+						return fmt.Errorf("%d Enters, want %d", enters, 1+confirmEnters)
+					}
+					return nil
+				})
+				box.release()
+			}
+			// The box is empty, the CLI's turn not begun: nothing may
+			// return yet (a second is far more than the 10 ms looks).
+			select {
+			case err := <-done:
+				pastes, _ := box.counts()
+				t.Fatalf("returned (%v, %d pastes) before the CLI's record showed the first prompt", err, pastes)
+			case <-time.After(time.Second):
+			}
+			if pastes, _ := box.counts(); pastes != 1 {
+				t.Fatalf("%d pastes before the first prompt was recorded, want 1", pastes)
+			}
+			s.prompted([]string{text})
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			if why, ok := s.seenNow(first); !ok && !tc.giveUp {
+				t.Errorf("not seen (%s) once the record showed the prompt", why)
+			}
+			pastes, enters := box.counts()
+			if want := 1 + btoi(tc.giveUp); pastes != want || enters != 1+confirmEnters+btoi(tc.giveUp) {
+				t.Errorf("%d pastes, %d Enters; want %d and %d", pastes, enters, want, 1+confirmEnters+btoi(tc.giveUp))
+			}
+		})
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -138,6 +138,14 @@ type Session struct {
 	// promptWait is how long confirm waits for the CLI's record to show
 	// the prompt; zero means promptWait (typing.go). Tests shorten it.
 	promptWait time.Duration
+	// enterWait is how long confirm looks at the input box after each
+	// Enter; zero means enterWait (typing.go). Tests shorten it.
+	enterWait time.Duration
+	// late is the first line of a typed text confirm gave up on while
+	// the input box still held it (typing.go): a CLI that takes it late
+	// has not begun its turn when its box is empty, and nothing is typed
+	// until its record shows it (or promptWait passed).
+	late atomic.Pointer[string]
 
 	// outWake has a token when the child wrote since publishScreen last
 	// looked.

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"strings"
@@ -21,6 +22,12 @@ const (
 // input box to show it, a pause for the agent to take it, then Enter in a
 // separate write.
 func (s *Session) typeText(ctx context.Context, text string) error {
+	// A text confirm gave up on, taken late: its turn comes first.
+	if late := s.late.Swap(nil); late != nil {
+		if err := s.awaitPrompt(ctx, *late); err != nil {
+			return err
+		}
+	}
 	paste := s.prof.Paste && s.scr.BracketedPaste()
 	if !paste {
 		text = oneLine(text)
@@ -187,13 +194,10 @@ const promptWait = 15 * time.Second
 // with no request left (TestThreeCLIs' relay send --wait answered). Past
 // the bound (no record, or one that never shows prompts) typing goes on.
 func (s *Session) awaitPrompt(ctx context.Context, first string) error {
-	if s.src == nil || s.turnsExact() || s.promptHas(first) {
+	if !s.recordsPrompts() || s.promptHas(first) {
 		return nil
 	}
-	wait := s.promptWait
-	if wait == 0 {
-		wait = promptWait
-	}
+	wait := cmp.Or(s.promptWait, promptWait)
 	if err := s.waitPrompt(ctx, first, wait); errors.Is(err, errNoPrompt) {
 		s.log.Info("typed text taken, but the CLI's record does not show it yet; typing goes on", "after", wait)
 	} else if err != nil {
@@ -201,6 +205,15 @@ func (s *Session) awaitPrompt(ctx context.Context, first string) error {
 	}
 	return nil
 }
+
+// recordsPrompts reports whether the CLI's own record (Codex's rollout,
+// Gemini CLI's chat transcript) shows its prompts, and hooks do not report
+// its turns.
+func (s *Session) recordsPrompts() bool { return s.src != nil && !s.turnsExact() }
+
+// enterWait is how long confirm looks at the input box after each Enter
+// before it presses Enter again.
+const enterWait = 3 * time.Second
 
 // confirmEnters is how many times confirm presses Enter again while the
 // typed text stays in the input box: a TUI still starting (Codex under
@@ -210,8 +223,14 @@ const confirmEnters = 3
 // confirm checks that the agent took what was typed: with Claude Code's
 // hooks, its first line (the sender and message id) is in a prompt that
 // reached the model; else its input box holds no draft any more. If not,
-// Enter is pressed again (up to confirmEnters times, 3 s apart), unless
-// the human has typed since: that Enter would send their text with ours.
+// Enter is pressed again (up to confirmEnters times, enterWait apart),
+// unless the human has typed since: that Enter would send their text with
+// ours. A CLI whose record shows its prompts may read its input late
+// (Gemini CLI under load): after the last Enter confirm watches its box
+// and record on, without another Enter, up to promptWait; if it gives up
+// with the text still in the box, the next text waits for the record to
+// show this one (typeText), so that it is never typed on top of a turn
+// the CLI has not begun.
 func (s *Session) confirm(ctx context.Context, text string) error {
 	first, _, _ := strings.Cut(text, "\n")
 	// A TUI still starting (Claude Code under load) may draw the paste
@@ -234,11 +253,15 @@ func (s *Session) confirm(ctx context.Context, text string) error {
 	}
 	typed := time.Now()
 	for try := 0; ; try++ {
-		deadline := time.Now().Add(3 * time.Second)
+		look := cmp.Or(s.enterWait, enterWait)
+		if try == confirmEnters && s.recordsPrompts() {
+			look = cmp.Or(s.promptWait, promptWait)
+		}
+		deadline := time.Now().Add(look)
 		for time.Now().Before(deadline) {
 			if taken() {
 				if try > 0 {
-					s.log.Info("typed text taken after another Enter", "enters", try+1)
+					s.log.Info("typed text taken after another Enter", "enters", try+1, "after", time.Since(typed).Round(time.Millisecond))
 				}
 				return s.awaitPrompt(ctx, first)
 			}
@@ -258,6 +281,9 @@ func (s *Session) confirm(ctx context.Context, text string) error {
 		s.scr.BeginInjection("")
 		_ = s.in.Inject(func(write func([]byte) error) error { return write([]byte("\r")) })
 		s.scr.EndInjection()
+	}
+	if s.recordsPrompts() && s.scr.State().Draft {
+		s.late.Store(&first)
 	}
 	s.log.Warn("typed text not taken", "text", first, "enters", confirmEnters+1)
 	return errNotTaken
