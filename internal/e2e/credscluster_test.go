@@ -27,7 +27,8 @@ import (
 // creds issue writes Alice's and Bob's .creds, and their wrapped shells,
 // on different nodes with RELAY_CREDS and RELAY_HUB, talk to each other.
 // With Bob's credentials the server refuses a publish as Alice; relay
-// creds revoke Bob --hub closes Bob's connections on every node.
+// creds revoke Bob --hub closes Bob's connections on every node, and Bob's
+// wrapper tells its human, while Bob's shell goes on.
 func TestCredsCluster(t *testing.T) {
 	t.Parallel()
 	home := filepath.Join(t.TempDir(), "home")
@@ -128,6 +129,14 @@ func TestCredsCluster(t *testing.T) {
 		}
 		return nil
 	})
+	// Bob's human is told, once, and Bob's shell goes on.
+	const told = "relay: the hub revoked Bob's credentials"
+	bob.WaitOutput(told, 30*time.Second)
+	bob.Type("echo still-$((40+2))\r")
+	bob.WaitOutput("still-42", 30*time.Second)
+	if n := strings.Count(string(bob.Output()), told); n != 1 {
+		t.Errorf("Bob's terminal says %d times %q:\n%s", n, told, ptytest.Screen(t, bob.Output(), 100, 30))
+	}
 	// Nothing a wrapper does was refused before that.
 	for name, home := range homes {
 		logs, _ := filepath.Glob(filepath.Join(home, "logs", "wrap-*.log"))
