@@ -73,6 +73,13 @@ type Options struct {
 	// Logger receives connection events and rejected envelopes; nil
 	// discards them.
 	Logger *slog.Logger
+	// OnRefused, when set, is called once if the hub closes the connection
+	// because it refused this client's credentials (revoked while connected,
+	// or refused at a reconnection): the client does not reconnect after
+	// that. err wraps ErrRevoked or ErrUnauthorized and the server's reason.
+	// It runs on nats.go's callback goroutine; it must not block. Close does
+	// not call it.
+	OnRefused func(err error)
 }
 
 // DefaultAckWait is how long the hub waits for an agent's inbox to settle
@@ -142,6 +149,9 @@ type Client struct {
 
 	denied deniedWatches // publishes watched for a refusal (denied.go)
 
+	revoked atomic.Bool // the server said the credentials were revoked (refused.go)
+	closing atomic.Bool // Close was called: a closed connection is not a refusal
+
 	// cli and skipped go into the presence record (SetCLI, SetSkipped).
 	cli     atomic.Value // string
 	skipped atomic.Int64
@@ -175,8 +185,9 @@ func Connect(ctx context.Context, o Options) (*Client, error) {
 		nats.ReconnectHandler(func(nc *nats.Conn) {
 			c.log.Info("reconnected to hub", "url", nc.ConnectedUrlRedacted())
 		}),
-		nats.ClosedHandler(func(*nats.Conn) { close(c.closed) }),
+		nats.ClosedHandler(c.onClosed),
 		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
+			c.noteRevoked(err)
 			c.publishDenied(err)
 			c.log.Error("hub connection error", "err", err)
 		}),
@@ -273,6 +284,7 @@ func (c *Client) Conn() *nats.Conn { return c.nc }
 // Close marks a registered agent offline, stops its heartbeat and closes the
 // connection after flushing what is buffered.
 func (c *Client) Close() error {
+	c.closing.Store(true)
 	c.mu.Lock()
 	cl := c.claim
 	c.claim = nil

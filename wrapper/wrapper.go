@@ -127,6 +127,8 @@ type Session struct {
 	stopSigs func()
 
 	resizeLog rateLog // SIGWINCH logged once a second at most
+
+	outMu sync.Mutex // one write to the human's screen at a time (outputLoop, Tell)
 }
 
 // Start runs the command in a new pseudo-terminal at the human's window size.
@@ -321,7 +323,10 @@ func (s *Session) outputLoop() {
 		n, err := s.ptmx.Read(buf)
 		if n > 0 {
 			p := buf[:n]
-			if _, werr := writeAll(s.opts.Stdout, p); werr != nil {
+			s.outMu.Lock()
+			_, werr := writeAll(s.opts.Stdout, p)
+			s.outMu.Unlock()
+			if werr != nil {
 				s.log.Warn("write to human", "err", werr)
 			}
 			if s.opts.Tap != nil {
@@ -337,6 +342,17 @@ func (s *Session) outputLoop() {
 			// EIO: every copy of the pty's other side is closed.
 			return
 		}
+	}
+}
+
+// Tell writes line, relay's own words for the human, on a line of its own
+// on the human's screen, between two reads of the child's output. The
+// child does not see it; a full-screen program may draw over it later.
+func (s *Session) Tell(line string) {
+	s.outMu.Lock()
+	defer s.outMu.Unlock()
+	if _, err := writeAll(s.opts.Stdout, []byte("\r\n"+line+"\r\n")); err != nil {
+		s.log.Warn("write to human", "err", err)
 	}
 }
 

@@ -10,13 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 
 	"github.com/relayhq/relay/bus"
 	"github.com/relayhq/relay/delivery"
 	"github.com/relayhq/relay/hub"
-	"github.com/relayhq/relay/hub/hubtest"
 	"github.com/relayhq/relay/internal/natscreds"
 	"github.com/relayhq/relay/internal/ptytest"
 	"github.com/relayhq/relay/internal/testutil"
@@ -24,11 +22,13 @@ import (
 
 // TestCredsCluster: relay's identities on a NATS deployment of the user's
 // own. relay creds init writes the operator, the accounts and the server
-// include; three routed nats-servers with JetStream run with it; relay
+// include; three real nats-server processes (the binary built from the
+// module the hub embeds) routed to each other with JetStream run with it; relay
 // creds issue writes Alice's and Bob's .creds, and their wrapped shells,
 // on different nodes with RELAY_CREDS and RELAY_HUB, talk to each other.
 // With Bob's credentials the server refuses a publish as Alice; relay
-// creds revoke Bob --hub closes Bob's connections on every node.
+// creds revoke Bob --hub closes Bob's connections on every node, and Bob's
+// wrapper tells its human, while Bob's shell goes on.
 func TestCredsCluster(t *testing.T) {
 	t.Parallel()
 	home := filepath.Join(t.TempDir(), "home")
@@ -52,17 +52,17 @@ func TestCredsCluster(t *testing.T) {
 	if fi, err := os.Stat(bobCreds); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("bob.creds: %v, %v", fi, err)
 	}
-	srvs := hubtest.ClusterConf(t, 3, filepath.Join(dir, "relay-server.conf"))
+	srvs := natsProcCluster(t, 3, filepath.Join(dir, "relay-server.conf"))
 
 	// The administrator's credentials make the workspace's stream and
 	// bucket (an agent's may not).
-	admin := append(base, "RELAY_HUB="+srvs[0].ClientURL(), "RELAY_CREDS="+filepath.Join(dir, "admin.creds"))
+	admin := append(base, "RELAY_HUB="+srvs[0].clientURL, "RELAY_CREDS="+filepath.Join(dir, "admin.creds"))
 	run(admin, "agents")
 
 	homes := map[string]string{}
-	wrap := func(name, creds string, s *server.Server) *ptytest.Term {
+	wrap := func(name, creds string, s *natsNode) *ptytest.Term {
 		homes[name] = filepath.Join(t.TempDir(), name)
-		env := append(base, "RELAY_HOME="+homes[name], "RELAY_HUB="+s.ClientURL(), "RELAY_CREDS="+creds)
+		env := append(base, "RELAY_HOME="+homes[name], "RELAY_HUB="+s.clientURL, "RELAY_CREDS="+creds)
 		return ptytest.Start(t, ptytest.Options{Env: env, Cols: 100, Rows: 30},
 			relayBin, "wrap", "--name", name, "--", "bash", "--norc", "--noprofile")
 	}
@@ -91,7 +91,7 @@ func TestCredsCluster(t *testing.T) {
 
 	// A raw publish as Alice with Bob's credentials: the server refuses it.
 	refused := make(chan error, 1)
-	raw, err := nats.Connect(srvs[0].ClientURL(), nats.UserCredentials(bobCreds),
+	raw, err := nats.Connect(srvs[0].clientURL, nats.UserCredentials(bobCreds),
 		nats.CustomInboxPrefix(hub.AgentInboxPrefix(bus.DefaultWorkspace, "Bob")),
 		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
 			select {
@@ -117,18 +117,26 @@ func TestCredsCluster(t *testing.T) {
 	raw.Close()
 
 	bobKey := userKey(t, dir, "Bob")
-	if n := hubtest.UserConns(t, srvs, bobKey); n == 0 {
+	if n := natsUserConns(t, srvs, bobKey); n == 0 {
 		t.Fatal("Bob's wrapper has no connection before the revocation")
 	}
-	if out := run(base, "creds", "revoke", "Bob", "--dir", dir, "--hub", srvs[0].ClientURL()); !strings.Contains(out, "revoked") {
+	if out := run(base, "creds", "revoke", "Bob", "--dir", dir, "--hub", srvs[0].clientURL); !strings.Contains(out, "revoked") {
 		t.Errorf("relay creds revoke: %s", out)
 	}
 	testutil.Eventually(t, func() error {
-		if n := hubtest.UserConns(t, srvs, bobKey); n != 0 {
+		if n := natsUserConns(t, srvs, bobKey); n != 0 {
 			return testutil.Errorf("%d connections of Bob are still open", n)
 		}
 		return nil
 	})
+	// Bob's human is told, once, and Bob's shell goes on.
+	const told = "relay: the hub revoked Bob's credentials"
+	bob.WaitOutput(told, 30*time.Second)
+	bob.Type("echo still-$((40+2))\r")
+	bob.WaitOutput("still-42", 30*time.Second)
+	if n := strings.Count(string(bob.Output()), told); n != 1 {
+		t.Errorf("Bob's terminal says %d times %q:\n%s", n, told, ptytest.Screen(t, bob.Output(), 100, 30))
+	}
 	// Nothing a wrapper does was refused before that.
 	for name, home := range homes {
 		logs, _ := filepath.Glob(filepath.Join(home, "logs", "wrap-*.log"))

@@ -12,6 +12,10 @@ import (
 // detector (see race_test.go), or the one RELAY_E2E_RELAY names.
 var relayBin string
 
+// runDir is the run's temporary folder, removed after the tests: binaries
+// built once for every test (relay, nats-server) go there.
+var runDir string
+
 // relayBinEnv names a relay binary to test instead of building one with
 // the race detector: `make bench` measures the CLIs' round trip with the
 // binary users run (bin/relay), whose timings the detector would slow.
@@ -45,6 +49,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	runDir = dir
 	if relayBin, err = testedRelay(dir); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

@@ -55,13 +55,13 @@ func (l *logs) String() string {
 
 // agent connects as name with its own credentials (and the inbox prefix
 // they allow), registers and reads its inbox into got.
-func agent(t *testing.T, url, creds, name string, l *logs) (*bus.Client, *received) {
+func agent(t *testing.T, url, creds, name string, l *logs, onRefused func(error)) (*bus.Client, *received) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	c, err := bus.Connect(ctx, bus.Options{
 		URL: url, Creds: creds, Name: name, InboxPrefix: hub.AgentInboxPrefix(bus.DefaultWorkspace, name),
-		Heartbeat: 200 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(l, nil)),
+		Heartbeat: 200 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(l, nil)), OnRefused: onRefused,
 	})
 	if err != nil {
 		t.Fatalf("connect %s: %v", name, err)
@@ -144,8 +144,9 @@ func TestClusterWithRelayCreds(t *testing.T) {
 	defer admin.Close()
 
 	var l logs
-	alice, aliceGot := agent(t, srvs[1].ClientURL(), aliceCreds, "Alice", &l)
-	bob, bobGot := agent(t, srvs[2].ClientURL(), bobCreds, "Bob", &l)
+	alice, aliceGot := agent(t, srvs[1].ClientURL(), aliceCreds, "Alice", &l, nil)
+	bobRefused := make(chan error, 1)
+	bob, bobGot := agent(t, srvs[2].ClientURL(), bobCreds, "Bob", &l, func(err error) { bobRefused <- err })
 	if _, err := alice.Send(ctx, "Bob", "hello from node 2"); err != nil {
 		t.Fatalf("Alice sends: %v\n%s", err, &l)
 	}
@@ -235,6 +236,15 @@ func TestClusterWithRelayCreds(t *testing.T) {
 		}
 		return nil
 	})
+	// Bob's own client gave up reconnecting, and says it was revoked.
+	select {
+	case err := <-bobRefused:
+		if !errors.Is(err, bus.ErrRevoked) {
+			t.Errorf("Bob's client was refused with %v, want ErrRevoked", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Error("Bob's client was not told that its credentials were revoked")
+	}
 	// Alice is not touched.
 	if _, err := alice.Send(ctx, "Alice", "still here"); err != nil {
 		t.Fatal(err)

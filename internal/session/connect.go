@@ -57,6 +57,7 @@ func (s *Session) connect(ctx context.Context) error {
 			name = fmt.Sprintf("%s-%d", base, n)
 		}
 		o.Name = name
+		o.OnRefused = func(err error) { s.hubRefused(name, err) }
 		c, err := bus.Connect(ctx, o)
 		if err != nil {
 			return err

@@ -158,6 +158,9 @@ type Session struct {
 
 	recent recent       // the agent's last lines and messages, for events
 	tap    *wrapper.Tap // the child's output as the scanner reads it
+
+	human  humanLines  // relay's own lines to the human (refused.go)
+	hubCut atomic.Bool // the hub refused the agent's credentials (refused.go)
 }
 
 // newSession returns a session whose owner runs until ctx ends.
@@ -319,6 +322,7 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 		return 0, err
 	}
 	endStart()
+	s.human.attach(ws)
 	s.scr, s.in, s.grp, s.pid, s.fg = scan, ws.Input(), ws, ws.Pid, ws.Foreground
 	s.start(ctx, primer)
 	// Subscribe before the scanner runs: the agent's first output (and the
