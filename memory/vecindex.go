@@ -4,9 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"encoding/binary"
-	"math"
 	"math/bits"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -24,8 +24,10 @@ import (
 //     which ranks the coarse pass's window by approximate cosine and tells
 //     which vectors could still be among the best.
 //
-// The float32 vectors stay in the file; the search reads only those it
-// must rank exactly. The index reads the vectors written since it last
+// The file holds the codes and int8 copies beside the float32 vectors
+// (written with them), so loading reads about a quarter of the bytes of
+// the vectors; the float32 vectors stay in the file, and the search reads
+// only those it must rank exactly. The index reads the vectors written since it last
 // looked (vseq only grows) and the memories changed since (an update gives
 // a memory a new seq); a vector replaced leaves a dead entry, which,
 // past a quarter of the file's vectors, makes it reload, as a deletion of
@@ -98,27 +100,31 @@ func (x *vecIndex) refresh(ctx context.Context, s *Store, model string) error {
 		x.deletes = dels
 	}
 	since := x.lastSeq
-	rows, err := tx.QueryContext(ctx, `SELECT v.vseq, v.id, v.bits, d.vec,
+	rows, err := tx.QueryContext(ctx, `SELECT v.vseq, v.id, v.bits, q.q8, q.scale, q.errb,
 			m.seq, m.updated_ms, m.author, m.workspace, m.scope, m.tags
-		FROM vectors v CROSS JOIN vectors_data d ON d.vseq = v.vseq CROSS JOIN memories m ON m.id = v.id
+		FROM vectors v CROSS JOIN vectors_q8 q ON q.vseq = v.vseq CROSS JOIN memories m ON m.id = v.id
 		WHERE v.vseq > ? AND v.model = ? ORDER BY v.vseq`, x.last, model)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
-	var code, vec []byte
+	var code, q8 sql.RawBytes // valid until the next row: copied below
 	for rows.Next() {
 		var vseq int64
 		var id, author, workspace, scope, tags string
+		var scale, errb float64
 		var m rowMeta
-		if err := rows.Scan(&vseq, &id, &code, &vec, &m.seq, &m.updated, &author, &workspace, &scope, &tags); err != nil {
+		if err := rows.Scan(&vseq, &id, &code, &q8, &scale, &errb, &m.seq, &m.updated, &author, &workspace, &scope, &tags); err != nil {
 			return err
 		}
 		x.last = vseq
-		if x.dims == 0 {
-			x.dims, x.words = len(vec)/4, len(code)/8
+		if x.dims == 0 && len(q8) > 0 {
+			x.dims, x.words = len(q8), len(code)/8
+			// Room for every vector at once: growing by doubling would
+			// hold two copies for a moment.
+			x.grow(int(n) - len(x.vseqs))
 		}
-		if len(vec) != 4*x.dims || len(code) != 8*x.words || x.dims == 0 {
+		if len(q8) != x.dims || len(code) != 8*x.words || x.dims == 0 {
 			continue // another length: not comparable
 		}
 		if old, ok := x.byID[id]; ok {
@@ -132,7 +138,11 @@ func (x *vecIndex) refresh(ctx context.Context, s *Store, model string) error {
 		for i := range x.words {
 			x.codes = append(x.codes, binary.LittleEndian.Uint64(code[8*i:]))
 		}
-		x.appendQ8(vec)
+		for _, c := range q8 {
+			x.q8 = append(x.q8, int8(c))
+		}
+		x.scale = append(x.scale, float32(scale))
+		x.errb = append(x.errb, float32(errb))
 	}
 	if err := rows.Err(); err != nil {
 		return err
@@ -202,32 +212,18 @@ func (mf *memFilter) pass(m *rowMeta) bool {
 	return true
 }
 
-// appendQ8 quantises the little-endian float32 vector b into x.q8: each
-// value becomes round(v/scale), scale = max|v|/127, and the length of
-// what that loses (the residual) is kept, rounded up, as its error bound.
-func (x *vecIndex) appendQ8(b []byte) {
-	var peak float32
-	for i := 0; i < len(b); i += 4 {
-		peak = max(peak, abs32(math.Float32frombits(binary.LittleEndian.Uint32(b[i:]))))
+// grow makes room for n more vectors.
+func (x *vecIndex) grow(n int) {
+	if n <= 0 {
+		return
 	}
-	scale := peak / 127
-	var res float64
-	for i := 0; i < len(b); i += 4 {
-		v := math.Float32frombits(binary.LittleEndian.Uint32(b[i:]))
-		var c int8
-		if scale > 0 {
-			c = int8(max(-127, min(127, math.Round(float64(v/scale)))))
-		}
-		x.q8 = append(x.q8, c)
-		d := float64(v) - float64(scale)*float64(c)
-		res += d * d
-	}
-	e := float32(math.Sqrt(res) * (1 + 1e-6))
-	x.scale = append(x.scale, scale)
-	x.errb = append(x.errb, e)
+	x.vseqs = slices.Grow(x.vseqs, n)
+	x.meta = slices.Grow(x.meta, n)
+	x.codes = slices.Grow(x.codes, n*x.words)
+	x.q8 = slices.Grow(x.q8, n*x.dims)
+	x.scale = slices.Grow(x.scale, n)
+	x.errb = slices.Grow(x.errb, n)
 }
-
-func abs32(v float32) float32 { return math.Float32frombits(math.Float32bits(v) &^ (1 << 31)) }
 
 // boundSlack covers float32 rounding: of the approximate cosines (four
 // float32 sums of products of a unit vector's values and int8s), of the
