@@ -167,6 +167,9 @@ func BenchmarkSemanticSearch(b *testing.B) {
 				lat := make([]time.Duration, 0, b.N)
 				emb := make([]time.Duration, 0, b.N)
 				cpu := make([]time.Duration, 0, b.N)
+				st.index.mu.Lock()
+				reads0 := st.index.reads
+				st.index.mu.Unlock()
 				b.ResetTimer()
 				for i := 0; i < b.N; i++ {
 					before, cpu0 := em.spent.Load(), cpuTime()
@@ -180,6 +183,9 @@ func BenchmarkSemanticSearch(b *testing.B) {
 					cpu = append(cpu, cpuTime()-cpu0-e)
 				}
 				b.StopTimer()
+				st.index.mu.Lock()
+				b.ReportMetric(float64(st.index.reads-reads0)/float64(b.N), "exact-reads")
+				st.index.mu.Unlock()
 				pct := func(d []time.Duration, p float64) float64 {
 					slices.Sort(d)
 					return float64(d[min(len(d)-1, int(float64(len(d))*p))].Microseconds()) / 1000
@@ -240,7 +246,10 @@ func cpuTime() time.Duration {
 func BenchmarkSignBits(b *testing.B) {
 	const n = 1_000_000
 	r := rand.New(rand.NewPCG(5, 6))
-	x := &vecIndex{words: benchDims / 64, meta: make([]rowMeta, n)}
+	x := &vecIndex{words: benchDims / 64, keys: make([]rowKey, n), meta: make([]rowMeta, n)}
+	for i := range x.keys {
+		x.keys[i].scope = 1
+	}
 	for i := range n {
 		x.vseqs = append(x.vseqs, int64(i+1))
 		for range x.words {
