@@ -47,6 +47,7 @@ type vecIndex struct {
 	errb    []float32 // |v − scale·q8|, rounded up
 	last    int64     // the last vseq read
 	lastSeq int64     // the last memory seq read
+	seen    [4]int64  // what refresh's state query gave when it last read
 	deletes int64
 	byID    map[string]int32 // memory id → its live position
 	strs    map[string]uint32
@@ -94,21 +95,34 @@ func (x *vecIndex) intern(s string) uint32 {
 func (x *vecIndex) reset(model string) {
 	x.model, x.dims, x.words, x.last, x.lastSeq = model, 0, 0, 0, 0
 	x.vseqs, x.keys, x.meta, x.codes, x.q8, x.scale, x.errb = nil, nil, nil, nil, nil, nil, nil
-	x.byID, x.strs = map[string]int32{}, nil
+	x.byID, x.strs, x.seen = map[string]int32{}, nil, [4]int64{}
 }
 
 // refresh loads the vectors of model written, and the memories changed,
 // since the last call, in one read transaction.
+//
+// One query tells whether anything changed: the counts of vectors and of
+// deletions, the last vseq and the last memory seq (a save, a re-save, a
+// new vector or a deletion changes one of them).
 func (x *vecIndex) refresh(ctx context.Context, s *Store, model string) error {
+	const state = `SELECT (SELECT n FROM vectors_count), (SELECT n FROM memories_deletes),
+		coalesce((SELECT max(vseq) FROM vectors), 0), coalesce((SELECT max(seq) FROM memories), 0)`
+	var now [4]int64
+	if err := s.db.QueryRowContext(ctx, state).Scan(&now[0], &now[1], &now[2], &now[3]); err != nil {
+		return err
+	}
+	if x.model == model && x.byID != nil && now == x.seen {
+		return nil
+	}
 	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
-	var n, dels int64
-	if err := tx.QueryRowContext(ctx, `SELECT (SELECT n FROM vectors_count), (SELECT n FROM memories_deletes)`).Scan(&n, &dels); err != nil {
+	if err := tx.QueryRowContext(ctx, state).Scan(&now[0], &now[1], &now[2], &now[3]); err != nil {
 		return err
 	}
+	n, dels := now[0], now[1]
 	if x.model != model || x.deletes != dels || int64(len(x.vseqs)) > n+n/4+16 || x.byID == nil {
 		x.reset(model)
 		x.deletes = dels
@@ -182,7 +196,11 @@ func (x *vecIndex) refresh(ctx context.Context, s *Store, model string) error {
 			m.seq, m.updated, m.tags = seq, updated, " "+tags+" "
 		}
 	}
-	return rows.Err()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	x.seen = now
+	return nil
 }
 
 // memFilter is a Filter over the index's rows: the same rule as
