@@ -85,38 +85,10 @@ func (g *textGen) memory(now time.Time) Memory {
 }
 
 // benchStore opens a store of n generated memories, building it once into
-// a file in the temp folder that later runs reuse.
+// a file in the temp folder that later runs reuse (benchFile).
 func benchStore(b *testing.B, n int, vocab []string, now time.Time) *Store {
-	path := filepath.Join(os.TempDir(), fmt.Sprintf("relay-memory-bench-v%d-%d.db", benchGeneration, n))
+	path := benchFile(b, "", n, vocab, now, nil)
 	opts := &Options{Now: func() time.Time { return now }}
-	if _, err := os.Stat(path); err != nil {
-		start := time.Now()
-		tmp := path + ".building"
-		os.Remove(tmp)
-		st, err := Open(tmp, opts)
-		if err != nil {
-			b.Fatal(err)
-		}
-		g := newTextGen(vocab, 1)
-		for done := 0; done < n; {
-			batch := make([]Memory, 0, 10000)
-			for ; done < n && len(batch) < cap(batch); done++ {
-				m := g.memory(now)
-				m.ID = fmt.Sprintf("%08d", done) // ids need not be random here
-				batch = append(batch, m)
-			}
-			if _, _, err := st.ImportMemories(context.Background(), batch); err != nil {
-				b.Fatal(err)
-			}
-		}
-		st.db.Exec(`INSERT INTO memories_fts(memories_fts) VALUES ('optimize')`)
-		st.db.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
-		st.Close()
-		if err := os.Rename(tmp, path); err != nil {
-			b.Fatal(err)
-		}
-		b.Logf("built %s in %v", path, time.Since(start).Round(time.Millisecond))
-	}
 	st, err := Open(path, opts)
 	if err != nil {
 		b.Fatal(err)

@@ -60,6 +60,9 @@ func (s *Store) searchByMeaning(ctx context.Context, mode, text string, terms []
 		return nil, fmt.Errorf("search memories in %s: %w", s.path, err)
 	}
 	depth := max(limit, fuseDepth)
+	if mode == ModeSemantic {
+		depth = limit // no fusion: the limit best are the limit best
+	}
 	var sem []hit
 	vs, err := s.opts.Embedder.Embed(ctx, []string{text})
 	switch {

@@ -15,6 +15,7 @@ func migrations() []func(ctx context.Context, tx *sql.Tx) error {
 		migrate2, // tags, updated time, de-duplication keys, lengths and stats; the index covers tags
 		migrate3, // vectors of the memories' meaning, keyed by memory id
 		migrate4, // a count of deletions, for the in-memory vector index
+		migrate5, // the vectors' int8 copies, so that the index never reads the float32s whole
 	}
 }
 
@@ -231,4 +232,27 @@ func migrate4(ctx context.Context, tx *sql.Tx) error {
 			UPDATE memories_deletes SET n = n + 1;
 		END`,
 	)
+}
+
+func migrate5(ctx context.Context, tx *sql.Tx) error {
+	// The in-memory index holds each vector's sign bits (vectors.bits) and
+	// an int8 copy with its scale and error bound (quantize). Reading the
+	// float32 vectors to make those copies took half a minute at 100,000
+	// memories on a process's first search; the copies are now written
+	// beside the vector, and made here once for the vectors already there.
+	err := execAll(ctx, tx,
+		`CREATE TABLE vectors_q8 (
+			vseq  INTEGER PRIMARY KEY,
+			scale REAL NOT NULL,
+			errb  REAL NOT NULL,
+			q8    BLOB NOT NULL
+		)`,
+		`CREATE TRIGGER vectors_q8_ad AFTER DELETE ON vectors BEGIN
+			DELETE FROM vectors_q8 WHERE vseq = old.vseq;
+		END`,
+	)
+	if err != nil {
+		return err
+	}
+	return fillQ8(ctx, tx)
 }

@@ -3,6 +3,7 @@ package memory
 import (
 	"cmp"
 	"context"
+	"database/sql"
 	"fmt"
 	"slices"
 	"strings"
@@ -59,7 +60,8 @@ func (s *Store) semantic(ctx context.Context, q []float32, f Filter, limit int) 
 		window = x.window
 	}
 	pos := x.nearest(signBits(q), &mf, max(window, 16*limit))
-	cands := make([]cand, len(pos))
+	x.cands = slices.Grow(x.cands[:0], len(pos))[:len(pos)]
+	cands := x.cands
 	parallel(len(pos), 1<<20/x.dims, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			p := pos[i]
@@ -80,7 +82,7 @@ func (s *Store) semantic(ctx context.Context, q []float32, f Filter, limit int) 
 	if len(out) >= limit {
 		floor = max(floor, out[limit-1].cos)
 	}
-	var more []cand
+	more := cands[n:n] // in place: cands[n:] is read ahead of what is kept
 	for _, c := range cands[n:] {
 		if u := c.upper(); u >= floor && u > 0 {
 			more = append(more, c)
@@ -99,12 +101,18 @@ func (s *Store) exact(ctx context.Context, x *vecIndex, q []float32, cs []cand, 
 	if len(cs) == 0 {
 		return out, nil
 	}
-	pos := make(map[int64]int32, len(cs))
-	args := make([]any, len(cs))
+	if x.at == nil {
+		x.at = map[int64]int32{}
+	}
+	pos := x.at
+	clear(pos)
+	args := slices.Grow(x.args[:0], len(cs))[:len(cs)]
+	x.args = args
 	for i, c := range cs {
 		vseq := x.vseqs[c.pos]
 		pos[vseq], args[i] = c.pos, vseq
 	}
+	x.reads += int64(len(cs))
 	// A vector replaced or deleted since the index was read is gone from
 	// the file: it is not found.
 	rows, err := s.db.QueryContext(ctx, `SELECT vseq, vec FROM vectors_data
@@ -113,7 +121,7 @@ func (s *Store) exact(ctx context.Context, x *vecIndex, q []float32, cs []cand, 
 		return nil, fmt.Errorf("rank vectors: %w", err)
 	}
 	defer rows.Close()
-	var b []byte
+	var b sql.RawBytes
 	for rows.Next() {
 		var vseq int64
 		if err := rows.Scan(&vseq, &b); err != nil {

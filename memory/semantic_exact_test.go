@@ -3,6 +3,7 @@ package memory
 import (
 	"cmp"
 	"context"
+	"database/sql"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
@@ -255,4 +256,58 @@ func TestSemanticIndexFollowsChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	same("forgotten", Filter{})
+}
+
+// TestSemanticReopenedAndMigrated checks the index loaded from the file's
+// int8 copies, not the float32 vectors: a store written, closed, reopened
+// and searched gives the brute-force results; so does a file of schema 4
+// (vectors without their int8 copies), which opening migrates.
+func TestSemanticReopenedAndMigrated(t *testing.T) {
+	st, vocab := openVecStore(t, 800, 24)
+	path, opts := st.Path(), st.opts
+	opts.Logger = nil
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	queries := randomQueries(vocab, 20, 7)
+	check := func(t *testing.T) {
+		t.Helper()
+		st, err := Open(path, &opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		var vecs, q8s int
+		if err := st.db.QueryRow(`SELECT (SELECT count(*) FROM vectors), (SELECT count(*) FROM vectors_q8)`).Scan(&vecs, &q8s); err != nil {
+			t.Fatal(err)
+		}
+		if vecs != 800 || q8s != vecs {
+			t.Fatalf("%d vectors, %d int8 copies; want 800 of each", vecs, q8s)
+		}
+		for _, f := range []Filter{{}, {Workspace: "ws1", Viewer: "agent3"}} {
+			for _, text := range queries {
+				q := queryVec(t, st, text)
+				got, err := st.semantic(context.Background(), q, f, 10)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want := bruteForce(t, st, q, f, 10); !slices.Equal(got, want) || len(want) == 0 {
+					t.Fatalf("query %q, %+v:\n got %v\nwant %v", text, f, got, want)
+				}
+			}
+		}
+	}
+	t.Run("reopened", check)
+	// Schema 4 is schema 5 without vectors_q8.
+	raw, err := sql.Open("sqlite3", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{`DROP TRIGGER vectors_q8_ad`, `DROP TABLE vectors_q8`, `PRAGMA user_version = 4`} {
+		if _, err := raw.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	raw.Close()
+	t.Run("migrated from schema 4", check)
 }

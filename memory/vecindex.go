@@ -4,11 +4,12 @@ import (
 	"context"
 	"database/sql"
 	"encoding/binary"
-	"math"
 	"math/bits"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // vecIndex is a process's in-memory copy of the vectors and of what the
@@ -24,8 +25,10 @@ import (
 //     which ranks the coarse pass's window by approximate cosine and tells
 //     which vectors could still be among the best.
 //
-// The float32 vectors stay in the file; the search reads only those it
-// must rank exactly. The index reads the vectors written since it last
+// The file holds the codes and int8 copies beside the float32 vectors
+// (written with them), so loading reads about a quarter of the bytes of
+// the vectors; the float32 vectors stay in the file, and the search reads
+// only those it must rank exactly. The index reads the vectors written since it last
 // looked (vseq only grows) and the memories changed since (an update gives
 // a memory a new seq); a vector replaced leaves a dead entry, which,
 // past a quarter of the file's vectors, makes it reload, as a deletion of
@@ -36,6 +39,7 @@ type vecIndex struct {
 	dims    int
 	words   int // uint64s per code
 	vseqs   []int64
+	keys    []rowKey
 	meta    []rowMeta
 	codes   []uint64
 	q8      []int8
@@ -43,24 +47,37 @@ type vecIndex struct {
 	errb    []float32 // |v − scale·q8|, rounded up
 	last    int64     // the last vseq read
 	lastSeq int64     // the last memory seq read
+	seen    [4]int64  // what refresh's state query gave when it last read
 	deletes int64
 	byID    map[string]int32 // memory id → its live position
 	strs    map[string]uint32
 	window  int // the window; 0 means semWindow (tests set less)
 
-	// Scratch space kept between searches (under mu).
-	dist []uint16
-	hist []int32
-	pos  []int32
+	reads int64 // vectors read from the file to rank exactly, in all
+
+	// Scratch space kept between searches (under mu), so that a search
+	// allocates little.
+	dist  []uint16
+	hist  []int32
+	local [][]int32 // each core's histogram
+	pos   []int32
+	cands []cand
+	args  []any
+	at    map[int64]int32
 }
 
-// rowMeta is what the filter and the results need of a vector's memory.
-// Strings are interned (vecIndex.intern); 0 is none.
-type rowMeta struct {
-	seq, updated             int64
+// rowKey is what the filter reads of every vector's memory, kept apart
+// from the rest so that the scan reads 12 bytes a row. Strings are
+// interned (vecIndex.intern); a scope of 0 marks a dead entry.
+type rowKey struct {
 	author, workspace, scope uint32
-	dead                     bool
-	tags                     string // " a b ", as the filter's instr reads them
+}
+
+// rowMeta is the rest of what the filter and the results need of a
+// vector's memory.
+type rowMeta struct {
+	seq, updated int64
+	tags         string // " a b ", as the filter's instr reads them
 }
 
 func (x *vecIndex) intern(s string) uint32 {
@@ -77,62 +94,85 @@ func (x *vecIndex) intern(s string) uint32 {
 
 func (x *vecIndex) reset(model string) {
 	x.model, x.dims, x.words, x.last, x.lastSeq = model, 0, 0, 0, 0
-	x.vseqs, x.meta, x.codes, x.q8, x.scale, x.errb = nil, nil, nil, nil, nil, nil
-	x.byID, x.strs = map[string]int32{}, nil
+	x.vseqs, x.keys, x.meta, x.codes, x.q8, x.scale, x.errb = nil, nil, nil, nil, nil, nil, nil
+	x.byID, x.strs, x.seen = map[string]int32{}, nil, [4]int64{}
 }
 
 // refresh loads the vectors of model written, and the memories changed,
 // since the last call, in one read transaction.
+//
+// One query tells whether anything changed: the counts of vectors and of
+// deletions, the last vseq and the last memory seq (a save, a re-save, a
+// new vector or a deletion changes one of them).
 func (x *vecIndex) refresh(ctx context.Context, s *Store, model string) error {
+	const state = `SELECT (SELECT n FROM vectors_count), (SELECT n FROM memories_deletes),
+		coalesce((SELECT max(vseq) FROM vectors), 0), coalesce((SELECT max(seq) FROM memories), 0)`
+	var now [4]int64
+	if err := s.db.QueryRowContext(ctx, state).Scan(&now[0], &now[1], &now[2], &now[3]); err != nil {
+		return err
+	}
+	if x.model == model && x.byID != nil && now == x.seen {
+		return nil
+	}
 	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
-	var n, dels int64
-	if err := tx.QueryRowContext(ctx, `SELECT (SELECT n FROM vectors_count), (SELECT n FROM memories_deletes)`).Scan(&n, &dels); err != nil {
+	if err := tx.QueryRowContext(ctx, state).Scan(&now[0], &now[1], &now[2], &now[3]); err != nil {
 		return err
 	}
+	n, dels := now[0], now[1]
 	if x.model != model || x.deletes != dels || int64(len(x.vseqs)) > n+n/4+16 || x.byID == nil {
 		x.reset(model)
 		x.deletes = dels
 	}
 	since := x.lastSeq
-	rows, err := tx.QueryContext(ctx, `SELECT v.vseq, v.id, v.bits, d.vec,
+	rows, err := tx.QueryContext(ctx, `SELECT v.vseq, v.id, v.bits, q.q8, q.scale, q.errb,
 			m.seq, m.updated_ms, m.author, m.workspace, m.scope, m.tags
-		FROM vectors v CROSS JOIN vectors_data d ON d.vseq = v.vseq CROSS JOIN memories m ON m.id = v.id
+		FROM vectors v CROSS JOIN vectors_q8 q ON q.vseq = v.vseq CROSS JOIN memories m ON m.id = v.id
 		WHERE v.vseq > ? AND v.model = ? ORDER BY v.vseq`, x.last, model)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
-	var code, vec []byte
+	var code, q8 sql.RawBytes // valid until the next row: copied below
 	for rows.Next() {
 		var vseq int64
 		var id, author, workspace, scope, tags string
+		var scale, errb float64
 		var m rowMeta
-		if err := rows.Scan(&vseq, &id, &code, &vec, &m.seq, &m.updated, &author, &workspace, &scope, &tags); err != nil {
+		var k rowKey
+		if err := rows.Scan(&vseq, &id, &code, &q8, &scale, &errb, &m.seq, &m.updated, &author, &workspace, &scope, &tags); err != nil {
 			return err
 		}
 		x.last = vseq
-		if x.dims == 0 {
-			x.dims, x.words = len(vec)/4, len(code)/8
+		if x.dims == 0 && len(q8) > 0 {
+			x.dims, x.words = len(q8), len(code)/8
+			// Room for every vector at once: growing by doubling would
+			// hold two copies for a moment.
+			x.grow(int(n) - len(x.vseqs))
 		}
-		if len(vec) != 4*x.dims || len(code) != 8*x.words || x.dims == 0 {
+		if len(q8) != x.dims || len(code) != 8*x.words || x.dims == 0 {
 			continue // another length: not comparable
 		}
 		if old, ok := x.byID[id]; ok {
-			x.meta[old].dead = true
+			x.keys[old].scope = 0
 		}
-		m.author, m.workspace, m.scope, m.tags = x.intern(author), x.intern(workspace), x.intern(scope), " "+tags+" "
+		k.author, k.workspace, k.scope, m.tags = x.intern(author), x.intern(workspace), x.intern(scope), " "+tags+" "
 		x.lastSeq = max(x.lastSeq, m.seq)
 		x.byID[id] = int32(len(x.vseqs))
 		x.vseqs = append(x.vseqs, vseq)
+		x.keys = append(x.keys, k)
 		x.meta = append(x.meta, m)
 		for i := range x.words {
 			x.codes = append(x.codes, binary.LittleEndian.Uint64(code[8*i:]))
 		}
-		x.appendQ8(vec)
+		for _, c := range q8 {
+			x.q8 = append(x.q8, int8(c))
+		}
+		x.scale = append(x.scale, float32(scale))
+		x.errb = append(x.errb, float32(errb))
 	}
 	if err := rows.Err(); err != nil {
 		return err
@@ -156,7 +196,11 @@ func (x *vecIndex) refresh(ctx context.Context, s *Store, model string) error {
 			m.seq, m.updated, m.tags = seq, updated, " "+tags+" "
 		}
 	}
-	return rows.Err()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	x.seen = now
+	return nil
 }
 
 // memFilter is a Filter over the index's rows: the same rule as
@@ -186,14 +230,17 @@ func (x *vecIndex) filter(f Filter) memFilter {
 	return mf
 }
 
-func (mf *memFilter) pass(m *rowMeta) bool {
-	if m.dead ||
-		mf.workspace != 0 && m.workspace != mf.workspace && m.scope != mf.global ||
-		mf.viewer != 0 && m.scope == mf.agent && m.author != mf.viewer ||
-		mf.author != 0 && m.author != mf.author ||
-		mf.scope != 0 && m.scope != mf.scope {
-		return false
-	}
+// passKey is the filter without its tags.
+func (mf *memFilter) passKey(k *rowKey) bool {
+	return k.scope != 0 &&
+		(mf.workspace == 0 || k.workspace == mf.workspace || k.scope == mf.global) &&
+		(mf.viewer == 0 || k.scope != mf.agent || k.author == mf.viewer) &&
+		(mf.author == 0 || k.author == mf.author) &&
+		(mf.scope == 0 || k.scope == mf.scope)
+}
+
+// passTags is the filter's tags.
+func (mf *memFilter) passTags(m *rowMeta) bool {
 	for _, t := range mf.tags {
 		if !strings.Contains(m.tags, t) {
 			return false
@@ -202,32 +249,19 @@ func (mf *memFilter) pass(m *rowMeta) bool {
 	return true
 }
 
-// appendQ8 quantises the little-endian float32 vector b into x.q8: each
-// value becomes round(v/scale), scale = max|v|/127, and the length of
-// what that loses (the residual) is kept, rounded up, as its error bound.
-func (x *vecIndex) appendQ8(b []byte) {
-	var peak float32
-	for i := 0; i < len(b); i += 4 {
-		peak = max(peak, abs32(math.Float32frombits(binary.LittleEndian.Uint32(b[i:]))))
+// grow makes room for n more vectors.
+func (x *vecIndex) grow(n int) {
+	if n <= 0 {
+		return
 	}
-	scale := peak / 127
-	var res float64
-	for i := 0; i < len(b); i += 4 {
-		v := math.Float32frombits(binary.LittleEndian.Uint32(b[i:]))
-		var c int8
-		if scale > 0 {
-			c = int8(max(-127, min(127, math.Round(float64(v/scale)))))
-		}
-		x.q8 = append(x.q8, c)
-		d := float64(v) - float64(scale)*float64(c)
-		res += d * d
-	}
-	e := float32(math.Sqrt(res) * (1 + 1e-6))
-	x.scale = append(x.scale, scale)
-	x.errb = append(x.errb, e)
+	x.vseqs = slices.Grow(x.vseqs, n)
+	x.keys = slices.Grow(x.keys, n)
+	x.meta = slices.Grow(x.meta, n)
+	x.codes = slices.Grow(x.codes, n*x.words)
+	x.q8 = slices.Grow(x.q8, n*x.dims)
+	x.scale = slices.Grow(x.scale, n)
+	x.errb = slices.Grow(x.errb, n)
 }
-
-func abs32(v float32) float32 { return math.Float32frombits(math.Float32bits(v) &^ (1 << 31)) }
 
 // boundSlack covers float32 rounding: of the approximate cosines (four
 // float32 sums of products of a unit vector's values and int8s), of the
@@ -251,9 +285,18 @@ func (x *vecIndex) approx(q []float32, p int32) float64 {
 }
 
 // dotQ8 is the dot product of a float32 and an int8 vector of the same
-// length. Eight products per round into four sums: the compiler keeps it
-// free of bounds checks.
+// length: with AVX2 in eight lanes, else dotQ8Go.
 func dotQ8(a []float32, b []int8) float32 {
+	n := min(len(a), len(b)) &^ 15
+	if !hasAVX2FMA || n == 0 {
+		return dotQ8Go(a, b)
+	}
+	return dotQ8AVX2(a[:n], b[:n]) + dotQ8Go(a[n:], b[n:])
+}
+
+// dotQ8Go is dotQ8 in Go. Eight products per round into four sums: the
+// compiler keeps it free of bounds checks.
+func dotQ8Go(a []float32, b []int8) float32 {
 	var s0, s1, s2, s3 float32
 	for len(a) >= 8 && len(b) >= 8 {
 		x, y := a[:8:8], b[:8:8]
@@ -300,29 +343,33 @@ func (x *vecIndex) nearest(q []uint64, mf *memFilter, n int) []int32 {
 	const out = ^uint16(0) // filtered out
 	if len(x.hist) != 64*w+1 {
 		x.hist = make([]int32, 64*w+1)
+		x.local = nil
 	}
 	hist := x.hist
 	clear(hist)
+	procs := runtime.GOMAXPROCS(0)
+	for len(x.local) < procs {
+		x.local = append(x.local, make([]int32, len(hist)))
+	}
 	count := 0
 	var mu sync.Mutex
+	var part atomic.Int32
 	parallel(total, 50_000, func(lo, hi int) {
 		// Each part counts its distances apart, then adds them in.
-		local := make([]int32, len(hist))
-		codes := x.codes[lo*w : hi*w]
+		local := x.local[int(part.Add(1)-1)%len(x.local)]
+		clear(local)
+		keys, meta := x.keys[lo:hi], x.meta[lo:hi]
+		d := dist[lo:hi]
+		// Every row's distance first (one tight loop), then the filter.
+		hammingRows(x.codes[lo*w:hi*w], w, q, d)
 		k := 0
-		for i := lo; i < hi; i++ {
-			c := codes[:w:w]
-			codes = codes[w:]
-			if !mf.pass(&x.meta[i]) {
-				dist[i] = out
+		plain := len(mf.tags) == 0
+		for i := range keys {
+			if !mf.passKey(&keys[i]) || !plain && !mf.passTags(&meta[i]) {
+				d[i] = out
 				continue
 			}
-			d := 0
-			for j, y := range c {
-				d += bits.OnesCount64(y ^ q[j])
-			}
-			dist[i] = uint16(d)
-			local[d]++
+			local[d[i]]++
 			k++
 		}
 		mu.Lock()
@@ -351,14 +398,48 @@ func (x *vecIndex) nearest(q []uint64, mf *memFilter, n int) []int32 {
 		below += int(hist[limit])
 	}
 	atLimit := n - below
+	lim := uint16(limit)
 	for i, d := range dist {
 		switch {
-		case int(d) < limit:
+		case d < lim:
 			x.pos = append(x.pos, int32(i))
-		case int(d) == limit && atLimit > 0:
+		case d == lim && atLimit > 0:
 			x.pos = append(x.pos, int32(i))
 			atLimit--
 		}
 	}
 	return x.pos
+}
+
+// hammingRows sets dist[i] to the Hamming distance of q and the i-th
+// code of w words in codes, with POPCNT where the CPU has it.
+func hammingRows(codes []uint64, w int, q []uint64, dist []uint16) {
+	if w < 1 || len(q) < w || len(codes) < len(dist)*w {
+		panic("memory: hammingRows: lengths do not match")
+	}
+	if hasPOPCNT {
+		hammingRowsPOPCNT(codes, w, q[:w], dist)
+		return
+	}
+	for i := range dist {
+		dist[i] = uint16(hamming(codes[i*w:i*w+w:i*w+w], q))
+	}
+}
+
+// hamming is the number of bits that differ between a and b, four words
+// a round.
+func hamming(a, b []uint64) int {
+	var d0, d1, d2, d3 int
+	for len(a) >= 4 && len(b) >= 4 {
+		x, y := a[:4:4], b[:4:4]
+		d0 += bits.OnesCount64(x[0] ^ y[0])
+		d1 += bits.OnesCount64(x[1] ^ y[1])
+		d2 += bits.OnesCount64(x[2] ^ y[2])
+		d3 += bits.OnesCount64(x[3] ^ y[3])
+		a, b = a[4:], b[4:]
+	}
+	for i := range min(len(a), len(b)) {
+		d0 += bits.OnesCount64(a[i] ^ b[i])
+	}
+	return d0 + d1 + d2 + d3
 }

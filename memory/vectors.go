@@ -155,6 +155,9 @@ func (s *Store) embedPending(ctx context.Context, n int) (int, error) {
 				if _, err := tx.ExecContext(ctx, `INSERT INTO vectors_data(vseq, vec) VALUES (?, ?)`, vseq, encodeVec(v)); err != nil {
 					return err
 				}
+				if err := insertQ8(ctx, tx, vseq, v); err != nil {
+					return err
+				}
 			}
 			if _, err := tx.ExecContext(ctx, `DELETE FROM vectors_pending WHERE id = ?`, id); err != nil {
 				return err
@@ -284,4 +287,93 @@ func (s *Store) EmbedNow(ctx context.Context) error {
 			return err
 		}
 	}
+}
+
+// quantize is the int8 copy of v that the in-memory index ranks with:
+// each value becomes round(v/scale), scale = max|v|/127, and errb is the
+// length of what that loses (the residual v − scale·q), rounded up: for a
+// unit query q, |q·v − scale·(q·c)| ≤ errb.
+func quantize(v []float32) (q []int8, scale, errb float32) {
+	var peak float32
+	for _, x := range v {
+		peak = max(peak, abs32(x))
+	}
+	scale = peak / 127
+	q = make([]int8, len(v))
+	var res float64
+	for i, x := range v {
+		var c int8
+		if scale > 0 {
+			c = int8(max(-127, min(127, math.Round(float64(x/scale)))))
+		}
+		q[i] = c
+		d := float64(x) - float64(scale)*float64(c)
+		res += d * d
+	}
+	return q, scale, float32(math.Sqrt(res) * (1 + 1e-6))
+}
+
+func abs32(v float32) float32 { return math.Float32frombits(math.Float32bits(v) &^ (1 << 31)) }
+
+// insertQ8 writes the int8 copy of the vector v stored as vseq.
+func insertQ8(ctx context.Context, tx *sql.Tx, vseq int64, v []float32) error {
+	q, scale, errb := quantize(v)
+	b := make([]byte, len(q))
+	for i, c := range q {
+		b[i] = byte(c)
+	}
+	_, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO vectors_q8(vseq, scale, errb, q8) VALUES (?, ?, ?, ?)`,
+		vseq, float64(scale), float64(errb), b)
+	return err
+}
+
+// fillQ8 writes the int8 copies of the vectors that have none (those
+// written before schema 5), a batch at a time.
+func fillQ8(ctx context.Context, tx *sql.Tx) error {
+	const batch = 1024
+	type row struct {
+		vseq int64
+		vec  []float32
+	}
+	var last int64
+	for {
+		rows, err := tx.QueryContext(ctx, `SELECT d.vseq, d.vec FROM vectors_data d
+			WHERE d.vseq > ? AND NOT EXISTS (SELECT 1 FROM vectors_q8 q WHERE q.vseq = d.vseq)
+			ORDER BY d.vseq LIMIT ?`, last, batch)
+		if err != nil {
+			return err
+		}
+		var todo []row
+		for rows.Next() {
+			var r row
+			var b []byte
+			if err := rows.Scan(&r.vseq, &b); err != nil {
+				rows.Close()
+				return err
+			}
+			r.vec = decodeVec(b)
+			todo = append(todo, r)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		for _, r := range todo {
+			if err := insertQ8(ctx, tx, r.vseq, r.vec); err != nil {
+				return err
+			}
+			last = r.vseq
+		}
+		if len(todo) < batch {
+			return nil
+		}
+	}
+}
+
+func decodeVec(b []byte) []float32 {
+	v := make([]float32, len(b)/4)
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return v
 }

@@ -1,0 +1,14 @@
+//go:build !amd64
+
+package memory
+
+const (
+	hasPOPCNT  = false
+	hasAVX2FMA = false
+)
+
+func hammingRowsPOPCNT(codes []uint64, w int, q []uint64, dist []uint16) {
+	panic("unreachable")
+}
+
+func dotQ8AVX2(a []float32, b []int8) float32 { panic("unreachable") }
