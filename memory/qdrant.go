@@ -134,10 +134,14 @@ func (s *QdrantStore) Import(ctx context.Context, r io.Reader) (int, int, error)
 }
 
 // List implements API (from the file).
-func (s *QdrantStore) List(ctx context.Context, f Filter) ([]Memory, error) { return s.local.List(ctx, f) }
+func (s *QdrantStore) List(ctx context.Context, f Filter) ([]Memory, error) {
+	return s.local.List(ctx, f)
+}
 
 // Get implements API (from the file).
-func (s *QdrantStore) Get(ctx context.Context, id string) (Memory, error) { return s.local.Get(ctx, id) }
+func (s *QdrantStore) Get(ctx context.Context, id string) (Memory, error) {
+	return s.local.Get(ctx, id)
+}
 
 // Export implements API (from the file).
 func (s *QdrantStore) Export(ctx context.Context, w io.Writer) error { return s.local.Export(ctx, w) }

@@ -83,7 +83,9 @@ func (s *QdrantStore) Pending(ctx context.Context) (upserts, deletes int, err er
 // Reindex embeds and sends every memory again, calling progress (when
 // not nil) after each batch.
 func (s *QdrantStore) Reindex(ctx context.Context, progress func(done, total int)) error {
-	fail := func(err error) error { return fmt.Errorf("reindex into qdrant collection %s: %w", s.q.c.Collection, err) }
+	fail := func(err error) error {
+		return fmt.Errorf("reindex into qdrant collection %s: %w", s.q.c.Collection, err)
+	}
 	if _, err := s.local.db.ExecContext(ctx, `DELETE FROM qdrant_points WHERE collection = ?`, s.key); err != nil {
 		return fail(err)
 	}
