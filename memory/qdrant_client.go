@@ -198,7 +198,7 @@ func (q *qdrantClient) version(ctx context.Context) (string, error) {
 		Version string `json:"version"`
 	}
 	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("%w: qdrant at %s: GET /: %s", ErrQdrant, q.c.URL, resp.Status)
+		return "", fmt.Errorf("%w: %s does not answer as a Qdrant server (GET /: %s)", ErrQdrant, q.c.URL, resp.Status)
 	}
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&v); err != nil || !strings.Contains(v.Title, "qdrant") {
 		return "", fmt.Errorf("%w: %s does not answer as a Qdrant server (GET / gave no qdrant title)", ErrQdrant, q.c.URL)

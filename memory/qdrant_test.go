@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/relayhq/relay/internal/embedtest"
+	"github.com/relayhq/relay/internal/qdranttest"
 	"github.com/relayhq/relay/internal/testutil"
 )
 
@@ -126,7 +127,7 @@ func TestQdrantFilterMatchesWhere(t *testing.T) {
 			var p map[string]any
 			data, _ := json.Marshal(payloadOf(m, "x"))
 			json.Unmarshal(data, &p)
-			if qf == nil || stubMatch(qf, p) {
+			if qf == nil || qdranttest.Match(qf, p) {
 				got = append(got, m.ID)
 			}
 		}
@@ -306,7 +307,7 @@ func closedURL(t *testing.T) string {
 
 func TestCheckQdrant(t *testing.T) {
 	ctx := context.Background()
-	stub := startStubQdrant(t)
+	stub := qdranttest.Start(t)
 	srv := embedtest.Start(t, 32)
 	st := openQdrant(t, srv, stub.URL, "check", Options{NoBackground: true})
 	if _, _, err := st.Save(ctx, Memory{Text: "we deploy with ArgoCD"}); err != nil {
@@ -327,7 +328,7 @@ func TestCheckQdrant(t *testing.T) {
 		{"not made yet", QdrantConfig{URL: stub.URL, Collection: "new"}, 32, QdrantReport{Version: "1.12.4"}, ""},
 		{"other dimensions", QdrantConfig{URL: stub.URL, Collection: "check"}, 768, QdrantReport{}, "holds vectors of 32 dimensions; the embedder gives 768"},
 		{"unreachable", QdrantConfig{URL: closed, Collection: "check"}, 32, QdrantReport{}, "qdrant at " + closed + " is not reachable"},
-		{"not qdrant", QdrantConfig{URL: srv.URL, Collection: "check"}, 32, QdrantReport{}, "GET /: 404"},
+		{"not qdrant", QdrantConfig{URL: srv.URL, Collection: "check"}, 32, QdrantReport{}, srv.URL + " does not answer as a Qdrant server (GET /: 404 Not Found)"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -412,9 +413,9 @@ func qdrantBackendChecks(t *testing.T, url, collection string) {
 }
 
 func TestQdrantBackend(t *testing.T) {
-	stub := startStubQdrant(t)
+	stub := qdranttest.Start(t)
 	qdrantBackendChecks(t, stub.URL, "relay-test")
-	if stub.calls1("PUT /collections/{name}/index") == 0 {
+	if stub.Calls("PUT /collections/{name}/index") == 0 {
 		t.Errorf("no payload index made")
 	}
 }
@@ -448,10 +449,10 @@ func TestQdrantRealServer(t *testing.T) {
 // search falls back to words and semantic search names the URL.
 func TestQdrantDownAtSave(t *testing.T) {
 	ctx := context.Background()
-	stub := startStubQdrant(t)
+	stub := qdranttest.Start(t)
 	srv := embedtest.Start(t, 32)
 	st := openQdrant(t, srv, stub.URL, "down", Options{})
-	stub.down.Store(true)
+	stub.SetDown(true)
 	m, created, err := st.Save(ctx, Memory{Text: "we deploy with ArgoCD"})
 	if err != nil || !created {
 		t.Fatalf("save while qdrant is down: %v", err)
@@ -470,7 +471,7 @@ func TestQdrantDownAtSave(t *testing.T) {
 		t.Errorf("hybrid with qdrant down: %q, want the lexical hit", ids(rs))
 	}
 	// Up again: found by meaning with no new save.
-	stub.down.Store(false)
+	stub.SetDown(false)
 	testutil.Eventually(t, func() error {
 		rs, err := st.Search(ctx, Query{Text: "continuous delivery tool", Mode: ModeSemantic})
 		if err == nil && (len(rs) == 0 || rs[0].ID != m.ID) {
@@ -484,7 +485,7 @@ func TestQdrantDownAtSave(t *testing.T) {
 // reaches Qdrant without a new save.
 func TestQdrantEmbedderDown(t *testing.T) {
 	ctx := context.Background()
-	stub := startStubQdrant(t)
+	stub := qdranttest.Start(t)
 	srv := embedtest.Start(t, 32)
 	srv.SetDown(true)
 	st := openQdrant(t, srv, stub.URL, "emb", Options{})
@@ -507,7 +508,7 @@ func TestQdrantEmbedderDown(t *testing.T) {
 // the store is opened next.
 func TestQdrantServerLostData(t *testing.T) {
 	ctx := context.Background()
-	stub := startStubQdrant(t)
+	stub := qdranttest.Start(t)
 	srv := embedtest.Start(t, 32)
 	em, _ := NewEmbedder(EmbedderConfig{Provider: ProviderOllama, URL: srv.URL, Model: embedtest.Model})
 	path := filepath.Join(t.TempDir(), "memory.db")
@@ -523,19 +524,14 @@ func TestQdrantServerLostData(t *testing.T) {
 		t.Fatal(err)
 	}
 	st.Close()
-	if n := stub.points("lost"); n != len(semanticNotes) {
+	if n := stub.Points("lost"); n != len(semanticNotes) {
 		t.Fatalf("%d points, want %d", n, len(semanticNotes))
 	}
 	for _, name := range []string{"drop the collection", "drop one point"} {
 		if name == "drop the collection" {
-			stub.drop("lost")
+			stub.Drop("lost")
 		} else {
-			stub.mu.Lock()
-			for id := range stub.cols["lost"].points {
-				delete(stub.cols["lost"].points, id)
-				break
-			}
-			stub.mu.Unlock()
+			stub.DropOnePoint("lost")
 		}
 		st, err := OpenQdrant(path, qc, &Options{Embedder: em, NoBackground: true})
 		if err != nil {
@@ -545,7 +541,7 @@ func TestQdrantServerLostData(t *testing.T) {
 			t.Fatal(err)
 		}
 		st.Close()
-		if n := stub.points("lost"); n != len(semanticNotes) {
+		if n := stub.Points("lost"); n != len(semanticNotes) {
 			t.Errorf("%s: %d points after reopening, want %d", name, n, len(semanticNotes))
 		}
 	}
@@ -556,7 +552,7 @@ func TestQdrantServerLostData(t *testing.T) {
 // small, so the SQLite search is exact).
 func TestQdrantRanksAsSQLite(t *testing.T) {
 	ctx := context.Background()
-	stub := startStubQdrant(t)
+	stub := qdranttest.Start(t)
 	srv := embedtest.Start(t, 32)
 	lite := openSemantic(t, srv, Options{})
 	qd := openQdrant(t, srv, stub.URL, "same", Options{})
@@ -590,7 +586,7 @@ func TestQdrantRanksAsSQLite(t *testing.T) {
 
 func TestQdrantReindex(t *testing.T) {
 	ctx := context.Background()
-	stub := startStubQdrant(t)
+	stub := qdranttest.Start(t)
 	srv := embedtest.Start(t, 32)
 	st := openQdrant(t, srv, stub.URL, "re", Options{NoBackground: true})
 	for i := range 300 {
@@ -603,7 +599,7 @@ func TestQdrantReindex(t *testing.T) {
 	if want := []string{"256/300", "300/300"}; !slices.Equal(steps, want) {
 		t.Errorf("progress %q, want %q", steps, want)
 	}
-	if n := stub.points("re"); n != 300 {
+	if n := stub.Points("re"); n != 300 {
 		t.Errorf("%d points", n)
 	}
 	before := srv.Texts.Load()

@@ -1,4 +1,13 @@
-package memory
+// Package qdranttest stands in for a Qdrant server in tests, where none
+// can be run (no Qdrant package in the registries this project reaches,
+// no Docker engine): it answers the REST calls relay makes, in the shapes
+// of Qdrant's API reference (memory/testdata/qdrant holds replies as the
+// reference gives them), keeping points in memory and ranking by exact
+// cosine. Filters are evaluated as Qdrant defines them (must, should,
+// must_not, nested filters, match on a value or an array's element).
+// memory.TestQdrantRealServer runs the backend's checks against a real
+// server when RELAY_TEST_QDRANT_URL is set.
+package qdranttest
 
 import (
 	"cmp"
@@ -13,39 +22,33 @@ import (
 	"testing"
 )
 
-// stubQdrant stands in for a Qdrant server where none can be run (no
-// Qdrant package in the registries this project reaches, no Docker): it
-// answers the REST calls relay makes, in the shapes of Qdrant's API
-// reference (testdata/qdrant), keeping points in memory and ranking by
-// exact cosine. Filters are evaluated as Qdrant defines them (must,
-// should, must_not, nested filters, match on a value or an array's
-// element). TestQdrantRealServer runs the same checks against a real
-// server when RELAY_TEST_QDRANT_URL is set.
-type stubQdrant struct {
-	URL  string
-	mu   sync.Mutex
-	cols map[string]*stubCollection
-	down atomic.Bool
-	// Calls counts requests by "METHOD path-pattern".
-	calls sync.Map
+// Server is a stand-in Qdrant server.
+type Server struct {
+	// URL is the base URL (http://127.0.0.1:PORT).
+	URL   string
+	mu    sync.Mutex
+	cols  map[string]*collection
+	down  atomic.Bool
+	calls sync.Map // pattern → *atomic.Int64
 }
 
-type stubCollection struct {
+type collection struct {
 	size    int
 	indexes map[string]string
-	points  map[uint64]stubPoint
+	points  map[uint64]point
 }
 
-type stubPoint struct {
+type point struct {
 	vec     []float64
 	payload map[string]any
 }
 
-func startStubQdrant(t testing.TB) *stubQdrant {
+// Start runs a server, closed with the test.
+func Start(t testing.TB) *Server {
 	t.Helper()
-	s := &stubQdrant{cols: map[string]*stubCollection{}}
+	s := &Server{cols: map[string]*collection{}}
 	mux := http.NewServeMux()
-	handle := func(pattern string, fn func(w http.ResponseWriter, r *http.Request, c *stubCollection) any) {
+	handle := func(pattern string, fn func(w http.ResponseWriter, r *http.Request, c *collection) any) {
 		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 			n, _ := s.calls.LoadOrStore(pattern, new(atomic.Int64))
 			n.(*atomic.Int64).Add(1)
@@ -56,7 +59,7 @@ func startStubQdrant(t testing.TB) *stubQdrant {
 			}
 			s.mu.Lock()
 			defer s.mu.Unlock()
-			var c *stubCollection
+			var c *collection
 			if name := r.PathValue("name"); name != "" {
 				c = s.cols[name]
 				if c == nil && !(r.Method == http.MethodPut && pattern == "PUT /collections/{name}") {
@@ -66,7 +69,7 @@ func startStubQdrant(t testing.TB) *stubQdrant {
 				}
 			}
 			res := fn(w, r, c)
-			if e, ok := res.(stubError); ok {
+			if e, ok := res.(qdrantError); ok {
 				w.WriteHeader(http.StatusBadRequest)
 				json.NewEncoder(w).Encode(map[string]any{"status": map[string]string{"error": string(e)}, "time": 0})
 				return
@@ -81,13 +84,13 @@ func startStubQdrant(t testing.TB) *stubQdrant {
 		}
 		fmt.Fprint(w, `{"title":"qdrant - vector search engine","version":"1.12.4"}`)
 	})
-	handle("GET /collections/{name}", func(w http.ResponseWriter, r *http.Request, c *stubCollection) any {
+	handle("GET /collections/{name}", func(w http.ResponseWriter, r *http.Request, c *collection) any {
 		return map[string]any{"status": "green", "points_count": len(c.points),
 			"config": map[string]any{"params": map[string]any{"vectors": map[string]any{"size": c.size, "distance": "Cosine"}}}}
 	})
-	handle("PUT /collections/{name}", func(w http.ResponseWriter, r *http.Request, c *stubCollection) any {
+	handle("PUT /collections/{name}", func(w http.ResponseWriter, r *http.Request, c *collection) any {
 		if c != nil {
-			return stubError("Wrong input: Collection `" + r.PathValue("name") + "` already exists!")
+			return qdrantError("Wrong input: Collection `" + r.PathValue("name") + "` already exists!")
 		}
 		var req struct {
 			Vectors struct {
@@ -96,27 +99,27 @@ func startStubQdrant(t testing.TB) *stubQdrant {
 			} `json:"vectors"`
 		}
 		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || req.Vectors.Size == 0 || req.Vectors.Distance != "Cosine" {
-			return stubError(fmt.Sprintf("Format error in JSON body: %v", err))
+			return qdrantError(fmt.Sprintf("Format error in JSON body: %v", err))
 		}
-		s.cols[r.PathValue("name")] = &stubCollection{size: req.Vectors.Size, indexes: map[string]string{}, points: map[uint64]stubPoint{}}
+		s.cols[r.PathValue("name")] = &collection{size: req.Vectors.Size, indexes: map[string]string{}, points: map[uint64]point{}}
 		return true
 	})
-	handle("DELETE /collections/{name}", func(w http.ResponseWriter, r *http.Request, c *stubCollection) any {
+	handle("DELETE /collections/{name}", func(w http.ResponseWriter, r *http.Request, c *collection) any {
 		delete(s.cols, r.PathValue("name"))
 		return true
 	})
-	handle("PUT /collections/{name}/index", func(w http.ResponseWriter, r *http.Request, c *stubCollection) any {
+	handle("PUT /collections/{name}/index", func(w http.ResponseWriter, r *http.Request, c *collection) any {
 		var req struct {
 			Field  string `json:"field_name"`
 			Schema string `json:"field_schema"`
 		}
 		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || req.Field == "" {
-			return stubError("Format error in JSON body")
+			return qdrantError("Format error in JSON body")
 		}
 		c.indexes[req.Field] = req.Schema
 		return map[string]any{"operation_id": 1, "status": "completed"}
 	})
-	handle("PUT /collections/{name}/points", func(w http.ResponseWriter, r *http.Request, c *stubCollection) any {
+	handle("PUT /collections/{name}/points", func(w http.ResponseWriter, r *http.Request, c *collection) any {
 		var req struct {
 			Points []struct {
 				ID      uint64         `json:"id"`
@@ -125,31 +128,31 @@ func startStubQdrant(t testing.TB) *stubQdrant {
 			} `json:"points"`
 		}
 		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-			return stubError(fmt.Sprintf("Format error in JSON body: %v", err))
+			return qdrantError(fmt.Sprintf("Format error in JSON body: %v", err))
 		}
 		for _, p := range req.Points {
 			if len(p.Vector) != c.size {
-				return stubError(fmt.Sprintf("Wrong input: Vector dimension error: expected dim: %d, got %d", c.size, len(p.Vector)))
+				return qdrantError(fmt.Sprintf("Wrong input: Vector dimension error: expected dim: %d, got %d", c.size, len(p.Vector)))
 			}
 		}
 		for _, p := range req.Points {
-			c.points[p.ID] = stubPoint{vec: normalized(p.Vector), payload: p.Payload}
+			c.points[p.ID] = point{vec: normalized(p.Vector), payload: p.Payload}
 		}
 		return map[string]any{"operation_id": 2, "status": "completed"}
 	})
-	handle("POST /collections/{name}/points/delete", func(w http.ResponseWriter, r *http.Request, c *stubCollection) any {
+	handle("POST /collections/{name}/points/delete", func(w http.ResponseWriter, r *http.Request, c *collection) any {
 		var req struct {
 			Points []uint64 `json:"points"`
 		}
 		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-			return stubError("Format error in JSON body")
+			return qdrantError("Format error in JSON body")
 		}
 		for _, id := range req.Points {
 			delete(c.points, id)
 		}
 		return map[string]any{"operation_id": 3, "status": "completed"}
 	})
-	handle("POST /collections/{name}/points/query", func(w http.ResponseWriter, r *http.Request, c *stubCollection) any {
+	handle("POST /collections/{name}/points/query", func(w http.ResponseWriter, r *http.Request, c *collection) any {
 		var req struct {
 			Query       []float64       `json:"query"`
 			Filter      json.RawMessage `json:"filter"`
@@ -157,10 +160,10 @@ func startStubQdrant(t testing.TB) *stubQdrant {
 			WithPayload bool            `json:"with_payload"`
 		}
 		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-			return stubError(fmt.Sprintf("Format error in JSON body: %v", err))
+			return qdrantError(fmt.Sprintf("Format error in JSON body: %v", err))
 		}
 		if len(req.Query) != c.size {
-			return stubError(fmt.Sprintf("Wrong input: Vector dimension error: expected dim: %d, got %d", c.size, len(req.Query)))
+			return qdrantError(fmt.Sprintf("Wrong input: Vector dimension error: expected dim: %d, got %d", c.size, len(req.Query)))
 		}
 		var f map[string]any
 		json.Unmarshal(req.Filter, &f)
@@ -173,7 +176,7 @@ func startStubQdrant(t testing.TB) *stubQdrant {
 		}
 		var out []scored
 		for id, p := range c.points {
-			if f != nil && !stubMatch(f, p.payload) {
+			if f != nil && !Match(f, p.payload) {
 				continue
 			}
 			var dot float64
@@ -191,13 +194,13 @@ func startStubQdrant(t testing.TB) *stubQdrant {
 		}
 		return map[string]any{"points": out}
 	})
-	handle("POST /collections/{name}/points/scroll", func(w http.ResponseWriter, r *http.Request, c *stubCollection) any {
+	handle("POST /collections/{name}/points/scroll", func(w http.ResponseWriter, r *http.Request, c *collection) any {
 		var req struct {
 			Limit  int     `json:"limit"`
 			Offset *uint64 `json:"offset"`
 		}
 		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-			return stubError("Format error in JSON body")
+			return qdrantError("Format error in JSON body")
 		}
 		ids := make([]uint64, 0, len(c.points))
 		for id := range c.points {
@@ -222,9 +225,11 @@ func startStubQdrant(t testing.TB) *stubQdrant {
 	return s
 }
 
-type stubError string
+type qdrantError string
 
-func (s *stubQdrant) calls1(pattern string) int64 {
+// Calls returns how many requests matched pattern (as
+// "PUT /collections/{name}/index").
+func (s *Server) Calls(pattern string) int64 {
 	n, ok := s.calls.Load(pattern)
 	if !ok {
 		return 0
@@ -232,8 +237,8 @@ func (s *stubQdrant) calls1(pattern string) int64 {
 	return n.(*atomic.Int64).Load()
 }
 
-// points returns the collection's point count, -1 when it is missing.
-func (s *stubQdrant) points(name string) int {
+// Points returns the collection's point count, -1 when it is missing.
+func (s *Server) Points(name string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if c := s.cols[name]; c != nil {
@@ -242,8 +247,8 @@ func (s *stubQdrant) points(name string) int {
 	return -1
 }
 
-// drop deletes a collection, as a server that lost its data.
-func (s *stubQdrant) drop(name string) {
+// Drop deletes a collection, as a server that lost its data.
+func (s *Server) Drop(name string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.cols, name)
@@ -265,7 +270,7 @@ func normalized(v []float64) []float64 {
 }
 
 // stubMatch evaluates a Qdrant filter (as decoded JSON) on a payload.
-func stubMatch(f map[string]any, payload map[string]any) bool {
+func Match(f map[string]any, payload map[string]any) bool {
 	conds := func(key string) []any { l, _ := f[key].([]any); return l }
 	one := func(c any) bool {
 		m, _ := c.(map[string]any)
@@ -278,7 +283,7 @@ func stubMatch(f map[string]any, payload map[string]any) bool {
 				return v == want
 			}
 		}
-		return stubMatch(m, payload) // a nested filter
+		return Match(m, payload) // a nested filter
 	}
 	for _, c := range conds("must") {
 		if !one(c) {
@@ -294,4 +299,20 @@ func stubMatch(f map[string]any, payload map[string]any) bool {
 		return slices.ContainsFunc(should, one)
 	}
 	return true
+}
+
+// SetDown makes the server answer 503 to everything (true) or work again.
+func (s *Server) SetDown(down bool) { s.down.Store(down) }
+
+// DropOnePoint deletes one point of the collection, as a server that lost
+// part of its data.
+func (s *Server) DropOnePoint(name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c := s.cols[name]; c != nil {
+		for id := range c.points {
+			delete(c.points, id)
+			return
+		}
+	}
 }
