@@ -44,7 +44,11 @@ type point struct {
 }
 
 // Start runs a server, closed with the test.
-func Start(t testing.TB) *Server {
+func Start(t testing.TB) *Server { return StartWithKey(t, "") }
+
+// StartWithKey runs a server that, as Qdrant with an api_key set, answers
+// 401 to requests without key in their api-key header.
+func StartWithKey(t testing.TB, key string) *Server {
 	t.Helper()
 	s := &Server{cols: map[string]*collection{}}
 	mux := http.NewServeMux()
@@ -55,6 +59,11 @@ func Start(t testing.TB) *Server {
 			if s.down.Load() {
 				w.WriteHeader(http.StatusServiceUnavailable)
 				fmt.Fprint(w, `{"status":{"error":"Service unavailable"},"time":0}`)
+				return
+			}
+			if key != "" && r.Header.Get("api-key") != key {
+				w.WriteHeader(http.StatusUnauthorized)
+				fmt.Fprint(w, `{"status":{"error":"Must provide an API key or an Authorization bearer token"},"time":0}`)
 				return
 			}
 			s.mu.Lock()
