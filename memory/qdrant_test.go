@@ -614,3 +614,30 @@ func TestOpenQdrantNeedsEmbedder(t *testing.T) {
 		t.Errorf("err %v", err)
 	}
 }
+
+// TestQdrantForgetBeforeDelete: a forgotten memory is not found by
+// meaning even while its point waits to be deleted.
+func TestQdrantForgetBeforeDelete(t *testing.T) {
+	ctx := context.Background()
+	stub := qdranttest.Start(t)
+	srv := embedtest.Start(t, 32)
+	st := openQdrant(t, srv, stub.URL, "forget", Options{NoBackground: true})
+	m, _, _ := st.Save(ctx, Memory{Text: "we deploy with ArgoCD"})
+	if err := st.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Forget(ctx, m.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, del, _ := st.Pending(ctx); del != 1 || stub.Points("forget") != 1 {
+		t.Fatalf("%d deletions pending, %d points; want 1 and 1", del, stub.Points("forget"))
+	}
+	for _, mode := range []string{ModeSemantic, ModeHybrid} {
+		if rs := search(t, st, mode, "continuous delivery tool"); len(rs) != 0 {
+			t.Errorf("%s found the forgotten memory: %q", mode, ids(rs))
+		}
+	}
+	if err := st.Sync(ctx); err != nil || stub.Points("forget") != 0 {
+		t.Errorf("after sync: %d points, err %v", stub.Points("forget"), err)
+	}
+}
