@@ -133,6 +133,16 @@ func (s *QdrantStore) Import(ctx context.Context, r io.Reader) (int, int, error)
 	return a, k, err
 }
 
+// ImportMemories adds ms as Store.ImportMemories does; they are sent to
+// Qdrant in the background.
+func (s *QdrantStore) ImportMemories(ctx context.Context, ms []Memory) (int, int, error) {
+	a, k, err := s.local.ImportMemories(ctx, ms)
+	if a > 0 {
+		s.poke()
+	}
+	return a, k, err
+}
+
 // List implements API (from the file).
 func (s *QdrantStore) List(ctx context.Context, f Filter) ([]Memory, error) {
 	return s.local.List(ctx, f)

@@ -641,3 +641,44 @@ func TestQdrantForgetBeforeDelete(t *testing.T) {
 		t.Errorf("after sync: %d points, err %v", stub.Points("forget"), err)
 	}
 }
+
+// TestQdrantServed: a QdrantStore served over NATS imports and exports by
+// pages of the file, and what is imported reaches Qdrant.
+func TestQdrantServed(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stub := qdranttest.Start(t)
+	srv := embedtest.Start(t, 32)
+	st := openQdrant(t, srv, stub.URL, "served", Options{})
+	url := startNATS(t)
+	served := make(chan error, 1)
+	go func() { served <- Serve(ctx, connect(t, url), "q", st) }()
+	defer func() { cancel(); <-served }()
+	client := NewClient(connect(t, url), "q")
+	var lines strings.Builder
+	const n = exportPage + 50
+	for i := range n {
+		fmt.Fprintf(&lines, "{\"text\":\"note %d about deploys\",\"scope\":\"global\"}\n", i)
+	}
+	testutil.Eventually(t, func() error {
+		_, err := client.List(ctx, Filter{Limit: 1})
+		return err
+	})
+	if added, _, err := client.Import(ctx, strings.NewReader(lines.String())); err != nil || added != n {
+		t.Fatalf("import: %d, %v", added, err)
+	}
+	waitSent(t, st)
+	if got := stub.Points("served"); got != n {
+		t.Errorf("%d points, want %d", got, n)
+	}
+	var viaWire, direct strings.Builder
+	if err := client.Export(ctx, &viaWire); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Export(ctx, &direct); err != nil {
+		t.Fatal(err)
+	}
+	if viaWire.String() != direct.String() || strings.Count(direct.String(), "\n") != n {
+		t.Errorf("export over the wire differs from the file's")
+	}
+}
