@@ -35,6 +35,9 @@ type Embedder struct {
 type Qdrant struct {
 	URL        string // e.g. http://127.0.0.1:6333
 	Collection string // default "relay-memory"
+	// APIKeyEnv names the environment variable holding Qdrant's API key,
+	// sent in its api-key header (never the key itself).
+	APIKeyEnv string
 }
 
 // DefaultQdrantCollection is [memory.qdrant] collection's default.
@@ -51,6 +54,7 @@ type fileEmbedder struct {
 type fileQdrant struct {
 	URL        *string `toml:"url"`
 	Collection *string `toml:"collection"`
+	APIKeyEnv  *string `toml:"api_key_env"`
 }
 
 var (
@@ -93,14 +97,7 @@ func (a *applier) memoryStore(m *fileMemory) {
 			}
 		}
 		a.integer("memory.embedder.dimensions", e.Dimensions, 1, 65536, &dst.Dimensions)
-		if e.APIKeyEnv != nil {
-			if envNameRE.MatchString(*e.APIKeyEnv) {
-				dst.APIKeyEnv = *e.APIKeyEnv
-				a.set("memory.embedder.api_key_env")
-			} else {
-				a.fail("memory.embedder.api_key_env", "%q is not an environment variable name: give the variable's name, never the key", *e.APIKeyEnv)
-			}
-		}
+		a.envName("memory.embedder.api_key_env", e.APIKeyEnv, &dst.APIKeyEnv)
 	}
 	if q := m.Qdrant; q != nil {
 		a.httpURL("memory.qdrant.url", q.URL, &a.c.Memory.Qdrant.URL)
@@ -112,7 +109,21 @@ func (a *applier) memoryStore(m *fileMemory) {
 				a.fail("memory.qdrant.collection", "%q is not a collection name (letters, digits, '_', '-', '.')", *q.Collection)
 			}
 		}
+		a.envName("memory.qdrant.api_key_env", q.APIKeyEnv, &a.c.Memory.Qdrant.APIKeyEnv)
 	}
+}
+
+// envName applies a key that names an environment variable.
+func (a *applier) envName(key string, v *string, dst *string) {
+	if v == nil {
+		return
+	}
+	if !envNameRE.MatchString(*v) {
+		a.fail(key, "%q is not an environment variable name: give the variable's name, never the key", *v)
+		return
+	}
+	*dst = *v
+	a.set(key)
 }
 
 func (a *applier) httpURL(key string, v *string, dst *string) {
@@ -151,6 +162,9 @@ func (c *Config) checkMemory() Errors {
 	}
 	if c.Memory.Backend == BackendQdrant && c.Memory.Qdrant.URL == "" {
 		at("memory.backend", `backend = "qdrant" needs [memory.qdrant] url`)
+	}
+	if c.Memory.Backend == BackendQdrant && e.Provider == "" {
+		at("memory.backend", `backend = "qdrant" needs [memory.embedder] (Qdrant keeps the vectors it makes)`)
 	}
 	return errs
 }

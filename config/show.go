@@ -65,6 +65,7 @@ func (c *Config) Values() []Value {
 	add("memory.embedder.api_key_env", c.Memory.Embedder.APIKeyEnv)
 	add("memory.qdrant.url", c.Memory.Qdrant.URL)
 	add("memory.qdrant.collection", c.Memory.Qdrant.Collection)
+	add("memory.qdrant.api_key_env", c.Memory.Qdrant.APIKeyEnv)
 	for _, p := range c.Patterns {
 		k := p.Key + "."
 		add(k+"command", commandValue(p.Command))

@@ -302,6 +302,9 @@ func exportPageOf(ctx context.Context, st API, after int64) ([]Memory, int64, er
 	if s, ok := st.(*Store); ok {
 		return s.page(ctx, after, exportPage)
 	}
+	if s, ok := st.(*QdrantStore); ok {
+		return s.local.page(ctx, after, exportPage)
+	}
 	var buf bytes.Buffer
 	if err := st.Export(ctx, &buf); err != nil {
 		return nil, 0, err
@@ -320,6 +323,9 @@ func exportPageOf(ctx context.Context, st API, after int64) ([]Memory, int64, er
 // importInto adds ms to st, through its Import when it is not a Store.
 func importInto(ctx context.Context, st API, ms []Memory) (int, int, error) {
 	if s, ok := st.(*Store); ok {
+		return s.ImportMemories(ctx, ms)
+	}
+	if s, ok := st.(*QdrantStore); ok {
 		return s.ImportMemories(ctx, ms)
 	}
 	var buf bytes.Buffer

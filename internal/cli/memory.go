@@ -150,6 +150,15 @@ func runMemoryVerb(ctx context.Context, env *Env, api memory.API, f *memoryFlags
 			}
 			cancel()
 		}
+		if st, ok := api.(*memory.QdrantStore); ok {
+			// No hub sends it to Qdrant: this command does, briefly.
+			ectx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			if err := st.Sync(ectx); err != nil {
+				fmt.Fprintf(env.Stderr, "relay: saved in %s, but not yet sent to qdrant: %s\nrelay: the hub sends it when it runs (or relay memory reindex)\n",
+					termsafe.Line(st.Local().Path()), termsafe.Line(err.Error()))
+			}
+			cancel()
+		}
 		if f.json {
 			return memJSON(out, struct {
 				Memory  memory.Memory `json:"memory"`
@@ -272,12 +281,12 @@ func openMemory(ctx context.Context, env *Env, hf *hubFlags, readOnly bool) (api
 	if err != nil {
 		return nil, "", nil, err
 	}
-	st, err := openStore(env, path, mc, false, nil)
+	st, closeStore, err := localMemory(env, path, mc)
 	if err != nil {
 		return nil, "", nil, err
 	}
 	fmt.Fprintf(env.Stderr, "relay: %s; using %s directly\n", why, termsafe.Line(path))
-	return st, workspace, func() { st.Close() }, nil
+	return st, workspace, func() { closeStore() }, nil
 }
 
 // memConnect connects to the hub of o for plain request/reply.

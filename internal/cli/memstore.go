@@ -48,6 +48,54 @@ func openStore(env *Env, path string, mc config.Memory, background bool, log *sl
 	return memory.Open(path, opts)
 }
 
+// qdrantConfig turns [memory.qdrant] into the memory package's terms,
+// reading the API key from the variable it names.
+func qdrantConfig(q config.Qdrant, getenv func(string) string) memory.QdrantConfig {
+	c := memory.QdrantConfig{URL: q.URL, Collection: q.Collection}
+	if c.Collection == "" {
+		c.Collection = config.DefaultQdrantCollection
+	}
+	if q.APIKeyEnv != "" {
+		c.APIKey = getenv(q.APIKeyEnv)
+	}
+	return c
+}
+
+// openQdrantStore opens the memory file at path with its vectors in the
+// Qdrant collection of mc; background runs the loop that sends them (the
+// hub's store).
+func openQdrantStore(env *Env, path string, mc config.Memory, background bool, log *slog.Logger) (*memory.QdrantStore, error) {
+	if mc.Embedder.Provider == "" {
+		return nil, fmt.Errorf("[memory] backend = \"qdrant\" needs [memory.embedder] (docs/memory.md)")
+	}
+	em, err := memory.NewEmbedder(embedderConfig(mc.Embedder, env.getenv))
+	if err != nil {
+		return nil, fmt.Errorf("[memory.embedder]: %w", err)
+	}
+	st, err := memory.OpenQdrant(path, qdrantConfig(mc.Qdrant, env.getenv), &memory.Options{Embedder: em, NoBackground: !background, Logger: log})
+	if err != nil {
+		return nil, fmt.Errorf("[memory.qdrant]: %w", err)
+	}
+	return st, nil
+}
+
+// localMemory opens the memory file at path by [memory] backend, for one
+// command (no background loop).
+func localMemory(env *Env, path string, mc config.Memory) (memory.API, func() error, error) {
+	if mc.Backend == config.BackendQdrant {
+		st, err := openQdrantStore(env, path, mc, false, nil)
+		if err != nil {
+			return nil, nil, err
+		}
+		return st, st.Close, nil
+	}
+	st, err := openStore(env, path, mc, false, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	return st, st.Close, nil
+}
+
 // openBackend opens what the hub serves memory from: by [memory] backend.
 func openBackend(ctx context.Context, env *Env, home string, mc config.Memory, log *slog.Logger) (memory.API, func() error, error) {
 	switch mc.Backend {
@@ -57,8 +105,15 @@ func openBackend(ctx context.Context, env *Env, home string, mc config.Memory, l
 			return nil, nil, err
 		}
 		return st, st.Close, nil
+	case config.BackendQdrant:
+		st, err := openQdrantStore(env, memory.DefaultPath(home), mc, true, log)
+		if err != nil {
+			return nil, nil, err
+		}
+		log.Info("memory: vectors in qdrant", "url", st.URL(), "collection", st.Collection())
+		return st, st.Close, nil
 	}
-	return nil, nil, fmt.Errorf("[memory] backend = %q: this relay has no Qdrant client yet; use \"sqlite\" (docs/memory.md)", mc.Backend)
+	return nil, nil, fmt.Errorf("[memory] backend = %q: want sqlite or qdrant (docs/memory.md)", mc.Backend)
 }
 
 // runReindex is `relay memory reindex`: every memory of the file in
@@ -76,11 +131,14 @@ func runReindex(ctx context.Context, env *Env, asJSON bool) error {
 	if err != nil {
 		return err
 	}
-	st, err := openStore(env, memory.DefaultPath(home), mc, false, nil)
+	api, closeStore, err := localMemory(env, memory.DefaultPath(home), mc)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
+	defer closeStore()
+	st := api.(interface {
+		Reindex(ctx context.Context, progress func(done, total int)) error
+	})
 	start := time.Now()
 	var last time.Time
 	done, total := 0, 0
