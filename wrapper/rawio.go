@@ -55,41 +55,33 @@ func (r rawReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// rawWriter writes all of p to a non-blocking file of the netpoller with
-// raw writes, waiting on the netpoller while the terminal is full (the
-// human pressed ^S, or it is slow).
-type rawWriter struct {
-	f  *os.File
-	rc syscall.RawConn
-}
+// rawWriter writes all of p to a non-blocking file with raw writes. It is
+// not on the netpoller: a terminal's file there wakes it each time the
+// reader drains it (an edge for every frame). While the terminal is full
+// (the human pressed ^S, or it is slow) it waits in poll(2), an ordinary
+// system call, as a blocking write did.
+type rawWriter struct{ fd int }
 
 func (w rawWriter) Write(p []byte) (int, error) {
 	total := 0
-	var errno syscall.Errno
-	err := w.rc.Write(func(fd uintptr) bool {
-		for len(p) > 0 {
-			var n int
-			n, errno = rawWrite(fd, p)
-			switch {
-			case errno == syscall.EINTR:
-				continue
-			case errno == syscall.EAGAIN:
-				return false
-			case errno != 0:
-				return true
+	for len(p) > 0 {
+		n, errno := rawWrite(uintptr(w.fd), p)
+		switch {
+		case errno == syscall.EINTR:
+			continue
+		case errno == syscall.EAGAIN:
+			if err := waitWritable(w.fd); err != nil {
+				return total, err
 			}
-			total += n
-			p = p[n:]
+			continue
+		case errno != 0:
+			return total, os.NewSyscallError("write", errno)
 		}
-		return true
-	})
-	if err == nil && errno != 0 && errno != syscall.EAGAIN {
-		err = os.NewSyscallError("write", errno)
+		total += n
+		p = p[n:]
 	}
-	return total, err
+	return total, nil
 }
-
-func (w rawWriter) Close() error { return w.f.Close() }
 
 // errNoRawTerm says the human's screen is not a terminal reopened here.
 var errNoRawTerm = errors.New("no terminal of its own")

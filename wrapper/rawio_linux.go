@@ -59,11 +59,18 @@ func humanScreen(out *os.File) (io.WriteCloser, error) {
 		unix.Close(fd)
 		return nil, errNoRawTerm
 	}
-	f := os.NewFile(uintptr(fd), out.Name()) // non-blocking: on the netpoller
-	wrc, err := f.SyscallConn()
-	if err != nil {
-		f.Close()
-		return nil, err
+	return rawWriter{fd}, nil
+}
+
+// Close closes the terminal's file of the writer.
+func (w rawWriter) Close() error { return unix.Close(w.fd) }
+
+// waitWritable waits until fd takes a write.
+func waitWritable(fd int) error {
+	for {
+		_, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLOUT}}, -1)
+		if err != unix.EINTR {
+			return err
+		}
 	}
-	return rawWriter{f, wrc}, nil
 }
