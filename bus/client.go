@@ -157,6 +157,11 @@ type Client struct {
 	skipped atomic.Int64
 	stuck   atomic.Pointer[stuck] // SetStuck
 	ask     atomic.Pointer[Ask]   // SetAsk
+
+	// enc is the presence record last encoded (presence.go): a heartbeat
+	// that changes nothing sends the same bytes without encoding them.
+	enc   encodedRecord
+	ident identity
 }
 
 // Connect connects to the hub and makes sure the workspace's stream and
@@ -166,7 +171,7 @@ func Connect(ctx context.Context, o Options) (*Client, error) {
 	if err := o.fill(); err != nil {
 		return nil, err
 	}
-	c := &Client{opts: o, log: o.Logger.With("workspace", o.Workspace, "agent", o.Name), closed: make(chan struct{}), dedupKey: newDedupKey(o)}
+	c := &Client{opts: o, log: o.Logger.With("workspace", o.Workspace, "agent", o.Name), closed: make(chan struct{}), dedupKey: newDedupKey(o), ident: readIdentity()}
 	c.receipts = newReceipter(c)
 	c.cli.Store("")
 	name := "relay"

@@ -127,7 +127,7 @@ func (c *Client) Register(ctx context.Context) error {
 	if c.opts.Name == "" {
 		return fmt.Errorf("register: %w: no agent name", ErrNotRegistered)
 	}
-	host, _ := os.Hostname()
+	host := c.ident.host
 	cl := &claim{session: NewID(), state: StateStarting, since: time.Now().UTC(), done: make(chan struct{})}
 	val := c.encode(cl, host)
 	err := c.askHolder(ctx)
@@ -183,13 +183,41 @@ func (c *Client) takeOver(ctx context.Context, val []byte, host string) (uint64,
 }
 
 func (c *Client) encode(cl *claim, host string) []byte {
-	b, _ := json.Marshal(record{
+	return c.enc.encode(record{
 		State: cl.state, Since: cl.since, Session: cl.session,
 		Heartbeat: c.opts.Heartbeat.Milliseconds(), Host: host, PID: os.Getpid(),
 		CLI: c.cli.Load().(string), Skipped: c.skipped.Load(), Stuck: c.stuck.Load(), Ask: c.askFor(cl.state),
-		PIDNS: pidNamespace(),
+		PIDNS: c.ident.pidns,
 	})
+}
+
+// encodedRecord keeps the last presence record and its JSON: an idle
+// agent's heartbeats write the same record every period (issue 34: the
+// encoding was a tenth of an idle wrapper's CPU).
+type encodedRecord struct {
+	mu  sync.Mutex
+	rec record
+	b   []byte
+}
+
+func (e *encodedRecord) encode(r record) []byte {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.b != nil && r == e.rec {
+		return e.b
+	}
+	b, _ := json.Marshal(r)
+	e.rec, e.b = r, b
 	return b
+}
+
+// identity is what a presence record says of this process's place, read
+// at Connect: not again at every heartbeat.
+type identity struct{ host, pidns string }
+
+func readIdentity() identity {
+	host, _ := os.Hostname()
+	return identity{host: host, pidns: pidNamespace()}
 }
 
 func (c *Client) heartbeat(ctx context.Context, cl *claim) {
@@ -231,7 +259,7 @@ func (c *Client) putPresence(ctx context.Context, cl *claim, st State) error {
 	if st != cl.state {
 		cl.state, cl.since = st, time.Now().UTC()
 	}
-	host, _ := os.Hostname()
+	host := c.ident.host
 	rev, err := c.kv.Update(ctx, c.opts.Name, c.encode(cl, host), cl.rev)
 	if err == nil {
 		cl.rev = rev

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/nats-io/nats.go"
 )
 
 // Screen is what an agent's terminal shows, as text from the wrapper's
@@ -24,6 +26,49 @@ func ScreenSubject(workspace, agent string) string {
 	return "relay." + workspace + ".screen." + agent
 }
 
+// ScreenWatchSubject is where a viewer asks agent's wrapper for its
+// screen: relay.<workspace>.screen.<agent>.watch (under the screen's own
+// subject, so that whoever may carry an agent's screen may carry this).
+func ScreenWatchSubject(workspace, agent string) string {
+	return ScreenSubject(workspace, agent) + ".watch"
+}
+
+// A wrapper publishes its agent's screen only while a viewer watches it
+// (issue 34: a dozen agents redrawing spinners, and nobody looking, cost
+// their machine a publish each twice a second). A viewer asks every
+// ScreenWatchEvery while it shows the screen; the wrapper publishes for
+// ScreenWatchFor after each ask, and at once when asked.
+const (
+	ScreenWatchEvery = 10 * time.Second
+	ScreenWatchFor   = 3 * ScreenWatchEvery
+)
+
+// WatchScreen asks agent's wrapper to publish its screen, at once and for
+// the next ScreenWatchFor (a viewer repeats it every ScreenWatchEvery).
+// Nothing waits for an answer: the screen comes on ScreenSubject.
+func (c *Client) WatchScreen(agent string) error {
+	if err := ValidName("agent", agent); err != nil {
+		return fmt.Errorf("watch screen: %w", err)
+	}
+	if err := c.nc.Publish(ScreenWatchSubject(c.opts.Workspace, agent), nil); err != nil {
+		return fmt.Errorf("watch screen of %s: %w", agent, err)
+	}
+	return nil
+}
+
+// OnScreenWatch calls fn, on the connection's own goroutine (it must not
+// block), each time a viewer asks for this client's screen; stop ends it.
+func (c *Client) OnScreenWatch(fn func()) (stop func(), err error) {
+	if c.opts.Name == "" {
+		return nil, errors.New("screen watch: no agent name")
+	}
+	sub, err := c.nc.Subscribe(ScreenWatchSubject(c.opts.Workspace, c.opts.Name), func(*nats.Msg) { fn() })
+	if err != nil {
+		return nil, fmt.Errorf("screen watch of %s: %w", c.opts.Name, err)
+	}
+	return func() { _ = sub.Unsubscribe() }, nil
+}
+
 // SetCLI records the agent program ("Claude Code", "Codex", "Gemini CLI",
 // "shell") shown in presence. It is written with the next presence update
 // (SetState, a heartbeat, or Register).
@@ -37,7 +82,7 @@ func (c *Client) SetSkipped(n int64) { c.skipped.Store(n) }
 // PublishScreen publishes s on ScreenSubject; an empty s.Agent means this
 // client's name and a zero s.At means now. Nothing is stored and nothing
 // waits for subscribers: call it when the screen changed (the wrapper does
-// at most twice a second).
+// at most twice a second, and only while a viewer watches: OnScreenWatch).
 func (c *Client) PublishScreen(s Screen) error {
 	if s.Agent == "" {
 		s.Agent = c.opts.Name

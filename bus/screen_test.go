@@ -76,3 +76,41 @@ func TestScreenReachesSubscriber(t *testing.T) {
 		t.Error("PublishScreen without any agent name succeeded")
 	}
 }
+
+// TestScreenWatchReachesItsAgent: a viewer's ask for bob's screen reaches
+// bob's wrapper, and not carol's.
+func TestScreenWatchReachesItsAgent(t *testing.T) {
+	h := startHub(t)
+	bob := connect(t, h, "bob")
+	carol := connect(t, h, "carol")
+	viewer := connect(t, h, "")
+	asked := make(chan string, 4)
+	for _, c := range []*bus.Client{bob, carol} {
+		name := c.Name()
+		stop, err := c.OnScreenWatch(func() { asked <- name })
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer stop()
+		if err := c.Conn().Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := viewer.WatchScreen("bob"); err != nil {
+		t.Fatal(err)
+	}
+	if err := viewer.WatchScreen("bad name"); err == nil {
+		t.Error("WatchScreen of an invalid name succeeded")
+	}
+	select {
+	case who := <-asked:
+		if who != "bob" {
+			t.Fatalf("%s was asked for its screen, want bob", who)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("bob was not asked within 5s")
+	}
+	if _, err := viewer.OnScreenWatch(func() {}); err == nil {
+		t.Error("OnScreenWatch without an agent name succeeded")
+	}
+}

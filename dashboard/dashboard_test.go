@@ -179,9 +179,24 @@ func TestScreenOfTheSelectedAgent(t *testing.T) {
 	e := start(t)
 	bob := agent(t, e.hub, "bob", "shell")
 	carol := agent(t, e.hub, "carol", "shell")
+	// Bob's wrapper publishes only once asked (bus.WatchScreen).
+	asked := make(chan struct{}, 8)
+	stopAsk, err := bob.OnScreenWatch(func() { asked <- struct{}{} })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stopAsk()
+	if err := bob.Conn().Flush(); err != nil {
+		t.Fatal(err)
+	}
 	s := e.dial("")
 	s.next()
 	s.send(dashboard.Request{Type: dashboard.ReqSelect, Agent: "bob"})
+	select {
+	case <-asked:
+	case <-time.After(10 * time.Second):
+		t.Fatal("selecting bob did not ask bob's wrapper for its screen within 10s")
+	}
 	// The subscription may not be there yet: publish until a frame comes.
 	var wg sync.WaitGroup
 	stop := make(chan struct{})

@@ -392,6 +392,16 @@ func (f *feed) onScreen(m *nats.Msg) {
 	f.mu.Unlock()
 }
 
+// watchScreen asks agent's wrapper for its screen; none when agent is "".
+func (f *feed) watchScreen(agent string) {
+	if agent == "" {
+		return
+	}
+	if err := f.c.WatchScreen(agent); err != nil {
+		f.log.Debug("ask for a screen", "agent", agent, "err", err)
+	}
+}
+
 // screen returns the last screen of agent and the channel closed at the
 // next screen of any agent.
 func (f *feed) screen(agent string) (bus.Screen, bool, <-chan struct{}) {

@@ -144,6 +144,10 @@ func (s *Server) runClient(conn *websocket.Conn, f *feed, since uint64, sameEpoc
 	_, _, scrWake := f.screen("")
 	ping := time.NewTicker(pingEvery)
 	defer ping.Stop()
+	// The selected agent's wrapper publishes its screen only while asked
+	// (bus.WatchScreen): asked at the select, and again while it stays.
+	watch := time.NewTicker(bus.ScreenWatchEvery)
+	defer watch.Stop()
 	for {
 		select {
 		case <-ctx.Done():
@@ -159,6 +163,8 @@ func (s *Server) runClient(conn *websocket.Conn, f *feed, since uint64, sameEpoc
 			}
 		case selected = <-sel:
 			shownAt = time.Time{}
+			f.watchScreen(selected)
+			watch.Reset(bus.ScreenWatchEvery)
 			var scr bus.Screen
 			var have bool
 			scr, have, scrWake = f.screen(selected)
@@ -178,6 +184,8 @@ func (s *Server) runClient(conn *websocket.Conn, f *feed, since uint64, sameEpoc
 					return
 				}
 			}
+		case <-watch.C:
+			f.watchScreen(selected)
 		case <-ping.C:
 			if conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(writeWait)) != nil {
 				return

@@ -92,7 +92,7 @@ func AgentPermissions(ws, name string) *server.Permissions {
 // only that agent's credential (an external NATS deployment, `relay creds
 // issue`): AgentPermissions, and the wrapper's own work for that one name:
 // its presence key and the claim of its name, its inbox's durable consumer,
-// receipts, its screen for the dashboard, control requests addressed to it,
+// receipts, its screen for the dashboard (and a viewer's ask for it), control requests addressed to it,
 // and answers to the requests it receives (claims, control). Still nothing
 // of any other agent: no other presence key, inbox, claim or sender name,
 // and no stream management. The embedded hub's wrappers hold the
@@ -114,6 +114,7 @@ func WrapperPermissions(ws, name string) *server.Permissions {
 		"relay."+ws+".claim."+name,
 		"relay."+ws+".control."+name,
 		"relay."+ws+".receipt.*",
+		"relay."+ws+".screen."+name+".watch",
 	)
 	p.Response = &server.ResponsePermission{MaxMsgs: 1, Expires: time.Minute}
 	return p

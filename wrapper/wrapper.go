@@ -109,13 +109,19 @@ var ErrNoCommand = errors.New("no command to wrap")
 
 // A Session is one running child. Wait for it with Wait.
 type Session struct {
-	opts  Options
-	cmd   *exec.Cmd
-	ptmx  *os.File
-	human *humanTerm
-	input *Input
-	stdin *stdinReader
-	log   *slog.Logger
+	opts Options
+	cmd  *exec.Cmd
+	ptmx *os.File
+	// fromChild reads the child's output (ptmx, raw where it can: rawio.go);
+	// toHuman writes it to the human's screen (their terminal opened again
+	// for raw writes, else opts.Stdout); screen closes the latter.
+	fromChild io.Reader
+	toHuman   io.Writer
+	screen    io.Closer
+	human     *humanTerm
+	input     *Input
+	stdin     *stdinReader
+	log       *slog.Logger
 
 	mu         sync.Mutex
 	cols, rows int
@@ -170,10 +176,17 @@ func Start(opts Options) (*Session, error) {
 		signal.Stop(sigCh)
 		return nil, fmt.Errorf("start %s: %w", opts.Command[0], err)
 	}
+	s.fromChild, s.toHuman = ptmx, opts.Stdout
 	if p, err := pollable(ptmx); err != nil {
 		s.log.Warn("pty without the netpoller", "err", err)
 	} else {
 		ptmx = p
+		s.fromChild = newRawReader(p) // never a blocking file: a raw read would hold the process
+	}
+	if scr, err := humanScreen(out); err == nil {
+		s.toHuman, s.screen = scr, scr
+	} else if !errors.Is(err, errNoRawTerm) {
+		s.log.Info("the human's screen written as it is", "why", err)
 	}
 	s.cmd, s.ptmx = cmd, ptmx
 	s.input = newInput(ptmx, opts.OnHumanLine, s.goSafe)
@@ -192,6 +205,9 @@ func Start(opts Options) (*Session, error) {
 	defer s.restoreOnPanic()
 	if s.stdin, err = newStdinReader(opts.Stdin); err != nil {
 		s.human.close()
+		if s.screen != nil {
+			s.screen.Close()
+		}
 		signal.Stop(sigCh)
 		_ = cmd.Process.Kill()
 		return nil, fmt.Errorf("watch stdin: %w", err)
@@ -283,6 +299,9 @@ func (s *Session) Wait() int {
 	s.stopSigs()
 	s.stdin.stop()
 	s.ptmx.Close()
+	if s.screen != nil {
+		s.screen.Close()
+	}
 	<-s.inDone
 	s.input.notify.wait()
 	s.stdin.close()
@@ -320,11 +339,11 @@ func (s *Session) outputLoop() {
 	}
 	buf := make([]byte, 64<<10)
 	for {
-		n, err := s.ptmx.Read(buf)
+		n, err := s.fromChild.Read(buf)
 		if n > 0 {
 			p := buf[:n]
 			s.outMu.Lock()
-			_, werr := writeAll(s.opts.Stdout, p)
+			_, werr := writeAll(s.toHuman, p)
 			s.outMu.Unlock()
 			if werr != nil {
 				s.log.Warn("write to human", "err", werr)
@@ -351,7 +370,7 @@ func (s *Session) outputLoop() {
 func (s *Session) Tell(line string) {
 	s.outMu.Lock()
 	defer s.outMu.Unlock()
-	if _, err := writeAll(s.opts.Stdout, []byte("\r\n"+line+"\r\n")); err != nil {
+	if _, err := writeAll(s.toHuman, []byte("\r\n"+line+"\r\n")); err != nil {
 		s.log.Warn("write to human", "err", err)
 	}
 }

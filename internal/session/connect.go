@@ -88,6 +88,7 @@ func (s *Session) connect(ctx context.Context) error {
 				s.push(st)
 			}
 		})
+		s.watchScreen(c)
 		s.client.Store(c)
 		s.presence.poke() // a state set before the client was stored
 		// Open the outbox now, not when the inbox starts: what the agent

@@ -148,8 +148,9 @@ type Session struct {
 	late atomic.Pointer[string]
 
 	// outWake has a token when the child wrote since publishScreen last
-	// looked.
-	outWake chan struct{}
+	// looked; screenWatch one when a viewer asked for the screen.
+	outWake     chan struct{}
+	screenWatch chan struct{}
 
 	// The end (exit.go): the signals caught for the whole session, and
 	// cmdsDone, closed when the handlers have run the last command.
@@ -175,6 +176,7 @@ func newSession(ctx context.Context, cfg Config) *Session {
 		idleClk: newIdleClock(time.Now()), exited: make(chan struct{}), cmdsDone: make(chan struct{}),
 		lineWake: make(chan struct{}, 1),
 		damper:   delivery.NewDamper(cfg.Damping), waiting: newWaiters(), outWake: make(chan struct{}, 1),
+		screenWatch: make(chan struct{}, 1),
 	}
 	// Starting is real work: its first idle period has an Idle event.
 	go s.own(ctx, &state{name: cfg.Name, busy: true, lastFrom: map[string]received{}})
@@ -530,29 +532,33 @@ func (n notifying) Next(ctx context.Context) ([]byte, int64, error) {
 const screenEvery = 500 * time.Millisecond
 
 // publishScreen shows the agent's current screen, as text, to whoever
-// watches it (the dashboard), at most twice a second and only on change.
+// watches it (the dashboard): only while a viewer has asked within
+// bus.ScreenWatchFor, at once when asked, then at most twice a second and
+// only on change. Unwatched, a spinner's redraws cost no wake-up here.
 func (s *Session) publishScreen(ctx context.Context, scr screenModel, size func() (int, int)) {
 	t := time.NewTicker(screenEvery)
 	defer t.Stop()
 	var last string
-	shown := true // the last look found nothing to show later
+	var until time.Time // watched until then
 	for {
-		if shown {
-			// Sleep until output comes: an idle agent's screen costs no
-			// wake-ups (a ticker not read costs nothing).
-			select {
-			case <-ctx.Done():
-				return
-			case <-s.outWake:
-			}
+		var out chan struct{} // output wakes it only while watched
+		if time.Now().Before(until) {
+			out = s.outWake
 		}
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-s.screenWatch:
+			until = time.Now().Add(bus.ScreenWatchFor)
+			last = "" // a new viewer needs the screen now, changed or not
+		case <-out:
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
 		}
 		c := s.client.Load()
-		shown = c != nil
 		if c == nil {
 			continue
 		}
@@ -565,6 +571,19 @@ func (s *Session) publishScreen(ctx context.Context, scr screenModel, size func(
 		if err := c.PublishScreen(bus.Screen{Cols: cols, Rows: rows, Text: text, At: time.Now()}); err != nil {
 			s.log.Debug("publish screen", "err", err)
 		}
+	}
+}
+
+// watchScreen takes c's viewers' asks for the agent's screen (a client of
+// its own for each link to the hub: the subscription ends with it).
+func (s *Session) watchScreen(c *bus.Client) {
+	if _, err := c.OnScreenWatch(func() {
+		select {
+		case s.screenWatch <- struct{}{}:
+		default:
+		}
+	}); err != nil {
+		s.log.Warn("the dashboard cannot ask for the screen", "err", err)
 	}
 }
 

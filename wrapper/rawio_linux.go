@@ -1,0 +1,76 @@
+package wrapper
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+	"golang.org/x/term"
+)
+
+// rawCalls: Linux's read and write on non-blocking files are made raw.
+const rawCalls = true
+
+func rawRead(fd uintptr, p []byte) (int, syscall.Errno) {
+	if len(p) == 0 {
+		return 0, 0
+	}
+	n, _, errno := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+	return int(n), errno
+}
+
+func rawWrite(fd uintptr, p []byte) (int, syscall.Errno) {
+	if len(p) == 0 {
+		return 0, 0
+	}
+	n, _, errno := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+	return int(n), errno
+}
+
+// humanScreen returns a writer of the human's terminal out for the output
+// loop: the same terminal opened again (a file description of its own, so
+// that its non-blocking mode is not the shell's, which shares out's),
+// written with raw calls. errNoRawTerm when out is not a terminal.
+func humanScreen(out *os.File) (io.WriteCloser, error) {
+	if out == nil {
+		return nil, errNoRawTerm
+	}
+	rc, err := out.SyscallConn()
+	if err != nil {
+		return nil, errNoRawTerm
+	}
+	var path string
+	cerr := rc.Control(func(fd uintptr) {
+		if term.IsTerminal(int(fd)) {
+			path = fmt.Sprintf("/proc/self/fd/%d", fd)
+		}
+	})
+	if cerr != nil || path == "" {
+		return nil, errNoRawTerm
+	}
+	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_NOCTTY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("open the human's terminal again: %w", err)
+	}
+	if !term.IsTerminal(fd) {
+		unix.Close(fd)
+		return nil, errNoRawTerm
+	}
+	return rawWriter{fd}, nil
+}
+
+// Close closes the terminal's file of the writer.
+func (w rawWriter) Close() error { return unix.Close(w.fd) }
+
+// waitWritable waits until fd takes a write.
+func waitWritable(fd int) error {
+	for {
+		_, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLOUT}}, -1)
+		if err != unix.EINTR {
+			return err
+		}
+	}
+}
