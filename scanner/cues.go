@@ -27,6 +27,12 @@ type Cues struct {
 	// "architect multi> "). Each is a whole word followed by a space or
 	// the glyph.
 	PromptModes []string
+	// InputFrame says the Prompt glyph is the left edge of a framed input
+	// box of several rows (OpenCode: "┃" on each row, its last row the
+	// agent and model line): the box is the last run of consecutive rows
+	// starting with the glyph, the draft is the text of its rows but the
+	// last, and the box and the rows below it are the TUI's own.
+	InputFrame bool
 	// InputHistory says the CLI leaves each input the human submitted on
 	// screen, on a row starting with its prompt (aider): every such row,
 	// not only the input box, is the human's; it ends a body and never

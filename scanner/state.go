@@ -49,14 +49,22 @@ func (s *Scanner) reportsWorking() bool {
 
 // draft reports whether the input box holds text someone typed.
 func (s *Scanner) draft() bool {
-	y := s.inputRow()
-	if y < 0 {
+	top, bottom := s.inputBox()
+	if top < 0 {
 		return false
 	}
-	r := s.rows[y]
-	t, _ := s.promptGlyph(r.text)
-	t = strings.TrimSpace(t)
-	if t == "" || r.faint {
+	if s.cues.InputFrame { // the box's last row is the TUI's own
+		bottom--
+	}
+	var parts []string
+	for y := top; y <= bottom; y++ {
+		r := s.rows[y]
+		if t, _ := s.promptGlyph(r.text); strings.TrimSpace(t) != "" && !r.faint {
+			parts = append(parts, strings.TrimSpace(t))
+		}
+	}
+	t := strings.Join(parts, " ")
+	if t == "" {
 		return false
 	}
 	for _, p := range s.cues.Placeholders {

@@ -251,17 +251,30 @@ func (s *Scanner) wrappedInto(prev, text string) bool {
 }
 
 // inputRow returns the screen row of the input box (the last row starting
-// with a prompt glyph), or -1.
+// with a prompt glyph; with Cues.InputFrame the first row of the last run
+// of such rows), or -1.
 func (s *Scanner) inputRow() int {
+	top, _ := s.inputBox()
+	return top
+}
+
+// inputBox returns the first and last screen rows of the input box, or
+// -1, -1: one row, unless Cues.InputFrame.
+func (s *Scanner) inputBox() (top, bottom int) {
 	if s.cues.Prompt == "" {
-		return -1
+		return -1, -1
 	}
 	for y := len(s.rows) - 1; y >= 0; y-- {
-		if s.rows[y].prompt {
-			return y
+		if !s.rows[y].prompt {
+			continue
 		}
+		top = y
+		for s.cues.InputFrame && top > 0 && s.rows[top-1].prompt {
+			top--
+		}
+		return top, y
 	}
-	return -1
+	return -1, -1
 }
 
 // isPromptRow reports whether text starts with a prompt glyph. It is worked

@@ -75,7 +75,9 @@ const pluginLock = `{"name": "opencode-config", "lockfileVersion": 3, "requires"
   "packages": {"": {"dependencies": {"@opencode-ai/plugin": "*"}}}}
 `
 
-// Ready reports whether an OpenCode screen shows its empty prompt.
+// Ready reports whether an OpenCode screen is idle with its input box:
+// its footer names its commands ("ctrl+p commands"), without "esc
+// interrupt", on its home screen and in a session.
 func Ready(screen string) bool {
-	return strings.Contains(screen, "Ask anything") && !strings.Contains(screen, "esc interrupt")
+	return strings.Contains(screen, "ctrl+p commands") && !strings.Contains(screen, "esc interrupt")
 }

@@ -173,6 +173,9 @@ func record(s spec, dir string) (string, error) {
 		fx    = fixture{Cols: s.Cols, Rows: s.Rows, Prompts: s.Prompts, Must: nonNil(s.Must),
 			MustNot: nonNil(s.MustNot), Either: nonNil(s.Either), Note: s.Note}
 		settle = agenttest.SubmitSettle
+		// OpenCode asks the model 10 to 30 s after the Enter at a load
+		// of 20: a second Enter is sent after half of this.
+		submitWithin = 20 * time.Second
 	)
 	switch s.CLI {
 	case "claude":
@@ -215,6 +218,7 @@ func record(s spec, dir string) (string, error) {
 		pin, _ := agenttest.Pin(s.CLI)
 		fx.CLI, fx.Version = s.CLI, pin.Version
 		settle = 300 * time.Millisecond
+		submitWithin = 90 * time.Second
 	}
 	if err != nil {
 		return "", err
@@ -233,7 +237,8 @@ func record(s spec, dir string) (string, error) {
 		return "", err
 	}
 	defer term.Close()
-	if _, err := term.WaitReady(60*time.Second, ready); err != nil {
+	// OpenCode took 60 s to draw its home screen at a load of 20.
+	if _, err := term.WaitReady(150*time.Second, ready); err != nil {
 		return "", fmt.Errorf("waiting for the CLI to start: %w", err)
 	}
 	for i, p := range s.Prompts {
@@ -242,8 +247,9 @@ func record(s spec, dir string) (string, error) {
 		if i == len(s.Prompts)-1 {
 			want = len(s.Replies) // a tool call adds a turn
 		}
-		if _, err := term.SubmitConfirm(p, settle, 20*time.Second, func() bool { return log.Count(p) > 0 }); err != nil {
-			return "", err
+		if _, err := term.SubmitConfirm(p, settle, submitWithin, func() bool { return log.Count(p) > 0 }); err != nil {
+			screen, _ := agenttest.RenderScreen(term.Raw(), s.Cols, s.Rows)
+			return "", fmt.Errorf("%w; screen:\n%s", err, screen)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		_, err := log.WaitReplied(ctx, want)
