@@ -682,3 +682,52 @@ func TestQdrantServed(t *testing.T) {
 		t.Errorf("export over the wire differs from the file's")
 	}
 }
+
+// TestQdrantFollowsFileChanges: what changes in the file, by this store or
+// another process, reaches Qdrant, though a sync reads only memories
+// saved since the last: a re-save, a seq handed out again after a
+// deletion, a save by another process.
+func TestQdrantFollowsFileChanges(t *testing.T) {
+	ctx := context.Background()
+	stub := qdranttest.Start(t)
+	srv := embedtest.Start(t, 32)
+	st := openQdrant(t, srv, stub.URL, "follow", Options{NoBackground: true})
+	other, err := Open(st.Local().Path(), nil) // another process's view of the file
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	sync := func(wantPoints int) {
+		t.Helper()
+		if err := st.Sync(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if up, del, _ := st.Pending(ctx); up+del != 0 {
+			t.Fatalf("after sync: %d memories and %d deletions wait", up, del)
+		}
+		if n := stub.Points("follow"); n != wantPoints {
+			t.Fatalf("%d points, want %d", n, wantPoints)
+		}
+	}
+	a, _, _ := st.Save(ctx, Memory{Text: "we deploy with ArgoCD"})
+	b, _, _ := st.Save(ctx, Memory{Text: "use pnpm for packages"})
+	sync(2)
+	// The newest memory forgotten, then a new one: it may get its seq.
+	if _, err := st.Forget(ctx, b.ID); err != nil {
+		t.Fatal(err)
+	}
+	st.Save(ctx, Memory{Text: "postgres holds the schema"})
+	sync(2)
+	// Re-saved with a new tag: the payload follows.
+	st.Save(ctx, Memory{Text: a.Text, Tags: []string{"ops"}})
+	sync(2)
+	rs, err := st.Search(ctx, Query{Text: "continuous delivery", Mode: ModeSemantic, Filter: Filter{Tags: []string{"ops"}}})
+	if err != nil || len(rs) != 1 || rs[0].ID != a.ID {
+		t.Fatalf("search by the new tag: %q, %v", ids(rs), err)
+	}
+	// Saved and forgotten by another process.
+	other.Save(ctx, Memory{Text: "cats are the best pets"})
+	sync(3)
+	other.Forget(ctx, a.ID)
+	sync(2)
+}
