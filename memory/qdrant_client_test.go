@@ -249,4 +249,3 @@ func TestQdrantClientRecorded(t *testing.T) {
 		t.Errorf("bad request: %v", err)
 	}
 }
-
