@@ -35,6 +35,13 @@ type QdrantStore struct {
 	mu       sync.Mutex // the collection's state below, and one sync at a time
 	prepared bool       // the collection was looked at (and reconciled) by this process
 	dims     int        // its vector size; 0 while it does not exist
+	// seqMark: every memory with seq <= seqMark was found sent (a
+	// change gives a memory a new, higher seq; see Save), so the search
+	// for pending memories reads only those above it. delMark is the
+	// file's count of deletions when the points of forgotten memories
+	// were last looked for (-1: never). A deletion resets seqMark, since
+	// SQLite may hand a deleted seq out again.
+	seqMark, delMark int64
 
 	wake      chan struct{}
 	stop      context.CancelFunc
@@ -64,7 +71,7 @@ func OpenQdrant(path string, qc QdrantConfig, opts *Options) (*QdrantStore, erro
 	if err != nil {
 		return nil, err
 	}
-	s := &QdrantStore{local: local, q: q, em: o.Embedder, opts: o, key: q.c.URL + " " + q.c.Collection, wake: make(chan struct{}, 1)}
+	s := &QdrantStore{local: local, q: q, em: o.Embedder, opts: o, key: q.c.URL + " " + q.c.Collection, wake: make(chan struct{}, 1), delMark: -1}
 	if _, err := local.db.Exec(`CREATE TABLE IF NOT EXISTS qdrant_points (
 		collection TEXT NOT NULL, id TEXT NOT NULL, updated_ms INTEGER NOT NULL, model TEXT NOT NULL,
 		PRIMARY KEY (collection, id)) WITHOUT ROWID`); err != nil {

@@ -89,6 +89,9 @@ func (s *QdrantStore) Reindex(ctx context.Context, progress func(done, total int
 	if _, err := s.local.db.ExecContext(ctx, `DELETE FROM qdrant_points WHERE collection = ?`, s.key); err != nil {
 		return fail(err)
 	}
+	s.mu.Lock()
+	s.rescan()
+	s.mu.Unlock()
 	total, _, err := s.Pending(ctx)
 	if err != nil {
 		return fail(err)
@@ -120,6 +123,13 @@ func (s *QdrantStore) syncSome(ctx context.Context, n int) (int, error) {
 	if err := s.prepare(ctx); err != nil {
 		return 0, err
 	}
+	var dels int64
+	if err := s.local.db.QueryRowContext(ctx, `SELECT n FROM memories_deletes`).Scan(&dels); err != nil {
+		return 0, err
+	}
+	if dels != s.delMark {
+		s.seqMark = 0
+	}
 	up, err := s.upsertSome(ctx, n)
 	if err != nil {
 		if errors.Is(err, errNoCollection) {
@@ -127,9 +137,18 @@ func (s *QdrantStore) syncSome(ctx context.Context, n int) (int, error) {
 		}
 		return 0, err
 	}
+	if dels == s.delMark {
+		return up, nil
+	}
 	del, err := s.deleteSome(ctx, n)
+	if err == nil && del < n {
+		s.delMark = dels
+	}
 	return up + del, err
 }
+
+// rescan makes the next round look at every memory and point again.
+func (s *QdrantStore) rescan() { s.seqMark, s.delMark = 0, -1 }
 
 // prepare looks at the collection once per process (and after it was
 // found missing): its vector size, the payload indexes, and which of the
@@ -147,6 +166,7 @@ func (s *QdrantStore) prepare(ctx context.Context) error {
 			return err
 		}
 		s.dims, s.prepared = 0, true
+		s.rescan()
 		return nil
 	case err != nil:
 		return err
@@ -163,6 +183,7 @@ func (s *QdrantStore) prepare(ctx context.Context) error {
 		return err
 	}
 	s.dims, s.prepared = size, true
+	s.rescan()
 	return nil
 }
 
@@ -236,9 +257,14 @@ func (s *QdrantStore) reconcile(ctx context.Context) error {
 // of another model, creating the collection with the first vectors.
 func (s *QdrantStore) upsertSome(ctx context.Context, n int) (int, error) {
 	model := s.em.Model()
+	var top int64
+	if err := s.local.db.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM memories`).Scan(&top); err != nil {
+		return 0, err
+	}
 	rows, err := s.local.db.QueryContext(ctx, `SELECT `+memoryColumns+` FROM memories m
 		LEFT JOIN qdrant_points p ON p.collection = ? AND p.id = m.id
-		WHERE p.id IS NULL OR p.updated_ms <> m.updated_ms OR p.model <> ? LIMIT ?`, s.key, model, n)
+		WHERE m.seq > ? AND (p.id IS NULL OR p.updated_ms <> m.updated_ms OR p.model <> ?)
+		ORDER BY m.seq LIMIT ?`, s.key, s.seqMark, model, n)
 	if err != nil {
 		return 0, err
 	}
@@ -252,8 +278,12 @@ func (s *QdrantStore) upsertSome(ctx context.Context, n int) (int, error) {
 		ms = append(ms, m)
 	}
 	rows.Close()
-	if err := rows.Err(); err != nil || len(ms) == 0 {
+	if err := rows.Err(); err != nil {
 		return 0, err
+	}
+	if len(ms) == 0 {
+		s.seqMark = top
+		return 0, nil
 	}
 	var vs [][]float32
 	for i := 0; i < len(ms); i += embedBatch {
@@ -301,6 +331,9 @@ func (s *QdrantStore) upsertSome(ctx context.Context, n int) (int, error) {
 		}
 		return nil
 	})
+	if err == nil && len(ms) < n {
+		s.seqMark = top // every memory up to top is sent now
+	}
 	return len(ms), err
 }
 
