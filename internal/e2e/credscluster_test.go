@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -129,6 +130,15 @@ func TestCredsCluster(t *testing.T) {
 		}
 		return nil
 	})
+	if out := run(admin, "agents"); !regexp.MustCompile(`(?m)^Bob\s.*\soffline \(credentials revoked\)\s`).MatchString(out) {
+		t.Errorf("relay agents does not show Bob revoked:\n%s", out)
+	}
+	// Doctor, with Bob's credentials, says they were refused and what to do.
+	doctor := exec.Command(relayBin, "doctor")
+	doctor.Env = append(base, "RELAY_HOME="+homes["Bob"], "RELAY_HUB="+srvs[2].clientURL, "RELAY_CREDS="+bobCreds)
+	if out, _ := runWithin(t, doctor, 60*time.Second); !strings.Contains(string(out), "the credentials in "+bobCreds+" were refused") {
+		t.Errorf("relay doctor with Bob's revoked credentials:\n%s", out)
+	}
 	// Bob's human is told, once, and Bob's shell goes on.
 	const told = "relay: the hub revoked Bob's credentials"
 	bob.WaitOutput(told, 30*time.Second)
