@@ -144,6 +144,8 @@ func TestCredsCluster(t *testing.T) {
 	bob.WaitOutput(told, 30*time.Second)
 	bob.Type("echo still-$((40+2))\r")
 	bob.WaitOutput("still-42", 30*time.Second)
+	bob.Type("echo '@relay:Alice after the revocation'\r")
+	bob.WaitOutput(delivery.ShellText("Not sent to Alice: the hub refused this agent's credentials"), 30*time.Second)
 	if n := strings.Count(string(bob.Output()), told); n != 1 {
 		t.Errorf("Bob's terminal says %d times %q:\n%s", n, told, ptytest.Screen(t, bob.Output(), 100, 30))
 	}
