@@ -65,6 +65,9 @@ type Presence struct {
 	// Ask is the prompt a blocked agent waits on, when its wrapper knows
 	// it (SetAsk).
 	Ask *Ask `json:"ask,omitempty"`
+	// Revoked is when the administrator revoked the agent's credentials
+	// (MarkRevoked); its State is then offline.
+	Revoked time.Time `json:"revoked,omitzero"`
 }
 
 // record is the JSON value under the agent's key in the presence bucket.
@@ -79,6 +82,8 @@ type record struct {
 	Skipped   int64     `json:"skipped,omitempty"`
 	Stuck     *stuck    `json:"stuck,omitempty"`
 	Ask       *Ask      `json:"ask,omitempty"`
+	// Revoked: MarkRevoked wrote this record (State offline).
+	Revoked time.Time `json:"revoked,omitzero"`
 	// PIDNS is the wrapper's pid namespace (Linux: /proc/self/ns/pid), so
 	// that its pid is checked only where it means that process.
 	PIDNS string `json:"pidns,omitempty"`
@@ -318,7 +323,7 @@ func (c *Client) Agents(ctx context.Context) ([]Presence, error) {
 		var r record
 		_ = json.Unmarshal(e.Value(), &r)
 		p := Presence{Name: n, Workspace: c.opts.Workspace, State: r.State, Since: r.Since, Seen: e.Created(), Host: r.Host, PID: r.PID,
-			CLI: r.CLI, Skipped: r.Skipped}
+			CLI: r.CLI, Skipped: r.Skipped, Revoked: r.Revoked}
 		if r.stale(e.Created(), now) && p.State != StateOffline {
 			p.State, p.Since = StateOffline, e.Created()
 		}

@@ -1,10 +1,14 @@
 package bus
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // ErrRevoked means the hub revoked this client's credentials while it was
@@ -44,6 +48,27 @@ func (c *Client) refusal(last error) error {
 		return fmt.Errorf("%w: %w", ErrRevoked, last)
 	case auth:
 		return fmt.Errorf("%w: %w", ErrUnauthorized, last)
+	}
+	return nil
+}
+
+// MarkRevoked records in the presence bucket that agent name's credentials
+// were revoked (Presence.Revoked, the State offline), so that relay agents
+// and doctor show it rather than an agent that went quiet: the wrapper,
+// cut off, cannot say it. It needs the administrator's rights. A new claim
+// of the name (new credentials) replaces the record.
+func (c *Client) MarkRevoked(ctx context.Context, name string) error {
+	r := record{}
+	if e, err := c.kv.Get(ctx, name); err == nil {
+		_ = json.Unmarshal(e.Value(), &r)
+	} else if !errors.Is(err, jetstream.ErrKeyNotFound) {
+		return fmt.Errorf("mark %s revoked: %w", name, err)
+	}
+	now := time.Now().UTC()
+	r.State, r.Since, r.Revoked, r.Stuck, r.Ask, r.Session = StateOffline, now, now, nil, nil, ""
+	b, _ := json.Marshal(r)
+	if _, err := c.kv.Put(ctx, name, b); err != nil {
+		return fmt.Errorf("mark %s revoked: %w", name, err)
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package bus_test
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -43,5 +44,30 @@ func TestRefusedCredentialsAreTold(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("OnRefused not called 30 s after the hub revoked the credential")
+	}
+}
+
+// TestMarkRevoked: the administrator's mark shows the agent offline with
+// the time of the revocation, and new credentials claim the name again.
+func TestMarkRevoked(t *testing.T) {
+	h := startHub(t)
+	admin := connect(t, h, "")
+	bob := register(t, h, "Bob")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	bob.Close()
+	if err := admin.MarkRevoked(ctx, "Bob"); err != nil {
+		t.Fatal(err)
+	}
+	list, err := admin.Agents(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 1 || list[0].State != bus.StateOffline || list[0].Revoked.IsZero() {
+		t.Fatalf("agents after the mark: %+v, want Bob offline and revoked", list)
+	}
+	register(t, h, "Bob")
+	if list, err = admin.Agents(ctx); err != nil || len(list) != 1 || list[0].State == bus.StateOffline || !list[0].Revoked.IsZero() {
+		t.Fatalf("agents after a new claim: %+v, %v, want Bob live, not revoked", list, err)
 	}
 }

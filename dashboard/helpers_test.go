@@ -87,6 +87,15 @@ type socket struct {
 	conn *websocket.Conn
 	last uint64 // highest seq seen
 	all  []dashboard.Frame
+	// wait bounds next's read and until's search; zero means 10 s.
+	wait time.Duration
+}
+
+func (s *socket) budget() time.Duration {
+	if s.wait > 0 {
+		return s.wait
+	}
+	return 10 * time.Second
 }
 
 func (e *env) wsURL(query string) string {
@@ -105,11 +114,11 @@ func (e *env) dial(query string) *socket {
 	return s
 }
 
-// next reads one frame (failing after 10 s) and checks that sequence
+// next reads one frame (failing after 10 s, or s.wait) and checks that sequence
 // numbers have no gap.
 func (s *socket) next() dashboard.Frame {
 	s.t.Helper()
-	_ = s.conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	_ = s.conn.SetReadDeadline(time.Now().Add(s.budget()))
 	_, data, err := s.conn.ReadMessage()
 	if err != nil {
 		s.t.Fatalf("read frame: %v (frames so far: %s)", err, s.summary())
@@ -134,13 +143,13 @@ func (s *socket) next() dashboard.Frame {
 // until reads frames until match returns true, and returns that frame.
 func (s *socket) until(what string, match func(dashboard.Frame) bool) dashboard.Frame {
 	s.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(s.budget())
 	for time.Now().Before(deadline) {
 		if f := s.next(); match(f) {
 			return f
 		}
 	}
-	s.t.Fatalf("no %s within 10s; frames: %s", what, s.summary())
+	s.t.Fatalf("no %s within %v; frames: %s", what, s.budget(), s.summary())
 	return dashboard.Frame{}
 }
 

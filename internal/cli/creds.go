@@ -119,7 +119,23 @@ func runCreds(ctx context.Context, env *Env, args []string) error {
 	}
 	fmt.Fprintf(env.Stdout, "%s is revoked: the servers closed its connections and refuse it (and %s says so at a restart).\n",
 		name, natscreds.Include)
+	if err := markRevoked(pctx, o.dir, cfg, name); err != nil {
+		fmt.Fprintf(env.Stderr, "relay: relay agents will not show %s as revoked: %v\n", name, err)
+	}
 	return nil
+}
+
+// markRevoked records in the workspace's presence, with the
+// administrator's credentials of dir, that name was revoked (relay agents
+// and doctor show it; its wrapper, cut off, cannot).
+func markRevoked(ctx context.Context, dir string, cfg *config.Config, name string) error {
+	c, err := bus.Connect(ctx, bus.Options{URL: cfg.Hub.URL, TLSCA: cfg.Hub.TLSCA, Workspace: cfg.Workspace,
+		Creds: filepath.Join(dir, natscreds.AdminCreds)})
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	return c.MarkRevoked(ctx, name)
 }
 
 func credsSynopsis(sub string) string {

@@ -248,6 +248,9 @@ func checkHub(ctx context.Context, env *Env, home string, homeOK bool, cfg *conf
 	case errors.Is(err, bus.ErrUnauthorized):
 		hc.Detail, _, _ = strings.Cut(err.Error(), "; ")
 		hc.Fix = "copy the hub's token (RELAY_HOME/hub/token on its machine) into RELAY_TOKEN or the file hub.token_file names"
+		if o.Creds != "" {
+			hc.Fix = fmt.Sprintf("the credentials in %s were refused: revoked (relay creds list says so) or not made for these servers; get new ones with relay creds issue NAME --out FILE", o.Creds)
+		}
 		return []doctorCheck{hc, mc}
 	case err != nil:
 		hc.Detail = fmt.Sprintf("%s does not answer: %v", o.URL, err)

@@ -32,9 +32,15 @@ func checkInboxes(ctx context.Context, o bus.Options) []doctorCheck {
 	if err != nil {
 		return []doctorCheck{{Name: "inboxes", Detail: "not checked: " + err.Error(), Skipped: true}}
 	}
-	var bad []doctorCheck
+	var bad, revoked []doctorCheck
 	live := 0
 	for _, a := range agents {
+		if !a.Revoked.IsZero() {
+			name := termsafe.Line(a.Name)
+			revoked = append(revoked, doctorCheck{Name: "agent " + name, OK: true,
+				Detail: fmt.Sprintf("%s's credentials were revoked %s: it is cut off until its wrapper starts again with new ones (relay creds issue %s)",
+					name, ago(time.Now(), a.Revoked), name)})
+		}
 		if a.State == bus.StateOffline {
 			continue
 		}
@@ -44,9 +50,9 @@ func checkInboxes(ctx context.Context, o bus.Options) []doctorCheck {
 		}
 	}
 	if len(bad) > 0 {
-		return bad
+		return append(bad, revoked...)
 	}
-	return []doctorCheck{{Name: "inboxes", OK: true, Detail: fmt.Sprintf("%d live agent(s) in workspace %s, every inbox served", live, c.Workspace())}}
+	return append([]doctorCheck{{Name: "inboxes", OK: true, Detail: fmt.Sprintf("%d live agent(s) in workspace %s, every inbox served", live, c.Workspace())}}, revoked...)
 }
 
 // checkInbox checks one live agent's inbox.

@@ -75,4 +75,18 @@ func TestDoctorInboxes(t *testing.T) {
 	if c := checks["inbox bob"]; code != ExitFailure || !strings.Contains(c.Detail, "bob is stuck") || !strings.Contains(c.Detail, "busy") || c.Fix == "" {
 		t.Errorf("a stuck agent: exit %d, check %+v, want a failure saying bob is stuck and why\n%s", code, c, out)
 	}
+
+	// Revoked (relay creds revoke marks it): doctor and relay agents say so;
+	// it is no failure of the hub's.
+	if err := bob.MarkRevoked(ctx, "carol"); err != nil {
+		t.Fatal(err)
+	}
+	env, aout, _ = doctorEnv(t.TempDir(), map[string]string{"RELAY_HOME": home})
+	if code := Main([]string{"agents"}, env); code != ExitOK || !regexpLine(aout.String(), `^carol\s.*\soffline \(credentials revoked\)\s`) {
+		t.Errorf("relay agents: exit %d, want carol offline, its credentials revoked:\n%s", code, aout)
+	}
+	_, checks, out = doctor()
+	if c := checks["agent carol"]; !c.OK || !strings.Contains(c.Detail, "carol's credentials were revoked") {
+		t.Errorf("a revoked agent: check %+v, want it said\n%s", c, out)
+	}
 }

@@ -334,6 +334,9 @@ func writeAgents(w io.Writer, now time.Time, agents []bus.Presence) error {
 		if a.State == bus.StateBlocked && a.Ask != nil {
 			state += " (" + askSummary(*a.Ask, 60) + ")"
 		}
+		if !a.Revoked.IsZero() {
+			state += " (credentials revoked)"
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", termsafe.Line(a.Name), termsafe.Line(cli), termsafe.Line(state),
 			ago(now, a.Since), ago(now, a.Seen), a.Pending, skippedBytes(a.Skipped))
 	}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -129,11 +130,22 @@ func TestCredsCluster(t *testing.T) {
 		}
 		return nil
 	})
+	if out := run(admin, "agents"); !regexp.MustCompile(`(?m)^Bob\s.*\soffline \(credentials revoked\)\s`).MatchString(out) {
+		t.Errorf("relay agents does not show Bob revoked:\n%s", out)
+	}
+	// Doctor, with Bob's credentials, says they were refused and what to do.
+	doctor := exec.Command(relayBin, "doctor")
+	doctor.Env = append(base, "RELAY_HOME="+homes["Bob"], "RELAY_HUB="+srvs[2].clientURL, "RELAY_CREDS="+bobCreds)
+	if out, _ := runWithin(t, doctor, 60*time.Second); !strings.Contains(string(out), "the credentials in "+bobCreds+" were refused") {
+		t.Errorf("relay doctor with Bob's revoked credentials:\n%s", out)
+	}
 	// Bob's human is told, once, and Bob's shell goes on.
 	const told = "relay: the hub revoked Bob's credentials"
 	bob.WaitOutput(told, 30*time.Second)
 	bob.Type("echo still-$((40+2))\r")
 	bob.WaitOutput("still-42", 30*time.Second)
+	bob.Type("echo '@relay:Alice after the revocation'\r")
+	bob.WaitOutput(delivery.ShellText("Not sent to Alice: the hub refused this agent's credentials"), 30*time.Second)
 	if n := strings.Count(string(bob.Output()), told); n != 1 {
 		t.Errorf("Bob's terminal says %d times %q:\n%s", n, told, ptytest.Screen(t, bob.Output(), 100, 30))
 	}

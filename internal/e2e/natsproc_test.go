@@ -38,7 +38,9 @@ func natsServerBin(t testing.TB) string {
 	b := &natsServerBuild
 	b.once.Do(func() {
 		b.path = filepath.Join(runDir, "nats-server")
-		cmd := exec.Command("go", "build", "-o", b.path, natsServerPkg)
+		// The tags of every other build of the project, so that the
+		// packages compiled by go vet and the relay build are reused.
+		cmd := exec.Command("go", "build", "-tags", "sqlite_fts5", "-o", b.path, natsServerPkg)
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			b.err = fmt.Errorf("go build %s: %w\n%s", natsServerPkg, err, out)

@@ -260,6 +260,8 @@ func (s *Session) sent(env bus.Envelope, err error) {
 		s.notice("Not sent: no other agent is in the workspace.")
 	case errors.Is(err, bus.ErrBodyTooLarge):
 		s.notice(fmt.Sprintf("Not sent: the message is larger than %d bytes.", bus.MaxBody))
+	case s.hubCut.Load():
+		s.notice(fmt.Sprintf("Not sent to %s: the hub refused this agent's credentials, so it is cut off from its team (its human was told).", env.To))
 	default:
 		s.notice(fmt.Sprintf("Not sent to %s: %v", env.To, err))
 	}
