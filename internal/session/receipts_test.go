@@ -192,6 +192,13 @@ func TestConfirmWaitsForTheTurn(t *testing.T) {
 type lateBox struct {
 	lostEnterBox
 	released bool
+	hidden   bool // the box does not show the paste until released
+}
+
+func (b *lateBox) State() scanner.State {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return scanner.State{Draft: b.box != "" && !b.hidden}
 }
 
 func (b *lateBox) Inject(fn func(write func([]byte) error) error) error {
@@ -216,7 +223,7 @@ func (b *lateBox) Inject(fn func(write func([]byte) error) error) error {
 func (b *lateBox) release() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.released, b.box = true, ""
+	b.released, b.hidden, b.box = true, false, ""
 }
 
 func (b *lateBox) counts() (pastes, enters int) {
@@ -231,7 +238,9 @@ func (b *lateBox) counts() (pastes, enters int) {
 // on after its last Enter and returns once the record shows it; and if it
 // gave up with the text still in the box, the next text is typed only
 // after the record shows the first. Each case failed on the confirm that
-// gave up after its fourth Enter.
+// gave up after its fourth Enter; the last one, a box that never showed
+// the text (Gemini CLI under load drew its box before it read it), also
+// on the confirm that left the next text alone when the box was empty.
 func TestConfirmLateTaker(t *testing.T) {
 	const text = "[relay] Message from agent Alice (id m1). To answer, write a line starting with @relay:Alice\n│ run the tests"
 	const next = "[relay] Message from agent Alice (id m2). To answer, write a line starting with @relay:Alice\n│ and the linter"
@@ -239,12 +248,17 @@ func TestConfirmLateTaker(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		giveUp bool // confirm gives up before the box takes the text
-	}{{"taken after the last Enter", false}, {"taken after confirm gave up", true}} {
+		hidden bool // the box never showed the text before
+	}{
+		{"taken after the last Enter", false, false},
+		{"taken after confirm gave up", true, false},
+		{"never shown, taken after confirm gave up", true, true},
+	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			s := newSession(ctx, Config{Name: "Bob", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-			box := &lateBox{lostEnterBox: lostEnterBox{s: s}}
+			box := &lateBox{lostEnterBox: lostEnterBox{s: s}, hidden: tc.hidden}
 			s.prof = agents.Profile{Model: true, Paste: true, Cues: scanner.Cues{Prompt: ">"}}
 			s.scr, s.in, s.src = box, box, recordSource{}
 			s.enterWait, s.promptWait = 10*time.Millisecond, time.Hour

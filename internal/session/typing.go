@@ -282,7 +282,10 @@ func (s *Session) confirm(ctx context.Context, text string) error {
 		_ = s.in.Inject(func(write func([]byte) error) error { return write([]byte("\r")) })
 		s.scr.EndInjection()
 	}
-	if s.recordsPrompts() && s.scr.State().Draft {
+	// The text is still in the box, or it never showed there (a CLI that
+	// drew its box before it read it holds the text unread): the CLI may
+	// take it yet.
+	if s.recordsPrompts() && (unshown || s.scr.State().Draft) {
 		s.late.Store(&first)
 	}
 	s.log.Warn("typed text not taken", "text", first, "enters", confirmEnters+1)
