@@ -59,6 +59,12 @@ type Cues struct {
 	// is over (Gemini CLI: "Ready"): without a busy cue it is idle at once,
 	// without waiting out QuietTime.
 	IdleTitles []string
+	// PasteMode says the CLI reads its input box only once it turned on
+	// bracketed paste: until its first idle moment it is busy while the
+	// mode is off, its box drawn or not. Gemini CLI 0.61 under load drew
+	// its box seconds before it turned the mode on and took input; what
+	// relay typed then stayed unshown and was lost or merged.
+	PasteMode bool
 	// Placeholders are texts an empty input box shows (Codex: "Ask Codex to
 	// do anything"); they are not a draft. Faint text is never a draft
 	// either.

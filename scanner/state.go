@@ -79,8 +79,10 @@ func (s *Scanner) draft() bool {
 func (s *Scanner) updateState(now time.Time) {
 	quiet := now.Sub(s.lastChange) >= s.quietNeed()
 	busyCue := s.hasBusyCue()
+	// The input box is up: drawn, and with PasteMode the CLI reads it.
+	boxUp := s.cues.Prompt == "" || s.inputRow() >= 0 && (!s.cues.PasteMode || s.scr.BracketedPaste())
 	switch {
-	case quiet && !busyCue && (s.cues.Prompt == "" || s.inputRow() >= 0):
+	case quiet && !busyCue && boxUp:
 		// Idle with its input box drawn: the quiet of a blank screen
 		// while the CLI loads does not count.
 		s.quietOnce = true
@@ -91,8 +93,9 @@ func (s *Scanner) updateState(now time.Time) {
 	// the box is not drawn, however quiet its screen: Qwen Code names its
 	// window and draws its header seconds before it shows
 	// "Initializing...", then its input box, and drops what is typed
-	// before the box is there.
-	starting := !s.quietOnce && s.cues.Prompt != "" && s.inputRow() < 0
+	// before the box is there; Gemini CLI draws its box before it reads
+	// it (Cues.PasteMode).
+	starting := !s.quietOnce && !boxUp
 	st := State{
 		Busy:    busyCue || starting || !quiet && !s.saysIdle(),
 		Draft:   s.draft(),

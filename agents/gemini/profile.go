@@ -26,6 +26,8 @@ func Cues() scanner.Cues {
 		StartQuiet:    2 * time.Second,
 		Prompt:        ">*!",
 		Placeholders:  []string{"Type your message or @path/to/file"},
+		// Under load its box showed 10 s and more before it read input.
+		PasteMode: true,
 	}
 }
 
