@@ -55,6 +55,15 @@ func (tm *team) screenCLISized(kind, name string, cols, rows int, script mockmod
 // RELAY_* variables that point relay at the hub.
 func startScreenCLI(t testing.TB, env []string, kind, name string, cols, rows int, script mockmodel.Script, extra ...string) *screenCLI {
 	t.Helper()
+	a := launchScreenCLI(t, env, kind, name, cols, rows, script, extra...)
+	a.waitStarted(t)
+	return a
+}
+
+// launchScreenCLI is startScreenCLI without the wait (waitStarted), for
+// tests that start several CLIs at once.
+func launchScreenCLI(t testing.TB, env []string, kind, name string, cols, rows int, script mockmodel.Script, extra ...string) *screenCLI {
+	t.Helper()
 	a := &screenCLI{name: name, kind: kind}
 	for _, kv := range env {
 		if h, ok := strings.CutPrefix(kv, "RELAY_HOME="); ok {
@@ -69,6 +78,11 @@ func startScreenCLI(t testing.TB, env []string, kind, name string, cols, rows in
 	}
 	var cmd agenttest.Cmd
 	switch kind {
+	case "claude":
+		m := mockmodel.NewAnthropic(mockmodel.Options{Script: script})
+		t.Cleanup(m.Close)
+		a.model, a.ready = m, agenttest.ClaudeReady
+		cmd = agenttest.Claude(t, agenttest.ClaudeOptions{Model: m.URL, WorkDir: work, Cols: cols, Rows: rows, ExtraArgs: extra, Env: env})
 	case "codex":
 		m := mockmodel.NewResponses(mockmodel.Options{Script: script})
 		t.Cleanup(m.Close)
@@ -94,9 +108,18 @@ func startScreenCLI(t testing.TB, env []string, kind, name string, cols, rows in
 	}
 	a.term = agenttest.Start(t, cmd.Under(relayBin, "wrap", "--name", name, "--"))
 	stopGently(t, a.term)
-	// Qwen Code stayed at "Initializing..." for over 60 s at a load of 28
+	return a
+}
+
+// waitStarted waits until the CLI is ready and relay's primer turn, if it
+// types one, is over.
+func (a *screenCLI) waitStarted(t testing.TB) {
+	t.Helper()
+	name, kind := a.name, a.kind
+	// Qwen Code stayed at "Initializing..." for over 60 s at a load of 28,
+	// OpenCode drew nothing for 3 minutes at a load of 47
 	// on 2 cores; a CLI ready sooner is not slowed by the longer bound.
-	if _, err := a.term.WaitReady(150*time.Second, a.ready); err != nil {
+	if _, err := a.term.WaitReady(300*time.Second, a.ready); err != nil {
 		t.Fatalf("%s: %s did not get ready under relay wrap: %v\n%s", name, kind, err, a.screen(t))
 	}
 	// relay types the primer once at first idle into CLIs without a
@@ -106,7 +129,6 @@ func startScreenCLI(t testing.TB, env []string, kind, name string, cols, rows in
 		a.waitTurn(t, `You are agent "`+name+`"`, 60*time.Second)
 		a.waitIdle(t)
 	}
-	return a
 }
 
 // screen renders the agent's terminal as tmux shows it.
@@ -118,7 +140,7 @@ func (a *screenCLI) screen(t testing.TB) string {
 // waitIdle waits until the CLI shows its idle input row again.
 func (a *screenCLI) waitIdle(t testing.TB) {
 	t.Helper()
-	if _, err := a.term.WaitReady(60*time.Second, a.ready); err != nil {
+	if _, err := a.term.WaitReady(120*time.Second, a.ready); err != nil {
 		t.Fatalf("%s (%s) did not get idle: %v\n%s", a.name, a.kind, err, a.screen(t))
 	}
 }
@@ -146,13 +168,13 @@ func (a *screenCLI) waitTurn(t testing.TB, s string, timeout time.Duration) mock
 }
 
 // submit types s as the human would (paste, a pause, Enter) and waits up
-// to a minute for the model turn that holds it. Enter is pressed again if
+// to two minutes for the model turn that holds it. Enter is pressed again if
 // none came in half that time: on a loaded machine a CLI can read the
 // paste and the Enter in one go and take the Enter for a newline.
 func (a *screenCLI) submit(t testing.TB, s string) {
 	t.Helper()
 	before := a.turnsWith(s)
-	if _, err := a.term.SubmitConfirm(s, 300*time.Millisecond, 60*time.Second, func() bool { return a.turnsWith(s) > before }); err != nil {
+	if _, err := a.term.SubmitConfirm(s, 300*time.Millisecond, 120*time.Second, func() bool { return a.turnsWith(s) > before }); err != nil {
 		t.Fatalf("%s (%s): %v\nscreen:\n%s", a.name, a.kind, err, a.screen(t))
 	}
 }
