@@ -126,7 +126,7 @@ func (a *screenCLI) waitStarted(t testing.TB) {
 	// primer flag: let that turn pass, so that the test starts from an
 	// idle agent that has had its only unprompted turn.
 	if prof, err := registry.Named(kind); err == nil && prof.TypePrimer {
-		a.waitTurn(t, `You are agent "`+name+`"`, 60*time.Second)
+		a.waitTurn(t, `You are agent "`+name+`"`, 180*time.Second)
 		a.waitIdle(t)
 	}
 }
