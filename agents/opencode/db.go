@@ -171,9 +171,12 @@ func (r *DBReader) Read(bool) (replies, prompts []string, err error) {
 				replies = append(replies, strings.Join(m.texts, "\n\n"))
 			}
 		case "user":
-			if len(m.texts) > 0 {
-				prompts = append(prompts, strings.Join(m.texts, "\n\n"))
+			// OpenCode stores a message before its parts: one without
+			// text yet is read again.
+			if len(m.texts) == 0 {
+				continue
 			}
+			prompts = append(prompts, strings.Join(m.texts, "\n\n"))
 		}
 		r.seen[m.id] = true
 	}

@@ -58,6 +58,16 @@ func TestDBReader(t *testing.T) {
 	const ses = "ses_db9685d0affeV7ekVQOJhDJv4W"
 	for _, q := range []string{
 		`INSERT INTO message VALUES('msg_b1','` + ses + `',1796480800000,1796480800000,'{"role":"user","time":{"created":1796480800000}}')`,
+	} {
+		if _, err := w.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// OpenCode stores a user message, then its parts.
+	if replies, prompts, err = r.Read(false); len(replies)+len(prompts) != 0 || err != nil {
+		t.Fatalf("a prompt without its text yet: %q, %q, %v", replies, prompts, err)
+	}
+	for _, q := range []string{
 		`INSERT INTO part VALUES('prt_b1','msg_b1','` + ses + `',1796480800000,1796480800000,'{"type":"text","text":"second"}')`,
 		`INSERT INTO part VALUES('prt_b2','msg_b1','` + ses + `',1796480800000,1796480800000,'{"type":"text","text":"relay note","synthetic":true}')`,
 		`INSERT INTO message VALUES('msg_b2','` + ses + `',1796480800100,1796480800100,'{"role":"assistant","time":{"created":1796480800100}}')`,

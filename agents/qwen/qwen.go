@@ -107,8 +107,16 @@ func FindChat(home, id string) (string, error) {
 // user's own from its end. With --resume or --prompt relay reads the
 // screen, as for Gemini CLI, from whose command line Qwen Code's derives.
 func exact(l agents.Launch) (agents.Setup, error) {
+	env, merr := mcpSetup(l)
+	if merr != nil {
+		l.Log.Warn("relay's MCP tools will be missing in Qwen Code", "err", merr)
+	}
 	id, add, err := sessionOf(l.Args)
 	if err != nil {
+		if len(env) > 0 { // the MCP server still, the screen for the text
+			l.Log.Info("chat record of Qwen Code is not followed", "err", err)
+			return agents.Setup{Env: env}, nil
+		}
 		return agents.Setup{}, fmt.Errorf("chat record of Qwen Code is not followed: %w", err)
 	}
 	own := len(add) == 0
@@ -126,7 +134,7 @@ func exact(l agents.Launch) (agents.Setup, error) {
 		}
 		return NewChatReaderAt(path, off), nil
 	}
-	return agents.Setup{Args: add, Source: agents.NewFollower("Qwen Code's chat record", find, l.Log)}, nil
+	return agents.Setup{Args: add, Env: env, Source: agents.NewFollower("Qwen Code's chat record", find, l.Log)}, nil
 }
 
 // sessionOf is the session relay follows and the arguments to add.
@@ -138,6 +146,7 @@ func sessionOf(args []string) (id string, add []string, err error) {
 func diagnose(_ context.Context, p agents.Probe) agents.Diagnosis {
 	return agents.Diagnosis{
 		ExactText: "chat record (" + filepath.Join(homeOf(p.Env), ".qwen", "projects", "<folder>", "chats") + "), by the --session-id relay passes",
+		MCP:       "registered for each session (an overlay of its system defaults, " + SystemDefaultsEnv + "), server relay",
 	}
 }
 

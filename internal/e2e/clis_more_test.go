@@ -33,6 +33,8 @@ type screenCLI struct {
 	ready func(screen string) bool
 	work  string // its project folder, where it runs commands
 	home  string // RELAY_HOME, for the wrapper's log in failure reports
+
+	started time.Time // when relay wrap was started
 }
 
 // screenCLI starts the real kind ("codex" or "gemini") as name under relay
@@ -55,6 +57,15 @@ func (tm *team) screenCLISized(kind, name string, cols, rows int, script mockmod
 // RELAY_* variables that point relay at the hub.
 func startScreenCLI(t testing.TB, env []string, kind, name string, cols, rows int, script mockmodel.Script, extra ...string) *screenCLI {
 	t.Helper()
+	a := launchScreenCLI(t, env, kind, name, cols, rows, script, extra...)
+	a.waitStarted(t)
+	return a
+}
+
+// launchScreenCLI is startScreenCLI without the wait (waitStarted), for
+// tests that start several CLIs at once.
+func launchScreenCLI(t testing.TB, env []string, kind, name string, cols, rows int, script mockmodel.Script, extra ...string) *screenCLI {
+	t.Helper()
 	a := &screenCLI{name: name, kind: kind}
 	for _, kv := range env {
 		if h, ok := strings.CutPrefix(kv, "RELAY_HOME="); ok {
@@ -69,6 +80,11 @@ func startScreenCLI(t testing.TB, env []string, kind, name string, cols, rows in
 	}
 	var cmd agenttest.Cmd
 	switch kind {
+	case "claude":
+		m := mockmodel.NewAnthropic(mockmodel.Options{Script: script})
+		t.Cleanup(m.Close)
+		a.model, a.ready = m, agenttest.ClaudeReady
+		cmd = agenttest.Claude(t, agenttest.ClaudeOptions{Model: m.URL, WorkDir: work, Cols: cols, Rows: rows, ExtraArgs: extra, Env: env})
 	case "codex":
 		m := mockmodel.NewResponses(mockmodel.Options{Script: script})
 		t.Cleanup(m.Close)
@@ -92,19 +108,26 @@ func startScreenCLI(t testing.TB, env []string, kind, name string, cols, rows in
 		a.model, a.ready = m, off.Ready
 		cmd = agenttest.OfflineCLI(t, kind, agenttest.OfflineOptions{Model: m.URL, WorkDir: work, Cols: cols, Rows: rows, ExtraArgs: extra, Env: env})
 	}
-	started := time.Now()
+	a.started = time.Now()
 	a.term = agenttest.Start(t, cmd.Under(relayBin, "wrap", "--name", name, "--"))
 	stopGently(t, a.term)
-	waitStarted(t, name, kind, a.term, a.ready, started)
+	return a
+}
+
+// waitStarted waits until the CLI is ready and relay's primer turn, if it
+// types one, is over.
+func (a *screenCLI) waitStarted(t testing.TB) {
+	t.Helper()
+	name, kind := a.name, a.kind
+	waitStarted(t, name, kind, a.term, a.ready, a.started)
 	// relay types the primer once at first idle into CLIs without a
 	// primer flag: let that turn pass, so that the test starts from an
 	// idle agent that has had its only unprompted turn.
 	if prof, err := registry.Named(kind); err == nil && prof.TypePrimer {
-		a.waitTurn(t, `You are agent "`+name+`"`, 60*time.Second)
+		a.waitTurn(t, `You are agent "`+name+`"`, 180*time.Second)
 		a.waitIdle(t)
-		t.Logf("%s: %s's primer turn over %v after its start", name, kind, time.Since(started).Round(100*time.Millisecond))
+		t.Logf("%s: %s's primer turn over %v after its start", name, kind, time.Since(a.started).Round(100*time.Millisecond))
 	}
-	return a
 }
 
 // cliStartWait bounds how long a real CLI may take under relay wrap to
@@ -114,8 +137,9 @@ func startScreenCLI(t testing.TB, env []string, kind, name string, cols, rows in
 // twice, since the CLI relaunches itself for a larger heap) printed its
 // first byte after 21-30 s and drew its input box after 28-44 s, alone;
 // three CLIs starting at once took longer still. Qwen Code stayed at
-// "Initializing..." for over 60 s at a load of 28.
-const cliStartWait = 240 * time.Second
+// "Initializing..." for over 60 s at a load of 28, and OpenCode drew
+// nothing for 3 minutes at a load of 47.
+const cliStartWait = 300 * time.Second
 
 // waitStarted waits until term, a CLI under relay wrap started at since,
 // shows its idle input row (ready), and logs how long that took.
@@ -136,7 +160,7 @@ func (a *screenCLI) screen(t testing.TB) string {
 // waitIdle waits until the CLI shows its idle input row again.
 func (a *screenCLI) waitIdle(t testing.TB) {
 	t.Helper()
-	if _, err := a.term.WaitReady(60*time.Second, a.ready); err != nil {
+	if _, err := a.term.WaitReady(120*time.Second, a.ready); err != nil {
 		t.Fatalf("%s (%s) did not get idle: %v\n%s", a.name, a.kind, err, a.screen(t))
 	}
 }
@@ -164,13 +188,13 @@ func (a *screenCLI) waitTurn(t testing.TB, s string, timeout time.Duration) mock
 }
 
 // submit types s as the human would (paste, a pause, Enter) and waits up
-// to a minute for the model turn that holds it. Enter is pressed again if
+// to two minutes for the model turn that holds it. Enter is pressed again if
 // none came in half that time: on a loaded machine a CLI can read the
 // paste and the Enter in one go and take the Enter for a newline.
 func (a *screenCLI) submit(t testing.TB, s string) {
 	t.Helper()
 	before := a.turnsWith(s)
-	if _, err := a.term.SubmitConfirm(s, 300*time.Millisecond, 60*time.Second, func() bool { return a.turnsWith(s) > before }); err != nil {
+	if _, err := a.term.SubmitConfirm(s, 300*time.Millisecond, 120*time.Second, func() bool { return a.turnsWith(s) > before }); err != nil {
 		t.Fatalf("%s (%s): %v\nscreen:\n%s", a.name, a.kind, err, a.screen(t))
 	}
 }

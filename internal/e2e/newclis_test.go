@@ -30,6 +30,7 @@ func TestNewCLIs(t *testing.T) {
 	for _, cli := range []struct{ kind, name string }{
 		{"pi", "pi"},
 		{"qwen", "Qwen Code"},
+		{"opencode", "OpenCode"},
 	} {
 		t.Run(cli.kind, func(t *testing.T) {
 			t.Parallel()
@@ -113,9 +114,9 @@ func testNewCLI(t *testing.T, kind, cliName string) {
 	})
 
 	bob.Type("@relay:Alice " + ask + "\r")
-	alice.waitTurn(t, ask, 60*time.Second)
-	bob.WaitOutput(delivery.ShellText(reply), 60*time.Second)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	alice.waitTurn(t, ask, 120*time.Second)
+	bob.WaitOutput(delivery.ShellText(reply), 120*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	if _, err := alice.model.WaitReplied(ctx, len(alice.model.Turns())); err != nil {
 		t.Fatal(err)
@@ -125,7 +126,7 @@ func testNewCLI(t *testing.T, kind, cliName string) {
 	// after: wait for Alice to be idle, then for a message typed after it.
 	alice.waitIdle(t)
 	bob.Type("@relay:Alice zz9 last\r")
-	alice.waitTurn(t, "zz9 last", 60*time.Second)
+	alice.waitTurn(t, "zz9 last", 120*time.Second)
 	if n := alice.turnsWith(ask); n != 1 {
 		t.Errorf("Alice's model got the message %d times", n)
 	}
