@@ -30,7 +30,6 @@ import (
 	"github.com/relayhq/relay/bus"
 	"github.com/relayhq/relay/config"
 	"github.com/relayhq/relay/delivery"
-	"github.com/relayhq/relay/memory"
 	"github.com/relayhq/relay/patterns"
 )
 
@@ -61,7 +60,7 @@ type Options struct {
 	// so on Stdout before the agent starts).
 	Executable string
 	// Delivery is how messages are typed in (wait, queue, steer).
-	Delivery delivery.Mode
+	Delivery DeliveryMode
 	// HumanQuiet is how long the human must not have typed before
 	// anything is typed in; zero means 2 s.
 	HumanQuiet time.Duration
@@ -78,7 +77,7 @@ type Options struct {
 	// stuck in its presence); zero means delivery.DefaultStuckAfter (30 s).
 	StuckAfter time.Duration
 	// Damping bounds how fast this agent may message others.
-	Damping delivery.DamperOptions
+	Damping Damping
 	// NoPrimer leaves the agent's protocol primer out.
 	NoPrimer bool
 	// Prompt is typed into the agent once, when it is first ready (after
@@ -96,9 +95,9 @@ type Options struct {
 	// Agent.SaveMemory and SearchMemory and the primer's memories use,
 	// in this program, instead of the hub's service: a backend of one's
 	// own (the seed's "custom"). It must be safe for concurrent use;
-	// memory.Store, memory.Client and any implementation of memory.API
-	// serve. See docs/memory.md.
-	Memory memory.API
+	// the hub's memory client, the SQLite store and any implementation of
+	// MemoryAPI serve. See docs/memory.md.
+	Memory MemoryAPI
 	// Stdin and Stdout are the human's terminal; nil means the process's.
 	Stdin  *os.File
 	Stdout io.Writer
