@@ -42,7 +42,7 @@ type hooks struct {
 	reader *TranscriptReader // from SessionStart on
 	blocks int               // Stops blocked in a row
 	asks   []*asking         // PermissionRequest hooks waiting for an answer, oldest first
-	sink   agents.Sink
+	sink   agents.HookSink
 	ctx    context.Context // Run's: outlives each hook's exchange
 }
 
