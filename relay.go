@@ -30,7 +30,7 @@ import (
 	"github.com/relayhq/relay/bus"
 	"github.com/relayhq/relay/config"
 	"github.com/relayhq/relay/delivery"
-	"github.com/relayhq/relay/memory"
+	"github.com/relayhq/relay/internal/handler"
 	"github.com/relayhq/relay/patterns"
 )
 
@@ -61,7 +61,7 @@ type Options struct {
 	// so on Stdout before the agent starts).
 	Executable string
 	// Delivery is how messages are typed in (wait, queue, steer).
-	Delivery delivery.Mode
+	Delivery DeliveryMode
 	// HumanQuiet is how long the human must not have typed before
 	// anything is typed in; zero means 2 s.
 	HumanQuiet time.Duration
@@ -78,7 +78,7 @@ type Options struct {
 	// stuck in its presence); zero means delivery.DefaultStuckAfter (30 s).
 	StuckAfter time.Duration
 	// Damping bounds how fast this agent may message others.
-	Damping delivery.DamperOptions
+	Damping Damping
 	// NoPrimer leaves the agent's protocol primer out.
 	NoPrimer bool
 	// Prompt is typed into the agent once, when it is first ready (after
@@ -96,9 +96,9 @@ type Options struct {
 	// Agent.SaveMemory and SearchMemory and the primer's memories use,
 	// in this program, instead of the hub's service: a backend of one's
 	// own (the seed's "custom"). It must be safe for concurrent use;
-	// memory.Store, memory.Client and any implementation of memory.API
-	// serve. See docs/memory.md.
-	Memory memory.API
+	// the hub's memory client, the SQLite store and any implementation of
+	// MemoryAPI serve. See docs/memory.md.
+	Memory MemoryAPI
 	// Stdin and Stdout are the human's terminal; nil means the process's.
 	Stdin  *os.File
 	Stdout io.Writer
@@ -112,44 +112,43 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// Match is one command the agent wrote, as a handler sees it.
-type Match struct {
-	Namespace string // lower case, without "@" and ":"
-	Target    string // what follows the colon, up to the first space
-	Body      string
-	Agent     string // the agent that wrote it
-	SessionID string
-	Workspace string
-	// RecentOutput (the agent's last lines: what it wrote, never what
-	// relay or the human typed) and RecentMessages (the last messages it
-	// received or sent), oldest first, as EventInfo has them.
-	RecentOutput   []string
-	RecentMessages []Message
-}
+// Match is one command the agent wrote, as a handler sees it:
+//
+//	Namespace      string    // lower case, without "@" and ":"
+//	Target         string    // what follows the colon, up to the first space
+//	Body           string
+//	Agent          string    // the agent that wrote it
+//	SessionID      string
+//	Workspace      string
+//	RecentOutput   []string  // the agent's last lines, oldest first
+//	RecentMessages []Message // the last messages it received or sent, oldest first
+//
+// RecentOutput is what the agent wrote, never what relay or the human
+// typed; both are as EventInfo has them.
+type Match = handler.Match
 
-// Result is what a handler made of a command or an event.
-type Result struct {
-	// Inject is typed back into the agent (escapes and controls removed,
-	// commands kept unless Neutralize is set), if not empty.
-	Inject string
-	// Stop ends the chain: later handlers of the namespace do not run.
-	Stop bool
-	// For MessageReceived: Block refuses the message (its sender gets a
-	// failed receipt with Reason); Hold keeps it in the inbox for later;
-	// Message, when not nil, replaces its text. For BeforeToolCall: Block
-	// refuses the tool call, and Reason reaches the model.
-	Block   bool
-	Reason  string
-	Hold    bool
-	Message *string
-	// Neutralize types Inject as a peer's text is typed: every
-	// command-like "@word:" in it is neutralised (＠word:), so that the
-	// agent cannot fire it by copying it. Set it when Inject passes on
-	// text others wrote; by default a handler's text is the user's own
-	// and keeps its commands, so that an agent that follows it to the
-	// letter writes a line that fires.
-	Neutralize bool
-}
+// Result is what a handler made of a command or an event:
+//
+//	Inject     string  // typed back into the agent, if not empty
+//	Stop       bool    // ends the chain: later handlers of the namespace do not run
+//	Block      bool    // refuses the message or tool call
+//	Reason     string  // why, for Block
+//	Hold       bool    // keeps the message in the inbox for later
+//	Message    *string // when not nil, replaces the message's text
+//	Neutralize bool    // types Inject as a peer's text is typed
+//
+// Inject is typed with escapes and controls removed and its commands kept,
+// unless Neutralize is set. For MessageReceived: Block refuses the message
+// (its sender gets a failed receipt with Reason); Hold keeps it in the
+// inbox for later; Message, when not nil, replaces its text. For
+// BeforeToolCall: Block refuses the tool call, and Reason reaches the
+// model. Neutralize types Inject as a peer's text is typed: every
+// command-like "@word:" in it is neutralised (＠word:), so that the agent
+// cannot fire it by copying it. Set it when Inject passes on text others
+// wrote; by default a handler's text is the user's own and keeps its
+// commands, so that an agent that follows it to the letter writes a line
+// that fires.
+type Result = handler.Result
 
 // HandlerFunc handles the commands of one namespace.
 type HandlerFunc func(ctx context.Context, m Match) (Result, error)
@@ -212,11 +211,11 @@ type EventInfo struct {
 	RecentMessages []Message
 }
 
-// Message is a message an agent received or sent.
-type Message struct {
-	ID, From, To, Body string
-	At                 time.Time
-}
+// Message is a message an agent received or sent:
+//
+//	ID, From, To, Body string
+//	At                 time.Time
+type Message = handler.Message
 
 // EventFunc handles an event; its Result's Inject is typed into the agent.
 type EventFunc func(ctx context.Context, e EventInfo) (Result, error)

@@ -63,10 +63,7 @@ func (r *Relay) Wrap(ctx context.Context, command string, args ...string) (int, 
 	}
 	for _, p := range r.userPatterns() {
 		h := p.h
-		cfg.Patterns = append(cfg.Patterns, session.Pattern{Namespace: p.ns, Override: p.override, Handle: func(ctx context.Context, m session.Match) (session.Result, error) {
-			res, err := h(ctx, match(m))
-			return session.Result(res), err
-		}})
+		cfg.Patterns = append(cfg.Patterns, session.Pattern{Namespace: p.ns, Override: p.override, Handle: h})
 	}
 	return session.Run(ctx, cfg)
 }
@@ -76,9 +73,8 @@ func (r *Relay) sessionEvents(ev session.Event) []session.EventFunc {
 	hs := r.eventHandlers(Event(ev))
 	out := make([]session.EventFunc, len(hs))
 	for i, h := range hs {
-		out[i] = func(ctx context.Context, e session.EventInfo) (session.Result, error) {
-			res, err := h(ctx, eventInfo(e))
-			return session.Result(res), err
+		out[i] = func(ctx context.Context, e session.EventInfo) (Result, error) {
+			return h(ctx, eventInfo(e))
 		}
 	}
 	return out
@@ -93,31 +89,16 @@ func (r *Relay) sessionIdle() []session.IdleHandler {
 	for i, ih := range hs {
 		h := ih.h
 		out[i] = session.IdleHandler{After: ih.after, Every: ih.every, Max: ih.max,
-			Handle: func(ctx context.Context, e session.EventInfo) (session.Result, error) {
-				res, err := h(ctx, eventInfo(e))
-				return session.Result(res), err
+			Handle: func(ctx context.Context, e session.EventInfo) (Result, error) {
+				return h(ctx, eventInfo(e))
 			}}
-	}
-	return out
-}
-
-func match(m session.Match) Match {
-	return Match{Namespace: m.Namespace, Target: m.Target, Body: m.Body,
-		Agent: m.Agent, SessionID: m.SessionID, Workspace: m.Workspace,
-		RecentOutput: m.RecentOutput, RecentMessages: messages(m.RecentMessages)}
-}
-
-func messages(ms []session.RecentMessage) []Message {
-	var out []Message
-	for _, m := range ms {
-		out = append(out, Message(m))
 	}
 	return out
 }
 
 func eventInfo(e session.EventInfo) EventInfo {
 	return EventInfo{
-		RecentOutput: e.RecentOutput, RecentMessages: messages(e.RecentMessages),
+		RecentOutput: e.RecentOutput, RecentMessages: e.RecentMessages,
 		Event: Event(e.Event), Agent: e.Agent, SessionID: e.SessionID, Workspace: e.Workspace,
 		Profile: e.Profile, Command: e.Command,
 		ID: e.ID, From: e.From, To: e.To, Body: e.Body, Thread: e.Thread,

@@ -69,17 +69,38 @@ type Turn struct {
 	Ask *Ask
 }
 
-// Sink receives what a Source reads. Its methods are safe for concurrent
-// use and return quickly.
-type Sink interface {
+// The session offers a Source three small interfaces, one for each kind
+// of source, joined in Sink: a Source's Run gets the whole Sink and keeps
+// the part it uses. Their methods are safe for concurrent use and return
+// quickly.
+
+// TextSink takes the exact text every source reads.
+type TextSink interface {
 	// Texts hands over exact assistant texts, in order: their commands
 	// fire, their lines are Output.
 	Texts(texts []string)
 	// Prompted records prompts that reached the model (confirms typing).
 	Prompted(prompts []string)
+}
+
+// FileSink is what a source that reads the CLI's own session file (a
+// Follower) needs besides the texts.
+type FileSink interface {
+	TextSink
 	// Commands hands back screen commands the source held and will not
 	// give itself: they fire as the screen saw them.
 	Commands(cmds []patterns.Command)
+	// Idle reports whether the agent's turn has ended.
+	Idle() bool
+	// Pid is the agent's process id.
+	Pid() int
+}
+
+// HookSink is what a source fed by the CLI's hooks or extension (Claude
+// Code, Gemini CLI, pi) needs besides the texts: the turns it reports, the
+// tool calls it can hold, the messages it can hand to the model.
+type HookSink interface {
+	TextSink
 	// Turn reports the agent's state.
 	Turn(t Turn)
 	// ToolCall reports a tool the agent called (after it ran).
@@ -91,13 +112,15 @@ type Sink interface {
 	// that can give it to the model directly; done reports whether it got
 	// there (an error puts it back). ok is false when nothing waits.
 	HandOver() (text string, done func(error), ok bool)
-	// Idle reports whether the agent's turn has ended.
-	Idle() bool
-	// Pid is the agent's process id.
-	Pid() int
 	// Go runs f in the session's goroutine group: a panic restores the
 	// human's terminal, and the session waits for f before it ends.
 	Go(f func())
+}
+
+// Sink receives what a Source reads: everything the session offers.
+type Sink interface {
+	FileSink
+	HookSink
 }
 
 // ToolVerdict is what BeforeToolCall handlers made of a tool call: Block

@@ -110,7 +110,10 @@ func (f *Follower) Idle() {
 }
 
 // Run follows the file until ctx ends.
-func (f *Follower) Run(ctx context.Context, sink Sink) error {
+func (f *Follower) Run(ctx context.Context, sink Sink) error { return f.follow(ctx, sink) }
+
+// follow is Run with the part of the sink it uses.
+func (f *Follower) follow(ctx context.Context, sink FileSink) error {
 	f.pid = sink.Pid
 	f.fire = func(replies, prompts []string) {
 		if len(prompts) > 0 {

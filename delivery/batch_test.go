@@ -70,13 +70,12 @@ func TestBurstIsOneInjection(t *testing.T) {
 			var confirmed []string
 			o := tc.o
 			o.Clock = newFakeClock()
-			o.Type = ty.Type
-			o.Confirm = func(_ context.Context, text string) error {
+			o.Typist = with{Typist: ty, confirm: func(_ context.Context, text string) error {
 				mu.Lock()
 				defer mu.Unlock()
 				confirmed = append(confirmed, text)
 				return nil
-			}
+			}}
 			q := NewQueue(o)
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
@@ -132,7 +131,7 @@ func TestBurstOverCapIsSplit(t *testing.T) {
 		t.Run(string(tc.mode), func(t *testing.T) {
 			ty := &typist{}
 			var r receipts
-			q := NewQueue(Options{Mode: tc.mode, Join: "\r", MaxInjection: limit, Clock: newFakeClock(), Type: ty.Type})
+			q := NewQueue(Options{Mode: tc.mode, Join: "\r", MaxInjection: limit, Clock: newFakeClock(), Typist: ty})
 			items := labelled(50, 300, &r)
 			items = append(items[:25:25], append([]Item{{ID: "big", Text: strings.Repeat("B", limit+500), Done: r.done("big")}}, items[25:]...)...)
 			q.AddAll(items)
@@ -184,7 +183,7 @@ func TestBurstOverCapIsSplit(t *testing.T) {
 func TestBatchedCopiesTypedOnce(t *testing.T) {
 	ty := &typist{}
 	var r receipts
-	q := NewQueue(Options{Clock: newFakeClock(), Type: ty.Type, Confirm: func(context.Context, string) error { return nil }})
+	q := NewQueue(Options{Clock: newFakeClock(), Typist: with{Typist: ty, confirm: func(context.Context, string) error { return nil }}})
 	item := func(id, who string) Item { return Item{ID: id, Text: "text " + id, Done: r.done(who)} }
 	q.AddAll([]Item{item("a", "a"), item("b", "b"), item("a", "a-same-pull")})
 	q.Add(item("b", "b-waiting"))
@@ -221,7 +220,7 @@ func TestBatchIsTheDefault(t *testing.T) {
 	if m, err := ParseMode(""); err != nil || m != ModeBatch {
 		t.Fatalf("ParseMode(\"\") = %q, %v", m, err)
 	}
-	q := NewQueue(Options{Clock: newFakeClock(), Type: (&typist{}).Type})
+	q := NewQueue(Options{Clock: newFakeClock(), Typist: &typist{}})
 	if q.o.Mode != ModeBatch || q.o.Join != "\n\n" || q.o.MaxInjection != DefaultMaxInjection {
 		t.Fatalf("defaults: mode %q, join %q, cap %d", q.o.Mode, q.o.Join, q.o.MaxInjection)
 	}

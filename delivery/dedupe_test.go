@@ -98,9 +98,9 @@ func TestCopyIsTypedOnce(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ty := &typist{}
 			var r receipts
-			o := Options{Clock: newFakeClock(), Type: ty.Type}
+			o := Options{Clock: newFakeClock(), Typist: ty}
 			if tc.confirm {
-				o.Confirm = func(context.Context, string) error { return nil }
+				o.Typist = with{Typist: ty, confirm: func(context.Context, string) error { return nil }}
 			}
 			q := NewQueue(o)
 			q.SetState(idle)
@@ -145,7 +145,7 @@ func TestStallTypesEachMessageOnce(t *testing.T) {
 			clock := newFakeClock()
 			ty := &typist{}
 			// "message m000" is 12 bytes: 3 of them and 2 separators are 40.
-			o := Options{Mode: tc.mode, MaxInjection: 40, Clock: clock, Type: ty.Type, Recheck: 500 * time.Millisecond}
+			o := Options{Mode: tc.mode, MaxInjection: 40, Clock: clock, Typist: ty, Recheck: 500 * time.Millisecond}
 			if journal {
 				j, err := OpenJournal(filepath.Join(t.TempDir(), "journal"))
 				if err != nil {

@@ -16,7 +16,7 @@ func TestHold(t *testing.T) {
 	why := "the terminal is in use by vim"
 	asked := 0
 	q := NewQueue(Options{Clock: clock, Pipeline: 2, Join: "\r", HoldPoll: 250 * time.Millisecond,
-		Hold: func() string { asked++; return why }, Type: (&typist{}).Type})
+		Typist: with{Typist: &typist{}, hold: func() string { asked++; return why }}})
 	q.Add(Item{Text: "a"})
 	q.SetState(idle)
 	if b, wait := q.next(); b != nil || wait != 250*time.Millisecond {

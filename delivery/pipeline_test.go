@@ -16,13 +16,12 @@ type seqTypist struct {
 	during func(n uint64) // runs inside each Type
 }
 
-func (ty *seqTypist) Type(ctx context.Context, text string) error {
-	n, pipelined := Injection(ctx)
-	ty.seen = append(ty.seen, fmt.Sprintf("%s#%d:%v", text, n, pipelined))
+func (ty *seqTypist) Type(ctx context.Context, in *Injection) error {
+	ty.seen = append(ty.seen, fmt.Sprintf("%s#%d:%v", in.Text, in.N, in.Pipelined))
 	if ty.during != nil {
-		ty.during(n)
+		ty.during(in.N)
 	}
-	return ty.typist.Type(ctx, text)
+	return ty.typist.Type(ctx, in)
 }
 
 // typeNext has q type what it would type now; false when it waits.
@@ -42,7 +41,7 @@ func typeNext(q *Queue) bool {
 func TestPipelineTypesAheadOfTheEcho(t *testing.T) {
 	ty := &seqTypist{}
 	q := NewQueue(Options{Mode: ModeQueue, Join: "\r", MaxInjection: 4, Pipeline: 3,
-		Clock: newFakeClock(), Recheck: time.Hour, Type: ty.Type})
+		Clock: newFakeClock(), Recheck: time.Hour, Typist: ty})
 	for _, s := range []string{"m1", "m2", "m3", "m4", "m5", "m6"} {
 		q.Add(Item{ID: s, Text: s})
 	}
@@ -80,7 +79,7 @@ func TestPipelineTypesAheadOfTheEcho(t *testing.T) {
 func TestPipelineLateSignIsNotTheCurrent(t *testing.T) {
 	ty := &seqTypist{}
 	q := NewQueue(Options{Mode: ModeQueue, Join: "\r", MaxInjection: 4, Pipeline: 2,
-		Clock: newFakeClock(), Recheck: time.Hour, Type: ty.Type})
+		Clock: newFakeClock(), Recheck: time.Hour, Typist: ty})
 	for _, s := range []string{"m1", "m2", "m3"} {
 		q.Add(Item{ID: s, Text: s})
 	}
@@ -102,7 +101,7 @@ func TestPipelineLateSignIsNotTheCurrent(t *testing.T) {
 // waits for the agent, whatever Pipeline says.
 func TestWaitModeNeverPipelines(t *testing.T) {
 	ty := &seqTypist{}
-	q := NewQueue(Options{Mode: ModeWait, Pipeline: 3, Clock: newFakeClock(), Recheck: time.Hour, Type: ty.Type})
+	q := NewQueue(Options{Mode: ModeWait, Pipeline: 3, Clock: newFakeClock(), Recheck: time.Hour, Typist: ty})
 	q.Add(Item{ID: "a", Text: "a"})
 	q.Add(Item{ID: "b", Text: "b"})
 	q.SetState(idle)

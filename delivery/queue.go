@@ -136,25 +136,11 @@ type Options struct {
 	// them. Each injection stays within MaxInjection. ModeWait never
 	// pipelines: it types one message per idle moment.
 	Pipeline int
-	// LastHuman returns when the human last typed.
-	LastHuman func() time.Time
-	// Hold, if set, is asked right before an injection that would go
-	// now (the agent ready and idle, the human quiet), unless it is
-	// pipelined behind one the agent has not shown it took: a reason
-	// other than "" keeps everything waiting, and Hold is asked again
-	// every HoldPoll while something waits (a plain shell: is the shell
-	// itself at its primary prompt). It must not call the queue.
-	Hold func() string
-	// HoldPoll is how often Hold is asked again; 100ms by default.
+	// HoldPoll is how often Typist.Hold is asked again while something
+	// waits; 100ms by default.
 	HoldPoll time.Duration
-	// Type types text into the agent (paste, settle, Enter). Required.
-	Type func(ctx context.Context, text string) error
-	// Confirm, if set, checks after typing that the agent took the text;
-	// an error is a failed receipt with its reason.
-	Confirm func(ctx context.Context, text string) error
-	// Typed, if set, is called after each injection was typed, with its
-	// items in order (for the log: which messages went in together).
-	Typed func(batch []Item)
+	// Typist types into the agent. Required.
+	Typist Typist
 	// Journal remembers what was typed, across crashes; nil keeps nothing.
 	Journal *Journal
 	// Retries is how often typing is retried before the items fail; 2 by
@@ -184,9 +170,6 @@ func (o *Options) fill() {
 	}
 	if o.HoldPoll <= 0 {
 		o.HoldPoll = 100 * time.Millisecond
-	}
-	if o.LastHuman == nil {
-		o.LastHuman = func() time.Time { return time.Time{} }
 	}
 	if o.Retries == 0 {
 		o.Retries = 2
@@ -351,9 +334,9 @@ func (q *Queue) next() ([]Item, time.Duration) {
 	if !due {
 		return nil, wait
 	}
-	if q.o.Hold != nil && !pipelined {
+	if !pipelined {
 		// Asked without the lock: Hold reads the agent's terminal.
-		if why := q.o.Hold(); why != "" {
+		if why := q.o.Typist.Hold(); why != "" {
 			return nil, q.o.HoldPoll
 		}
 	}
@@ -396,7 +379,7 @@ func (q *Queue) due() (wait time.Duration, due, pipelined bool) {
 		}
 		q.seen = q.typed
 	}
-	if left := q.o.LastHuman().Add(q.o.HumanQuiet).Sub(now); left > 0 {
+	if left := q.o.Typist.LastHuman().Add(q.o.HumanQuiet).Sub(now); left > 0 {
 		return left, false, false
 	}
 	return 0, true, q.seen < q.typed
@@ -404,7 +387,6 @@ func (q *Queue) due() (wait time.Duration, due, pipelined bool) {
 
 // deliver types a batch as one injection and reports its fate.
 func (q *Queue) deliver(ctx context.Context, batch []Item) {
-	text := join(batch, q.o.Join)
 	// The journal is written when Type commits (Commit, the moment its last
 	// byte is written), not after what Type does next: the shorter the
 	// time between the child taking the text and the journal, the smaller
@@ -412,17 +394,18 @@ func (q *Queue) deliver(ctx context.Context, batch []Item) {
 	// counts the batch typed.
 	var jerr error
 	committed := false
-	tctx := context.WithValue(ctx, commitKey{}, func() {
+	in := &Injection{Text: join(batch, q.o.Join), Items: batch}
+	in.commit = func() {
 		if !committed {
 			committed, jerr = true, q.mark(batch)
 		}
-	})
+	}
 	q.mu.Lock()
-	tctx = context.WithValue(tctx, injectionKey{}, injection{n: q.seq, pipelined: q.seen < q.typed})
+	in.N, in.Pipelined = q.seq, q.seen < q.typed
 	q.mu.Unlock()
 	var err error
 	for try := 0; try <= q.o.Retries; try++ {
-		if err = q.o.Type(tctx, text); err == nil || ctx.Err() != nil {
+		if err = q.o.Typist.Type(ctx, in); err == nil || ctx.Err() != nil {
 			break
 		}
 	}
@@ -446,21 +429,15 @@ func (q *Queue) deliver(ctx context.Context, batch []Item) {
 		reason = "journal: " + jerr.Error()
 	}
 	all := q.land(batch, true)
-	if q.o.Typed != nil {
-		q.o.Typed(batch)
-	}
 	report(all, StatusDelivered, reason)
-	if q.o.Confirm == nil {
-		return
-	}
-	if cerr := q.o.Confirm(ctx, text); cerr != nil {
-		if errors.Is(cerr, context.Canceled) {
-			return
-		}
+	ok, cerr := q.o.Typist.Confirm(ctx, in)
+	switch {
+	case errors.Is(cerr, context.Canceled):
+	case cerr != nil:
 		report(all, StatusFailed, "not confirmed: "+cerr.Error())
-		return
+	case ok:
+		report(all, StatusConfirmed, "")
 	}
-	report(all, StatusConfirmed, "")
 }
 
 // mark records the ids of batch as typed in the journal, if there is one.
@@ -563,32 +540,4 @@ func (q *Queue) Handed(items []Item) {
 	all := q.land(items, true)
 	report(all, StatusDelivered, reason)
 	report(all, StatusConfirmed, "")
-}
-
-type commitKey struct{}
-
-type injectionKey struct{}
-
-type injection struct {
-	n         uint64
-	pipelined bool
-}
-
-// Injection returns, from inside Options.Type, the number of the injection
-// being typed (for SettledThrough; 0 outside Type) and whether it is typed
-// while the agent has not shown yet that it took the one before
-// (Options.Pipeline): what its screen shows now is that one's echo.
-func Injection(ctx context.Context) (n uint64, pipelined bool) {
-	in, _ := ctx.Value(injectionKey{}).(injection)
-	return in.n, in.pipelined
-}
-
-// Commit tells the queue, from inside Options.Type, that the text has
-// reached the agent: the queue journals the batch as typed now, so that a
-// crash from here on never types it twice. Type calls it right after its
-// last write; a Type that never calls it is journaled when it returns.
-func Commit(ctx context.Context) {
-	if f, ok := ctx.Value(commitKey{}).(func()); ok {
-		f()
-	}
 }

@@ -22,7 +22,7 @@ type typist struct {
 	during func()
 }
 
-func (ty *typist) Type(ctx context.Context, text string) error {
+func (ty *typist) Type(ctx context.Context, in *Injection) error {
 	ty.mu.Lock()
 	during := ty.during
 	ty.during = nil
@@ -36,7 +36,7 @@ func (ty *typist) Type(ctx context.Context, text string) error {
 		ty.fail--
 		return errors.New("pty gone")
 	}
-	ty.typed = append(ty.typed, text)
+	ty.typed = append(ty.typed, in.Text)
 	return nil
 }
 
@@ -107,7 +107,7 @@ func TestNextDecides(t *testing.T) {
 			if tc.humanAgo > 0 {
 				human = clock.Now().Add(-tc.humanAgo)
 			}
-			q := NewQueue(Options{Mode: tc.mode, Clock: clock, LastHuman: func() time.Time { return human }, Type: (&typist{}).Type})
+			q := NewQueue(Options{Mode: tc.mode, Clock: clock, Typist: with{Typist: &typist{}, lastHuman: func() time.Time { return human }}})
 			for _, s := range tc.items {
 				q.Add(Item{Text: s})
 			}
@@ -127,7 +127,7 @@ func TestNextDecides(t *testing.T) {
 // until the agent has reacted (busy) and is idle again.
 func TestWaitModeOneMessagePerIdleMoment(t *testing.T) {
 	clock := newFakeClock()
-	q := NewQueue(Options{Mode: ModeWait, Clock: clock, Type: (&typist{}).Type})
+	q := NewQueue(Options{Mode: ModeWait, Clock: clock, Typist: &typist{}})
 	q.Add(Item{Text: "one"})
 	q.Add(Item{Text: "two"})
 	q.SetState(idle)
@@ -149,7 +149,7 @@ func TestWaitModeOneMessagePerIdleMoment(t *testing.T) {
 // reading lines) still gets the next message after Recheck.
 func TestWaitModeRecheck(t *testing.T) {
 	clock := newFakeClock()
-	q := NewQueue(Options{Mode: ModeWait, Clock: clock, Recheck: time.Second, Type: (&typist{}).Type})
+	q := NewQueue(Options{Mode: ModeWait, Clock: clock, Recheck: time.Second, Typist: &typist{}})
 	q.Add(Item{Text: "one"})
 	q.Add(Item{Text: "two"})
 	q.SetState(idle)
@@ -167,7 +167,7 @@ func TestWaitModeRecheck(t *testing.T) {
 func TestRunDeliversAndReports(t *testing.T) {
 	ty := &typist{}
 	var r receipts
-	q := NewQueue(Options{Type: ty.Type, Confirm: func(ctx context.Context, text string) error { return nil }})
+	q := NewQueue(Options{Typist: with{Typist: ty, confirm: func(ctx context.Context, text string) error { return nil }}})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go q.Run(ctx)
@@ -188,7 +188,7 @@ func TestRunDeliversAndReports(t *testing.T) {
 func TestRunRetriesThenFails(t *testing.T) {
 	ty := &typist{fail: 10}
 	var r receipts
-	q := NewQueue(Options{Type: ty.Type, Retries: 2})
+	q := NewQueue(Options{Typist: ty, Retries: 2})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go q.Run(ctx)
@@ -207,9 +207,9 @@ func TestRunRetriesThenFails(t *testing.T) {
 
 func TestConfirmFailureIsReported(t *testing.T) {
 	var r receipts
-	q := NewQueue(Options{Type: (&typist{}).Type, Confirm: func(context.Context, string) error {
+	q := NewQueue(Options{Typist: with{Typist: &typist{}, confirm: func(context.Context, string) error {
 		return errors.New("input box did not clear")
-	}})
+	}}})
 	q.Add(Item{ID: "m1", Text: "x", Done: r.done("m1")})
 	q.SetState(idle)
 	b, _ := q.next()
@@ -228,7 +228,7 @@ func TestJournalSurvivesRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	ty := &typist{}
-	q := NewQueue(Options{Type: ty.Type, Journal: j})
+	q := NewQueue(Options{Typist: ty, Journal: j})
 	q.Add(Item{ID: "m1", Text: "first"})
 	q.SetState(idle)
 	b, _ := q.next()
@@ -241,7 +241,7 @@ func TestJournalSurvivesRestart(t *testing.T) {
 	}
 	defer j2.Close()
 	var r receipts
-	q2 := NewQueue(Options{Type: ty.Type, Journal: j2})
+	q2 := NewQueue(Options{Typist: ty, Journal: j2})
 	q2.Add(Item{ID: "m1", Text: "first", Done: r.done("m1")}) // redelivered by the hub
 	q2.Add(Item{ID: "m2", Text: "second"})
 	q2.SetState(idle)
@@ -279,7 +279,7 @@ func TestTakeRequeueHanded(t *testing.T) {
 	}
 	defer j.Close()
 	var r receipts
-	q := NewQueue(Options{Type: (&typist{}).Type, Journal: j})
+	q := NewQueue(Options{Typist: &typist{}, Journal: j})
 	q.Add(Item{ID: "a", Text: "A", Done: r.done("a")})
 	q.Add(Item{ID: "b", Text: "B", Done: r.done("b")})
 	items := q.Take()
@@ -321,16 +321,16 @@ func TestJournalAtCommit(t *testing.T) {
 			}
 			defer j.Close()
 			seen := false
-			q := NewQueue(Options{Journal: j, Type: func(ctx context.Context, text string) error {
+			q := NewQueue(Options{Journal: j, Typist: typeFunc(func(ctx context.Context, in *Injection) error {
 				if c.commit {
-					Commit(ctx)
+					in.Commit()
 				}
 				seen = j.Seen("m1") // the crash would come here
 				if c.fail {
 					return errors.New("no terminal")
 				}
 				return nil
-			}})
+			})})
 			q.Add(Item{ID: "m1", Text: "first"})
 			q.SetState(idle)
 			b, _ := q.next()

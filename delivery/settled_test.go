@@ -20,7 +20,7 @@ func TestSettledEndsTheWait(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			clock := newFakeClock()
 			ty := &typist{}
-			q := NewQueue(Options{Mode: ModeWait, Clock: clock, Recheck: time.Hour, Type: ty.Type})
+			q := NewQueue(Options{Mode: ModeWait, Clock: clock, Recheck: time.Hour, Typist: ty})
 			if tc.during {
 				ty.during = q.Settled
 			}
@@ -46,7 +46,7 @@ func TestSettledEndsTheWait(t *testing.T) {
 // injection does not skip the wait after the next one.
 func TestSettledBeforeTypingIsForgotten(t *testing.T) {
 	clock := newFakeClock()
-	q := NewQueue(Options{Mode: ModeWait, Clock: clock, Recheck: time.Hour, Type: (&typist{}).Type})
+	q := NewQueue(Options{Mode: ModeWait, Clock: clock, Recheck: time.Hour, Typist: &typist{}})
 	q.Settled()
 	q.Add(Item{Text: "one"})
 	q.Add(Item{Text: "two"})

@@ -63,8 +63,8 @@ type hooks struct {
 	reader *TranscriptReader  // from the first hook on
 	blocks int                // Stops blocked in a row
 	asks   []*asking          // PermissionRequest hooks waiting for an answer, oldest first
-	sink   agents.Sink
-	ctx    context.Context // Run's: outlives each hook's exchange
+	sink   agents.Sink        // its hooks, and Commands for what it held
+	ctx    context.Context    // Run's: outlives each hook's exchange
 }
 
 // startHooks listens for Claude Code's hooks and returns the flags and

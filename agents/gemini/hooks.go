@@ -168,7 +168,7 @@ type hookSource struct {
 	log   interface{ Warn(string, ...any) }
 
 	mu      sync.Mutex
-	sink    agents.Sink
+	sink    agents.HookSink
 	pending []pendingContext // from BeforeTool, for the call's AfterTool
 }
 

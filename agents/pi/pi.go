@@ -46,7 +46,7 @@ type events struct {
 
 	mu   sync.Mutex
 	on   bool // an event arrived: the extension gives commands and turns
-	sink agents.Sink
+	sink agents.HookSink
 }
 
 // exact writes the extension into RELAY_HOME/run and listens for it.

@@ -2,7 +2,7 @@
 // (the seed's memory.backend = 'custom'): the agent's @memory:save,
 // @memory:search, @memory:list, @memory:get and @memory:forget go to the
 // notes type below instead of the hub's store. Anything that implements
-// memory.API serves: a vector database, a company wiki, mem0.
+// relay.MemoryAPI serves: a vector database, a company wiki, mem0.
 //
 //	go run -tags sqlite_fts5 ./examples/custommemory -- claude
 package main
@@ -21,23 +21,22 @@ import (
 	"time"
 
 	"github.com/relayhq/relay"
-	"github.com/relayhq/relay/memory"
 )
 
 // notes keeps memories in this process and finds them by the words they
 // share with the query. Its ids start with "n".
 type notes struct {
 	mu  sync.Mutex
-	all []memory.Memory
+	all []relay.Memory
 }
 
-var _ memory.API = (*notes)(nil)
+var _ relay.MemoryAPI = (*notes)(nil)
 
-func (n *notes) Save(_ context.Context, m memory.Memory) (memory.Memory, bool, error) {
+func (n *notes) Save(_ context.Context, m relay.Memory) (relay.Memory, bool, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if strings.TrimSpace(m.Text) == "" {
-		return memory.Memory{}, false, fmt.Errorf("%w: empty text", memory.ErrInvalid)
+		return relay.Memory{}, false, fmt.Errorf("%w: empty text", relay.ErrMemoryInvalid)
 	}
 	for i, o := range n.all {
 		if strings.EqualFold(o.Text, m.Text) {
@@ -48,17 +47,17 @@ func (n *notes) Save(_ context.Context, m memory.Memory) (memory.Memory, bool, e
 	m.ID = fmt.Sprintf("n%07d", len(n.all)+1)
 	m.Created, m.Updated = time.Now(), time.Now()
 	if m.Scope == "" {
-		m.Scope = memory.ScopeWorkspace
+		m.Scope = relay.MemoryScopeWorkspace
 	}
 	n.all = append(n.all, m)
 	return m, true, nil
 }
 
-func (n *notes) Search(_ context.Context, q memory.Query) ([]memory.Result, error) {
+func (n *notes) Search(_ context.Context, q relay.MemoryQuery) ([]relay.MemoryResult, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	words := strings.Fields(strings.ToLower(q.Text))
-	var out []memory.Result
+	var out []relay.MemoryResult
 	for _, m := range slices.Backward(n.all) {
 		hits := 0
 		for _, w := range words {
@@ -67,14 +66,14 @@ func (n *notes) Search(_ context.Context, q memory.Query) ([]memory.Result, erro
 			}
 		}
 		if hits > 0 || len(words) == 0 {
-			out = append(out, memory.Result{Memory: m, Score: float64(hits)})
+			out = append(out, relay.MemoryResult{Memory: m, Score: float64(hits)})
 		}
 	}
-	slices.SortStableFunc(out, func(a, b memory.Result) int { return int(b.Score - a.Score) })
+	slices.SortStableFunc(out, func(a, b relay.MemoryResult) int { return int(b.Score - a.Score) })
 	return out[:min(len(out), max(q.Limit, 10))], nil
 }
 
-func (n *notes) List(_ context.Context, f memory.Filter) ([]memory.Memory, error) {
+func (n *notes) List(_ context.Context, f relay.MemoryFilter) ([]relay.Memory, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	out := slices.Clone(n.all)
@@ -82,7 +81,7 @@ func (n *notes) List(_ context.Context, f memory.Filter) ([]memory.Memory, error
 	return out[:min(len(out), max(f.Limit, 20))], nil
 }
 
-func (n *notes) Get(_ context.Context, id string) (memory.Memory, error) {
+func (n *notes) Get(_ context.Context, id string) (relay.Memory, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	for _, m := range n.all {
@@ -90,17 +89,17 @@ func (n *notes) Get(_ context.Context, id string) (memory.Memory, error) {
 			return m, nil
 		}
 	}
-	return memory.Memory{}, fmt.Errorf("%w: no note %s", memory.ErrNotFound, id)
+	return relay.Memory{}, fmt.Errorf("%w: no note %s", relay.ErrMemoryNotFound, id)
 }
 
-func (n *notes) Forget(ctx context.Context, id string) (memory.Memory, error) {
+func (n *notes) Forget(ctx context.Context, id string) (relay.Memory, error) {
 	m, err := n.Get(ctx, id)
 	if err != nil {
 		return m, err
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	n.all = slices.DeleteFunc(n.all, func(o memory.Memory) bool { return o.ID == id })
+	n.all = slices.DeleteFunc(n.all, func(o relay.Memory) bool { return o.ID == id })
 	return m, nil
 }
 
@@ -117,7 +116,7 @@ func (n *notes) Export(_ context.Context, w io.Writer) error {
 }
 
 func (n *notes) Import(ctx context.Context, r io.Reader) (added, skipped int, err error) {
-	ms, err := memory.ReadJSONLines(r)
+	ms, err := relay.ReadMemories(r)
 	if err != nil {
 		return 0, 0, err
 	}

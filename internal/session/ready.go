@@ -28,7 +28,7 @@ const echoTail = 48
 type expect struct {
 	typed  string // the end of the last typed line, white space removed
 	prompt string // the prompt row before typing, white space removed; "" for none
-	n      uint64 // the delivery queue's number of the injection (delivery.Injection)
+	n      uint64 // the delivery queue's number of the injection (delivery.Injection.N)
 }
 
 // readiness watches a shell's screen for the return of its prompt after an
@@ -164,12 +164,12 @@ const shellPipeline = 3
 // Typed while the echo of the injection before is still awaited (the
 // queue pipelines), the prompt to wait for is that injection's: the
 // screen shows its echo now, not a prompt.
-func (s *Session) beforeTyping(ctx context.Context, text string) *expect {
+func (s *Session) beforeTyping(injection *delivery.Injection, text string) *expect {
 	if !s.shellReady() {
 		return nil
 	}
 	s.prompt.stop() // what the screen shows from now on may be relay's echo
-	n, pipelined := delivery.Injection(ctx)
+	n, pipelined := injection.N, injection.Pipelined
 	if pending := s.ready.disarm(); pending != nil && pipelined {
 		return s.ready.expectAfter(pending, n, text)
 	}

@@ -3,9 +3,9 @@ package session
 import (
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/relayhq/relay/bus"
+	"github.com/relayhq/relay/internal/handler"
 )
 
 // How much context every event carries.
@@ -16,10 +16,7 @@ const (
 
 // RecentMessage is a message the agent received or sent, as events carry
 // it (EventInfo.RecentMessages).
-type RecentMessage struct {
-	ID, From, To, Body string
-	At                 time.Time
-}
+type RecentMessage = handler.Message
 
 // recent keeps the last lines the agent wrote (never what relay or the
 // human typed) and the last messages it received or sent, for the

@@ -382,10 +382,7 @@ func (s *Session) start(ctx context.Context, primer string) {
 		Mode:       s.cfg.Delivery,
 		HumanQuiet: s.cfg.HumanQuiet,
 		Recheck:    2 * cmp.Or(s.prof.Cues.QuietTime, scanner.DefaultQuietTime),
-		LastHuman:  s.in.LastHuman,
-		Type:       s.typeText,
-		Confirm:    s.confirmer(),
-		Typed:      s.typed,
+		Typist:     queueTypist{s},
 		Journal:    s.journal,
 	}
 	if !s.prof.Model {
@@ -393,8 +390,7 @@ func (s *Session) start(ctx context.Context, primer string) {
 		// injection never longer than its terminal takes.
 		qo.Join, qo.MaxInjection = "\r", delivery.MaxShellLine
 		qo.Pipeline = shellPipeline
-		// Typed only while the shell waits at its own prompt.
-		qo.Hold = s.shellHold
+		// Typed only while the shell waits at its own prompt: queueTypist.Hold.
 	}
 	s.queue = delivery.NewQueue(qo)
 	s.do(func(st *state) {

@@ -15,7 +15,7 @@ import (
 // A plain shell or REPL is typed into only while it waits at its own
 // primary prompt (issue 30): relay's comment line is inert there, and
 // there only. Two checks, made right before an injection that would go
-// (delivery.Options.Hold) and every 100 ms while messages wait, never on
+// (delivery.Typist.Hold) and every 100 ms while messages wait, never on
 // an idle wrapper:
 //
 //   - the child holds its terminal: the pty's foreground process group is
@@ -144,7 +144,7 @@ func (s *Session) learnPromptBeforeKey() {
 }
 
 // shellHold says why a plain shell cannot be typed into now ("" when it
-// waits at its own prompt): delivery.Options.Hold.
+// waits at its own prompt): delivery.Typist.Hold.
 func (s *Session) shellHold() string {
 	if s.fg != nil {
 		pg, err := s.fg()

@@ -10,6 +10,7 @@ import (
 	"github.com/relayhq/relay/agents"
 	"github.com/relayhq/relay/config"
 	"github.com/relayhq/relay/delivery"
+	"github.com/relayhq/relay/internal/handler"
 	"github.com/relayhq/relay/memory"
 )
 
@@ -55,28 +56,13 @@ type Config struct {
 // NoHub is the Config.Hub value that runs the agent alone.
 const NoHub = "none"
 
-// Match is one command the agent wrote, as a handler sees it.
-type Match struct {
-	Namespace, Target, Body     string
-	Agent, SessionID, Workspace string
-	// The agent's last output lines and messages when it wrote the
-	// command, oldest first (as EventInfo's).
-	RecentOutput   []string
-	RecentMessages []RecentMessage
-}
-
-// Result is what a handler made of a command or an event (see the relay
-// package's Result).
-type Result struct {
-	Inject  string
-	Stop    bool
-	Block   bool
-	Reason  string
-	Hold    bool
-	Message *string
-	// Neutralize types Inject as a peer's text (see relay.Result).
-	Neutralize bool
-}
+// Match is one command the agent wrote, as a handler sees it; Result is
+// what a handler made of a command or an event (declared once, in
+// internal/handler; the relay package documents them).
+type (
+	Match  = handler.Match
+	Result = handler.Result
+)
 
 // Pattern is a handler for the commands of one namespace.
 type Pattern struct {

@@ -22,12 +22,19 @@ const (
 // input box to show it, a pause for the agent to take it, then Enter in a
 // separate write.
 func (s *Session) typeText(ctx context.Context, text string) error {
+	return s.typeInjection(ctx, &delivery.Injection{Text: text})
+}
+
+// typeInjection is typeText for the delivery queue's injection: it commits
+// it the moment the agent read the Enter.
+func (s *Session) typeInjection(ctx context.Context, injection *delivery.Injection) error {
 	// A text confirm gave up on, taken late: its turn comes first.
 	if late := s.late.Swap(nil); late != nil {
 		if err := s.awaitPrompt(ctx, *late); err != nil {
 			return err
 		}
 	}
+	text := injection.Text
 	paste := s.prof.Paste && s.scr.BracketedPaste()
 	if !paste {
 		text = oneLine(text)
@@ -37,7 +44,7 @@ func (s *Session) typeText(ctx context.Context, text string) error {
 	s.scr.BeginInjection(text)
 	defer s.scr.EndInjection()
 	inj := s.scr.Injection()
-	ready := s.beforeTyping(ctx, text)
+	ready := s.beforeTyping(injection, text)
 	return s.in.Inject(func(write func([]byte) error) error {
 		var err error
 		if paste {
@@ -79,7 +86,7 @@ func (s *Session) typeText(ctx context.Context, text string) error {
 			s.log.Warn("typed text not read by the agent yet; counting it typed", "wait", readWait)
 		}
 		s.typedRead(read) // receipts.go: a shell's line read is seen
-		delivery.Commit(ctx)
+		injection.Commit()
 		s.afterEnter(ready)
 		return nil
 	})
