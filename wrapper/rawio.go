@@ -68,7 +68,15 @@ type rawWriter struct {
 	slow io.Writer
 }
 
+// rawWriteMax is the largest chunk written raw: a frame, a line, a
+// paste's echo. A larger one is a flood's, written the ordinary way from
+// the start (the terminal would not take it at once).
+const rawWriteMax = 4 << 10
+
 func (w rawWriter) Write(p []byte) (int, error) {
+	if len(p) > rawWriteMax {
+		return writeAll(w.slow, p)
+	}
 	total := 0
 	for len(p) > 0 {
 		n, errno := rawWrite(uintptr(w.fd), p)
