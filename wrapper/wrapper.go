@@ -328,6 +328,9 @@ func Run(ctx context.Context, opts Options, started func(*Session)) (int, error)
 	return s.Wait(), nil
 }
 
+// streamGap: output that follows the last chunk this soon is a stream.
+const streamGap = 2 * time.Millisecond
+
 // outputLoop copies the child's output to the human first, then to the tap.
 func (s *Session) outputLoop() {
 	defer close(s.outDone)
@@ -336,11 +339,21 @@ func (s *Session) outputLoop() {
 		ans = &answerer{cursor: s.opts.Cursor}
 	}
 	buf := make([]byte, 64<<10)
+	var last time.Time
 	for {
-		n, err := s.fromChild.Read(buf)
+		// Output in a stream (a flood) is read and written with Go's
+		// ordinary calls, which let the runtime hand the processor to the
+		// scanner while one waits; output that comes now and then (a
+		// spinner's frames) with raw ones (rawio.go).
+		from, to := s.fromChild, s.toHuman
+		if now := time.Now(); now.Sub(last) < streamGap {
+			from, to = s.ptmx, s.opts.Stdout
+		}
+		n, err := from.Read(buf)
+		last = time.Now()
 		if n > 0 {
 			p := buf[:n]
-			if _, werr := writeAll(s.toHuman, p); werr != nil {
+			if _, werr := writeAll(to, p); werr != nil {
 				s.log.Warn("write to human", "err", werr)
 			}
 			if s.opts.Tap != nil {
