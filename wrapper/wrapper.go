@@ -328,7 +328,7 @@ func Run(ctx context.Context, opts Options, started func(*Session)) (int, error)
 	return s.Wait(), nil
 }
 
-// streamGap: output that follows the last chunk this soon is a stream.
+// streamGap: chunks of output this close together are a stream.
 const streamGap = 2 * time.Millisecond
 
 // outputLoop copies the child's output to the human first, then to the tap.
@@ -339,18 +339,21 @@ func (s *Session) outputLoop() {
 		ans = &answerer{cursor: s.opts.Cursor}
 	}
 	buf := make([]byte, 64<<10)
-	var last time.Time
+	var prev, last time.Time // when the last two chunks came
 	for {
-		// Output in a stream (a flood) is read and written with Go's
-		// ordinary calls, which let the runtime hand the processor to the
-		// scanner while one waits; output that comes now and then (a
-		// spinner's frames) with raw ones (rawio.go).
+		// Output in a stream (a flood: the last two chunks came close
+		// together) is read and written with Go's ordinary calls, which
+		// let the runtime hand the processor to the scanner while one
+		// waits; output that comes now and then (a spinner's frames, and
+		// the read that finds nothing after each) with raw ones (rawio.go).
 		from, to := s.fromChild, s.toHuman
-		if now := time.Now(); now.Sub(last) < streamGap {
+		if last.Sub(prev) < streamGap {
 			from, to = s.ptmx, s.opts.Stdout
 		}
 		n, err := from.Read(buf)
-		last = time.Now()
+		if n > 0 {
+			prev, last = last, time.Now()
+		}
 		if n > 0 {
 			p := buf[:n]
 			if _, werr := writeAll(to, p); werr != nil {
