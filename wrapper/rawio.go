@@ -55,14 +55,28 @@ func (r rawReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// rawWriter writes all of p to a non-blocking file with raw writes. It is
-// not on the netpoller: a terminal's file there wakes it each time the
-// reader drains it (an edge for every frame). While the terminal is full
-// (the human pressed ^S, or it is slow) it waits in poll(2), an ordinary
-// system call, as a blocking write did.
-type rawWriter struct{ fd int }
+// rawWriter writes all of p to the human's terminal with a raw write on
+// a non-blocking file of its own. It is not on the netpoller: a terminal's
+// file there wakes it each time the reader drains it (an edge for every
+// frame). While the terminal is full (a flood, the human pressed ^S) the
+// rest goes through slow, the terminal's ordinary blocking file, as
+// before: one blocking write waits and goes on where a non-blocking one
+// would fail, wait and try again (pass-through of a flood: 0.7x script
+// with poll(2) between raw writes).
+type rawWriter struct {
+	fd   int
+	slow io.Writer
+}
+
+// rawWriteMax is the largest chunk written raw: a frame, a line, a
+// paste's echo. A larger one is a flood's, written the ordinary way from
+// the start (the terminal would not take it at once).
+const rawWriteMax = 4 << 10
 
 func (w rawWriter) Write(p []byte) (int, error) {
+	if len(p) > rawWriteMax {
+		return writeAll(w.slow, p)
+	}
 	total := 0
 	for len(p) > 0 {
 		n, errno := rawWrite(uintptr(w.fd), p)
@@ -70,10 +84,8 @@ func (w rawWriter) Write(p []byte) (int, error) {
 		case errno == syscall.EINTR:
 			continue
 		case errno == syscall.EAGAIN:
-			if err := waitWritable(w.fd); err != nil {
-				return total, err
-			}
-			continue
+			m, err := writeAll(w.slow, p)
+			return total + m, err
 		case errno != 0:
 			return total, os.NewSyscallError("write", errno)
 		}

@@ -59,18 +59,8 @@ func humanScreen(out *os.File) (io.WriteCloser, error) {
 		unix.Close(fd)
 		return nil, errNoRawTerm
 	}
-	return rawWriter{fd}, nil
+	return rawWriter{fd: fd, slow: out}, nil
 }
 
 // Close closes the terminal's file of the writer.
 func (w rawWriter) Close() error { return unix.Close(w.fd) }
-
-// waitWritable waits until fd takes a write.
-func waitWritable(fd int) error {
-	for {
-		_, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLOUT}}, -1)
-		if err != unix.EINTR {
-			return err
-		}
-	}
-}

@@ -20,4 +20,3 @@ func humanScreen(*os.File) (io.WriteCloser, error) { return nil, errNoRawTerm }
 
 // No rawWriter is made here.
 func (w rawWriter) Close() error { return syscall.Close(w.fd) }
-func waitWritable(int) error     { return syscall.ENOSYS }

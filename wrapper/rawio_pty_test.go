@@ -18,7 +18,8 @@ import (
 
 // TestOutputThroughHumanTerminal: with a terminal as the human's screen,
 // the output loop writes it through a file of its own (raw, non-blocking
-// writes: rawio.go). Every byte of a long output arrives in order though
+// writes: rawio.go) and, when it is full or a chunk is large, through the
+// terminal's own file. Every byte of a long output arrives in order though
 // the human reads slowly (the terminal fills, the writes wait), and the
 // terminal's file the human's shell shares stays blocking.
 func TestOutputThroughHumanTerminal(t *testing.T) {

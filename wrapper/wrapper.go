@@ -330,6 +330,9 @@ func Run(ctx context.Context, opts Options, started func(*Session)) (int, error)
 	return s.Wait(), nil
 }
 
+// streamGap: chunks of output this close together are a stream.
+const streamGap = 2 * time.Millisecond
+
 // outputLoop copies the child's output to the human first, then to the tap.
 func (s *Session) outputLoop() {
 	defer close(s.outDone)
@@ -338,12 +341,25 @@ func (s *Session) outputLoop() {
 		ans = &answerer{cursor: s.opts.Cursor}
 	}
 	buf := make([]byte, 64<<10)
+	var prev, last time.Time // when the last two chunks came
 	for {
-		n, err := s.fromChild.Read(buf)
+		// Output in a stream (a flood: the last two chunks came close
+		// together) is read and written with Go's ordinary calls, which
+		// let the runtime hand the processor to the scanner while one
+		// waits; output that comes now and then (a spinner's frames, and
+		// the read that finds nothing after each) with raw ones (rawio.go).
+		from, to := s.fromChild, s.toHuman
+		if last.Sub(prev) < streamGap {
+			from, to = s.ptmx, s.opts.Stdout
+		}
+		n, err := from.Read(buf)
+		if n > 0 {
+			prev, last = last, time.Now()
+		}
 		if n > 0 {
 			p := buf[:n]
 			s.outMu.Lock()
-			_, werr := writeAll(s.toHuman, p)
+			_, werr := writeAll(to, p)
 			s.outMu.Unlock()
 			if werr != nil {
 				s.log.Warn("write to human", "err", werr)
@@ -370,7 +386,7 @@ func (s *Session) outputLoop() {
 func (s *Session) Tell(line string) {
 	s.outMu.Lock()
 	defer s.outMu.Unlock()
-	if _, err := writeAll(s.toHuman, []byte("\r\n"+line+"\r\n")); err != nil {
+	if _, err := writeAll(s.opts.Stdout, []byte("\r\n"+line+"\r\n")); err != nil {
 		s.log.Warn("write to human", "err", err)
 	}
 }

@@ -321,8 +321,8 @@ func waitStale(t *testing.T, c *bus.Client, name string) {
 			return err
 		}
 		for _, a := range list {
-			// Three missed heartbeats (2 s each) free a claim.
-			if a.Name == name && a.State != bus.StateOffline && time.Since(a.Seen) < 7*time.Second {
+			// Three missed heartbeats (a wrapper's: 5 s each) free a claim.
+			if a.Name == name && a.State != bus.StateOffline && time.Since(a.Seen) < 16*time.Second {
 				return fmt.Errorf("%s still live (seen %v ago)", name, time.Since(a.Seen).Round(time.Millisecond))
 			}
 		}

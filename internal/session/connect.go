@@ -28,6 +28,13 @@ const (
 	connectWait = 5 * time.Second
 	// maxOutbox bounds the messages kept while the hub is unreachable.
 	maxOutbox = 1000
+	// presenceEvery is how often a wrapper refreshes its agent's presence
+	// (bus.Options.Heartbeat, 2 s for other clients): an idle wrapper's
+	// heartbeats were a third of its CPU (issue 34). A state change is
+	// written at once all the same; a wrapper that died without a word
+	// reads offline after three periods, 15 s (on its own machine its
+	// name is free at once: the claim sees its process gone).
+	presenceEvery = 5 * time.Second
 )
 
 func (s *Session) alone() bool { return s.cfg.Hub == NoHub }
@@ -44,7 +51,7 @@ func (s *Session) connect(ctx context.Context) error {
 		o = hubdial.Local(s.cfg.Home, ep)
 	}
 	o.Creds, o.TLSCA, o.Workspace = s.cfg.Creds, s.cfg.TLSCA, s.cfg.Workspace
-	o.AckWait, o.Logger = bus.DefaultAckWait, s.log
+	o.AckWait, o.Logger, o.Heartbeat = bus.DefaultAckWait, s.log, presenceEvery
 	if o.Creds != "" { // an agent's own credentials read only its replies
 		o.InboxPrefix = natscreds.InboxPrefix(o.Creds)
 	}

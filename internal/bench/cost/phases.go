@@ -37,7 +37,7 @@ func cpuPhase(ctx context.Context, h *harness, o options) ([]row, error) {
 	time.Sleep(o.window)
 	s1, i1 := cpuTime(spin.pid()), cpuTime(idle.pid())
 	perMin := func(d time.Duration) string {
-		return fmt.Sprintf("%.3f s/min (%v in %v)", d.Seconds()*float64(time.Minute)/float64(o.window), d, o.window)
+		return fmt.Sprintf("%.3f s/min (%v in %v)", d.Seconds()*float64(time.Minute)/float64(o.window), d.Round(time.Millisecond), o.window)
 	}
 	return []row{
 		{what: "wrapper CPU, 12.5 fps spinner child", figure: perMin(s1 - s0), bar: "<= 0.18 s/min"},

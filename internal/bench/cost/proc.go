@@ -12,9 +12,46 @@ import (
 // on every Linux in use).
 const clockTick = 10 * time.Millisecond
 
-// cpuTime returns the CPU time (user and system) process pid has used so
-// far, or 0 where /proc does not say.
+// cpuTime returns the CPU time process pid has used so far: the time its
+// threads ran, to the nanosecond (/proc/PID/task/*/schedstat), or where
+// that is missing user and system time in clock ticks (/proc/PID/stat:
+// at 10 ms a tick, an idle wrapper's minute is a handful of ticks); 0
+// where /proc says neither.
 func cpuTime(pid int) time.Duration {
+	if d, ok := ranTime(pid); ok {
+		return d
+	}
+	return tickTime(pid)
+}
+
+// ranTime sums the run time of pid's threads. A thread that exited is no
+// longer counted: the Go runtime keeps its threads.
+func ranTime(pid int) (time.Duration, bool) {
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil || len(tasks) == 0 {
+		return 0, false
+	}
+	var total int64
+	for _, t := range tasks {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/schedstat", pid, t.Name()))
+		if err != nil {
+			continue // the thread ended meanwhile
+		}
+		f := strings.Fields(string(b))
+		if len(f) == 0 {
+			return 0, false
+		}
+		ns, err := strconv.ParseInt(f[0], 10, 64)
+		if err != nil {
+			return 0, false
+		}
+		total += ns
+	}
+	return time.Duration(total), true
+}
+
+// tickTime returns user and system time from /proc/PID/stat.
+func tickTime(pid int) time.Duration {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0
