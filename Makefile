@@ -44,7 +44,7 @@ test-short:
 # take it through RELAY_E2E_RELAY instead of building one with the race
 # detector. Its last step prints the real CLIs' round trip (Claude Code,
 # Codex, Gemini CLI; skipped when not installed) as a table beside the goal.
-# internal/bench/cost prints what one wrapper costs its machine (CPU with a
+# internal/tools/bench/cost prints what one wrapper costs its machine (CPU with a
 # spinner and idle, memory, start-up, pass-through through a pty, a hundred
 # shells on one hub), each beside its bar.
 # RELAY_BENCH_1M adds the memory searches' 1,000,000-memory cases (their
@@ -55,9 +55,9 @@ CLI_BENCH := ^BenchmarkCLIRoundTrip$$
 
 bench: build
 	$(BENCH_E2E) $(GO) test -tags $(TAGS) -run '^$$' -bench . -skip '$(CLI_BENCH)' -benchmem -timeout 120m $(PKG)
-	$(GO) run -tags $(TAGS) ./internal/bench/passthrough -relay bin/relay
-	$(GO) run -tags $(TAGS) ./internal/bench/latency -relay bin/relay
-	$(GO) run -tags $(TAGS) ./internal/bench/cost -relay bin/relay
+	$(GO) run -tags $(TAGS) ./internal/tools/bench/passthrough -relay bin/relay
+	$(GO) run -tags $(TAGS) ./internal/tools/bench/latency -relay bin/relay
+	$(GO) run -tags $(TAGS) ./internal/tools/bench/cost -relay bin/relay
 	$(BENCH_E2E) $(GO) test -tags $(TAGS) -run '^$$' -bench '$(CLI_BENCH)' -benchtime 1x -timeout 30m ./internal/e2e
 
 soak:

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/relayhq/relay/config"
-	"github.com/relayhq/relay/hooks"
+	"github.com/relayhq/relay/internal/config"
+	"github.com/relayhq/relay/internal/hooks"
 )
 
 // UseConfig registers what a configuration file asks for: each handler of

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/relayhq/relay/config"
+	"github.com/relayhq/relay/internal/config"
 )
 
 // TestHookStopReasonShown: a hook that answers {"continue": false,

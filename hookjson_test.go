@@ -8,7 +8,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/relayhq/relay/config"
+	"github.com/relayhq/relay/internal/config"
 )
 
 // TestHookJSONCarriesRecent: every hook's JSON carries recent_output and

@@ -4,9 +4,9 @@ import (
 	"io"
 	"os"
 
-	"github.com/relayhq/relay/config"
-	"github.com/relayhq/relay/delivery"
-	"github.com/relayhq/relay/memory"
+	"github.com/relayhq/relay/internal/config"
+	"github.com/relayhq/relay/internal/delivery"
+	"github.com/relayhq/relay/internal/memory"
 )
 
 // The types Options and UseConfig take, named here: the packages that

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/relayhq/relay/config"
-	"github.com/relayhq/relay/patterns"
+	"github.com/relayhq/relay/internal/config"
+	"github.com/relayhq/relay/internal/patterns"
 )
 
 // Registration errors. Pattern, Override and On wrap them, so that a

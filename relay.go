@@ -28,10 +28,10 @@ import (
 	"time"
 
 	"github.com/relayhq/relay/bus"
-	"github.com/relayhq/relay/config"
-	"github.com/relayhq/relay/delivery"
+	"github.com/relayhq/relay/internal/config"
+	"github.com/relayhq/relay/internal/delivery"
 	"github.com/relayhq/relay/internal/handler"
-	"github.com/relayhq/relay/patterns"
+	"github.com/relayhq/relay/internal/patterns"
 )
 
 // Options configure a Relay. Home is required; the zero value of every other

@@ -4,9 +4,9 @@ import (
 	"context"
 	"path/filepath"
 
-	"github.com/relayhq/relay/agents/registry"
 	"github.com/relayhq/relay/bus"
-	"github.com/relayhq/relay/config"
+	"github.com/relayhq/relay/internal/agents/registry"
+	"github.com/relayhq/relay/internal/config"
 	"github.com/relayhq/relay/internal/session"
 )
 

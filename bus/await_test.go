@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/relayhq/relay/bus"
-	"github.com/relayhq/relay/internal/testutil"
+	"github.com/relayhq/relay/internal/testing/testutil"
 )
 
 // TestAwaitStages: a message's stages reach the log in order with their

@@ -11,8 +11,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/relayhq/relay/bus"
-	"github.com/relayhq/relay/hub"
-	"github.com/relayhq/relay/internal/testutil"
+	"github.com/relayhq/relay/internal/hub"
+	"github.com/relayhq/relay/internal/testing/testutil"
 )
 
 // TestNewID: ids are valid names, 22 characters, and share nothing that

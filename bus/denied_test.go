@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/relayhq/relay/bus"
-	"github.com/relayhq/relay/internal/testutil"
+	"github.com/relayhq/relay/internal/testing/testutil"
 )
 
 // TestControlRefusedAtOnce: a control request with a credential that may

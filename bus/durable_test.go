@@ -10,8 +10,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/relayhq/relay/bus"
-	"github.com/relayhq/relay/hub"
-	"github.com/relayhq/relay/internal/testutil"
+	"github.com/relayhq/relay/internal/hub"
+	"github.com/relayhq/relay/internal/testing/testutil"
 )
 
 func TestOfflineDeliveryExactlyOnce(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 	"os"
 
 	"github.com/relayhq/relay/bus"
-	"github.com/relayhq/relay/hub"
+	"github.com/relayhq/relay/internal/hub"
 )
 
 // Two agents on an embedded hub: alice sends, bob reads his inbox,

@@ -11,9 +11,9 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/relayhq/relay/bus"
-	"github.com/relayhq/relay/hub"
-	"github.com/relayhq/relay/hub/hubtest"
-	"github.com/relayhq/relay/internal/testutil"
+	"github.com/relayhq/relay/internal/hub"
+	"github.com/relayhq/relay/internal/hub/hubtest"
+	"github.com/relayhq/relay/internal/testing/testutil"
 )
 
 // startHub runs a hub with its home in a fresh temporary folder on a random

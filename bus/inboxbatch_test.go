@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/relayhq/relay/bus"
-	"github.com/relayhq/relay/internal/testutil"
+	"github.com/relayhq/relay/internal/testing/testutil"
 )
 
 // TestInboxBatchesHandsABurstOver: 20 messages that wait in the inbox

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/relayhq/relay/bus"
-	"github.com/relayhq/relay/hub"
-	"github.com/relayhq/relay/internal/testutil"
+	"github.com/relayhq/relay/internal/hub"
+	"github.com/relayhq/relay/internal/testing/testutil"
 )
 
 // numbered returns n messages to to, with bodies "<prefix> 0".. in order.

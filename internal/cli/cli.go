@@ -15,7 +15,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/relayhq/relay/hub"
+	"github.com/relayhq/relay/internal/hub"
 	"github.com/relayhq/relay/internal/statedir"
 	"github.com/relayhq/relay/internal/termsafe"
 )

@@ -9,7 +9,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/relayhq/relay/config"
+	"github.com/relayhq/relay/internal/config"
 	"github.com/relayhq/relay/internal/termsafe"
 )
 

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/relayhq/relay/bus"
-	"github.com/relayhq/relay/config"
+	"github.com/relayhq/relay/internal/config"
 	"github.com/relayhq/relay/internal/natscreds"
 )
 

@@ -14,8 +14,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/relayhq/relay/dashboard"
-	"github.com/relayhq/relay/hub"
+	"github.com/relayhq/relay/internal/dashboard"
+	"github.com/relayhq/relay/internal/hub"
 	"github.com/relayhq/relay/internal/termsafe"
 )
 

@@ -10,8 +10,8 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/relayhq/relay/hub"
-	"github.com/relayhq/relay/internal/testutil"
+	"github.com/relayhq/relay/internal/hub"
+	"github.com/relayhq/relay/internal/testing/testutil"
 )
 
 // dashboardCmd runs `relay dashboard ARGS` in c's home (called directly:

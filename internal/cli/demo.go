@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/relayhq/relay/bus"
-	"github.com/relayhq/relay/hub"
+	"github.com/relayhq/relay/internal/hub"
 )
 
 // demoAgent is one scripted agent of the demo: a shell loop that reads the

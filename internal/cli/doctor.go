@@ -13,15 +13,15 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/relayhq/relay/agents"
-	"github.com/relayhq/relay/agents/registry"
 	"github.com/relayhq/relay/bus"
-	"github.com/relayhq/relay/config"
-	"github.com/relayhq/relay/hub"
+	"github.com/relayhq/relay/internal/agents"
+	"github.com/relayhq/relay/internal/agents/registry"
+	"github.com/relayhq/relay/internal/config"
+	"github.com/relayhq/relay/internal/hub"
 	"github.com/relayhq/relay/internal/hubdial"
+	"github.com/relayhq/relay/internal/memory"
 	"github.com/relayhq/relay/internal/statedir"
 	"github.com/relayhq/relay/internal/termsafe"
-	"github.com/relayhq/relay/memory"
 )
 
 // doctorTimeout bounds each probe: a CLI's --version, the hub, the memory

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/relayhq/relay/bus"
-	"github.com/relayhq/relay/hub/hubtest"
+	"github.com/relayhq/relay/internal/hub/hubtest"
 )
 
 // TestDoctorInboxes: doctor checks each live agent's inbox and fails,

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/relayhq/relay/config"
-	"github.com/relayhq/relay/memory"
+	"github.com/relayhq/relay/internal/config"
+	"github.com/relayhq/relay/internal/memory"
 )
 
 // checkMemoryStore checks [memory]: the embedder (reachable, the model

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/relayhq/relay/config"
-	"github.com/relayhq/relay/internal/embedtest"
+	"github.com/relayhq/relay/internal/config"
+	"github.com/relayhq/relay/internal/testing/embedtest"
 )
 
 func TestDoctorEmbedder(t *testing.T) {
@@ -60,10 +60,10 @@ func TestDoctorEmbedder(t *testing.T) {
 }
 
 // qdrantReplies serves Qdrant's replies as its API reference gives them
-// (memory/testdata/qdrant): a server whose collection "team" holds 768
+// (internal/memory/testdata/qdrant): a server whose collection "team" holds 768
 // dimensions and whose collection "new" does not exist.
 func qdrantReplies(t *testing.T) string {
-	dir := filepath.Join("..", "..", "memory", "testdata", "qdrant")
+	dir := filepath.Join("..", "memory", "testdata", "qdrant")
 	files := map[string]string{"/": "root.json", "/collections/team": "collection.json", "/collections/new": "collection_missing.json"}
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f, ok := files[r.URL.Path]

@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/nats-io/nats.go"
-	"github.com/relayhq/relay/hub/hubtest"
-	"github.com/relayhq/relay/memory"
+	"github.com/relayhq/relay/internal/hub/hubtest"
+	"github.com/relayhq/relay/internal/memory"
 )
 
 // fakeBin writes an executable shell script called name into dir.

@@ -5,7 +5,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/relayhq/relay/hookrpc"
+	"github.com/relayhq/relay/internal/hookrpc"
 )
 
 // runHook is `relay hook EVENT`: Claude Code runs it for its hooks (the

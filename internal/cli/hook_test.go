@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/relayhq/relay/hookrpc"
+	"github.com/relayhq/relay/internal/hookrpc"
 )
 
 // hookEnv is an Env for `relay hook` with stdin and RELAY_HOOK_SOCKET.

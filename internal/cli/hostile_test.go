@@ -16,10 +16,10 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/relayhq/relay/bus"
-	"github.com/relayhq/relay/hub"
-	"github.com/relayhq/relay/internal/ptytest"
-	"github.com/relayhq/relay/internal/testutil"
-	"github.com/relayhq/relay/memory"
+	"github.com/relayhq/relay/internal/hub"
+	"github.com/relayhq/relay/internal/memory"
+	"github.com/relayhq/relay/internal/testing/ptytest"
+	"github.com/relayhq/relay/internal/testing/testutil"
 )
 
 // hostile is what an attacker who holds the workspace token plants: an OSC

@@ -11,10 +11,10 @@ import (
 	"time"
 
 	"github.com/relayhq/relay/bus"
-	"github.com/relayhq/relay/config"
-	"github.com/relayhq/relay/hub"
+	"github.com/relayhq/relay/internal/config"
+	"github.com/relayhq/relay/internal/hub"
+	"github.com/relayhq/relay/internal/memory"
 	"github.com/relayhq/relay/internal/termsafe"
-	"github.com/relayhq/relay/memory"
 )
 
 // serveMemory opens the memory store in home ([memory] backend and

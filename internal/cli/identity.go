@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/relayhq/relay/bus"
-	"github.com/relayhq/relay/hookrpc"
+	"github.com/relayhq/relay/internal/hookrpc"
 	"github.com/relayhq/relay/internal/identity"
 	"github.com/relayhq/relay/internal/session"
 	"github.com/relayhq/relay/internal/termsafe"

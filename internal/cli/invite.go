@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/relayhq/relay/bus"
-	"github.com/relayhq/relay/hub"
+	"github.com/relayhq/relay/internal/hub"
 	"github.com/relayhq/relay/internal/termsafe"
 )
 

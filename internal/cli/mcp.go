@@ -7,8 +7,8 @@ import (
 	"os"
 
 	"github.com/relayhq/relay/bus"
-	"github.com/relayhq/relay/config"
-	"github.com/relayhq/relay/delivery"
+	"github.com/relayhq/relay/internal/config"
+	"github.com/relayhq/relay/internal/delivery"
 	"github.com/relayhq/relay/internal/hubdial"
 	"github.com/relayhq/relay/internal/mcpserver"
 )

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/relayhq/relay/hub"
+	"github.com/relayhq/relay/internal/hub"
 )
 
 // TestLocalHubThroughRelayHub: inside a wrapped agent RELAY_HUB names the

@@ -15,10 +15,10 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/relayhq/relay/bus"
-	"github.com/relayhq/relay/hub"
+	"github.com/relayhq/relay/internal/hub"
 	"github.com/relayhq/relay/internal/hubdial"
+	"github.com/relayhq/relay/internal/memory"
 	"github.com/relayhq/relay/internal/termsafe"
-	"github.com/relayhq/relay/memory"
 )
 
 const memorySynopsis = `save TEXT… | search QUERY… | list | get ID | forget ID | export | import [FILE] | reindex

@@ -13,8 +13,8 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 
-	"github.com/relayhq/relay/internal/testutil"
-	"github.com/relayhq/relay/memory"
+	"github.com/relayhq/relay/internal/memory"
+	"github.com/relayhq/relay/internal/testing/testutil"
 )
 
 // memCLI runs `relay memory …` in-process with RELAY_HOME in a temporary

@@ -11,11 +11,11 @@ import (
 	"testing"
 
 	"github.com/relayhq/relay/bus"
-	"github.com/relayhq/relay/hub"
-	"github.com/relayhq/relay/internal/embedtest"
-	"github.com/relayhq/relay/internal/qdranttest"
-	"github.com/relayhq/relay/internal/testutil"
-	"github.com/relayhq/relay/memory"
+	"github.com/relayhq/relay/internal/hub"
+	"github.com/relayhq/relay/internal/memory"
+	"github.com/relayhq/relay/internal/testing/embedtest"
+	"github.com/relayhq/relay/internal/testing/qdranttest"
+	"github.com/relayhq/relay/internal/testing/testutil"
 )
 
 // withQdrant writes a user configuration with srv as the embedder and

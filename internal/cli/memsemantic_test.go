@@ -11,10 +11,10 @@ import (
 	"testing"
 
 	"github.com/relayhq/relay/bus"
-	"github.com/relayhq/relay/hub"
-	"github.com/relayhq/relay/internal/embedtest"
-	"github.com/relayhq/relay/internal/testutil"
-	"github.com/relayhq/relay/memory"
+	"github.com/relayhq/relay/internal/hub"
+	"github.com/relayhq/relay/internal/memory"
+	"github.com/relayhq/relay/internal/testing/embedtest"
+	"github.com/relayhq/relay/internal/testing/testutil"
 )
 
 // withEmbedder writes a user configuration naming srv as the embedder.

@@ -7,9 +7,9 @@ import (
 	"os"
 	"time"
 
-	"github.com/relayhq/relay/config"
+	"github.com/relayhq/relay/internal/config"
+	"github.com/relayhq/relay/internal/memory"
 	"github.com/relayhq/relay/internal/termsafe"
-	"github.com/relayhq/relay/memory"
 )
 
 // memoryConfig is the [memory] section of the configuration in force

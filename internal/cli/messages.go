@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/relayhq/relay/bus"
-	"github.com/relayhq/relay/config"
-	"github.com/relayhq/relay/hub"
+	"github.com/relayhq/relay/internal/config"
+	"github.com/relayhq/relay/internal/hub"
 	"github.com/relayhq/relay/internal/hubdial"
 	"github.com/relayhq/relay/internal/natscreds"
 	"github.com/relayhq/relay/internal/termsafe"

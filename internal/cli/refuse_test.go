@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/relayhq/relay/bus"
-	"github.com/relayhq/relay/hub"
-	"github.com/relayhq/relay/hub/hubtest"
+	"github.com/relayhq/relay/internal/hub"
+	"github.com/relayhq/relay/internal/hub/hubtest"
 	"github.com/relayhq/relay/internal/identity"
 )
 

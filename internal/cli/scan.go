@@ -11,10 +11,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/relayhq/relay/agents/registry"
-	"github.com/relayhq/relay/config"
-	"github.com/relayhq/relay/patterns"
-	"github.com/relayhq/relay/scanner"
+	"github.com/relayhq/relay/internal/agents/registry"
+	"github.com/relayhq/relay/internal/config"
+	"github.com/relayhq/relay/internal/patterns"
+	"github.com/relayhq/relay/internal/scanner"
 )
 
 // scanOptions are the parsed flags of relay scan.

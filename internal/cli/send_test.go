@@ -14,7 +14,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/relayhq/relay/bus"
-	"github.com/relayhq/relay/hub/hubtest"
+	"github.com/relayhq/relay/internal/hub/hubtest"
 )
 
 // ackEater is a TCP proxy in front of a hub that, once a client published

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/relayhq/relay/bus"
-	"github.com/relayhq/relay/hub"
+	"github.com/relayhq/relay/internal/hub"
 )
 
 // knownToken is the value an attacker planted and hopes the hub adopts.

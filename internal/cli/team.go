@@ -8,8 +8,8 @@ import (
 	"os/exec"
 
 	"github.com/relayhq/relay/bus"
-	"github.com/relayhq/relay/config"
-	"github.com/relayhq/relay/hub"
+	"github.com/relayhq/relay/internal/config"
+	"github.com/relayhq/relay/internal/hub"
 	"github.com/relayhq/relay/internal/team"
 	"github.com/relayhq/relay/internal/termsafe"
 )

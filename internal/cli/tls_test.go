@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/relayhq/relay/hub"
-	"github.com/relayhq/relay/internal/testutil"
+	"github.com/relayhq/relay/internal/hub"
+	"github.com/relayhq/relay/internal/testing/testutil"
 )
 
 // TestHubOverTLS: `relay up` with a certificate from the team's private CA

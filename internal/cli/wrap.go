@@ -11,10 +11,10 @@ import (
 	"time"
 
 	"github.com/relayhq/relay"
-	"github.com/relayhq/relay/agents/registry"
 	"github.com/relayhq/relay/bus"
-	"github.com/relayhq/relay/config"
-	"github.com/relayhq/relay/delivery"
+	"github.com/relayhq/relay/internal/agents/registry"
+	"github.com/relayhq/relay/internal/config"
+	"github.com/relayhq/relay/internal/delivery"
 	"github.com/relayhq/relay/internal/session"
 )
 

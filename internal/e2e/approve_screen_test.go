@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/relayhq/relay/bus"
-	"github.com/relayhq/relay/internal/mockmodel"
-	"github.com/relayhq/relay/internal/testutil"
+	"github.com/relayhq/relay/internal/testing/mockmodel"
+	"github.com/relayhq/relay/internal/testing/testutil"
 )
 
 // screenMarkerScript is markerScript for Codex and Gemini CLI: asked to

@@ -29,8 +29,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/relayhq/relay/internal/agenttest"
-	"github.com/relayhq/relay/internal/mockmodel"
+	"github.com/relayhq/relay/internal/testing/agenttest"
+	"github.com/relayhq/relay/internal/testing/mockmodel"
 )
 
 // channelServerEnv, when set in the environment of this test binary, makes

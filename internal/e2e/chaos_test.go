@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/relayhq/relay/bus"
-	"github.com/relayhq/relay/internal/ptytest"
+	"github.com/relayhq/relay/internal/testing/ptytest"
 )
 
 // chaosSeedEnv sets the chaos soak's random seed, to repeat a run: every

@@ -27,15 +27,15 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/relayhq/relay/agents/registry"
 	"github.com/relayhq/relay/bus"
-	"github.com/relayhq/relay/delivery"
-	"github.com/relayhq/relay/hub"
-	"github.com/relayhq/relay/hub/hubtest"
-	"github.com/relayhq/relay/internal/agenttest"
-	"github.com/relayhq/relay/internal/mockmodel"
-	"github.com/relayhq/relay/internal/testutil"
-	"github.com/relayhq/relay/memory"
+	"github.com/relayhq/relay/internal/agents/registry"
+	"github.com/relayhq/relay/internal/delivery"
+	"github.com/relayhq/relay/internal/hub"
+	"github.com/relayhq/relay/internal/hub/hubtest"
+	"github.com/relayhq/relay/internal/memory"
+	"github.com/relayhq/relay/internal/testing/agenttest"
+	"github.com/relayhq/relay/internal/testing/mockmodel"
+	"github.com/relayhq/relay/internal/testing/testutil"
 )
 
 // benchMessagesEnv sets how many messages BenchmarkClaudeSuccessRate sends

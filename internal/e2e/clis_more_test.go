@@ -11,12 +11,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/relayhq/relay/agents/registry"
 	"github.com/relayhq/relay/bus"
-	"github.com/relayhq/relay/delivery"
-	"github.com/relayhq/relay/internal/agenttest"
-	"github.com/relayhq/relay/internal/mockmodel"
-	"github.com/relayhq/relay/internal/testutil"
+	"github.com/relayhq/relay/internal/agents/registry"
+	"github.com/relayhq/relay/internal/delivery"
+	"github.com/relayhq/relay/internal/testing/agenttest"
+	"github.com/relayhq/relay/internal/testing/mockmodel"
+	"github.com/relayhq/relay/internal/testing/testutil"
 )
 
 // screenCLI is a real Codex or Gemini CLI session wrapped by relay,

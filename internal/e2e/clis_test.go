@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/relayhq/relay/internal/agenttest"
-	"github.com/relayhq/relay/internal/mockmodel"
+	"github.com/relayhq/relay/internal/testing/agenttest"
+	"github.com/relayhq/relay/internal/testing/mockmodel"
 )
 
 // modelLog is what the three mock servers share: their request log.

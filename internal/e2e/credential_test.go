@@ -15,10 +15,10 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/relayhq/relay/bus"
-	"github.com/relayhq/relay/hub"
-	"github.com/relayhq/relay/hub/hubtest"
+	"github.com/relayhq/relay/internal/hub"
+	"github.com/relayhq/relay/internal/hub/hubtest"
 	"github.com/relayhq/relay/internal/identity"
-	"github.com/relayhq/relay/internal/testutil"
+	"github.com/relayhq/relay/internal/testing/testutil"
 )
 
 // inboxLog collects what an agent's inbox delivers.

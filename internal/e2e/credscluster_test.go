@@ -14,11 +14,11 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/relayhq/relay/bus"
-	"github.com/relayhq/relay/delivery"
-	"github.com/relayhq/relay/hub"
+	"github.com/relayhq/relay/internal/delivery"
+	"github.com/relayhq/relay/internal/hub"
 	"github.com/relayhq/relay/internal/natscreds"
-	"github.com/relayhq/relay/internal/ptytest"
-	"github.com/relayhq/relay/internal/testutil"
+	"github.com/relayhq/relay/internal/testing/ptytest"
+	"github.com/relayhq/relay/internal/testing/testutil"
 )
 
 // TestCredsCluster: relay's identities on a NATS deployment of the user's

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/relayhq/relay/internal/ptytest"
+	"github.com/relayhq/relay/internal/testing/ptytest"
 )
 
 // TestCustomMemoryBackend: examples/custommemory, a Go program that gives

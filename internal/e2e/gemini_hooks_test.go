@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/relayhq/relay/internal/agenttest"
-	"github.com/relayhq/relay/internal/mockmodel"
+	"github.com/relayhq/relay/internal/testing/agenttest"
+	"github.com/relayhq/relay/internal/testing/mockmodel"
 )
 
 // TestBeforeToolCallGemini: the real Gemini CLI (in YOLO mode: its tools run

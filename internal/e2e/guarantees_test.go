@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/relayhq/relay/bus"
-	"github.com/relayhq/relay/internal/testutil"
+	"github.com/relayhq/relay/internal/testing/testutil"
 )
 
 // readerScript is an agent that appends each line it reads to a file.

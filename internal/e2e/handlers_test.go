@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/relayhq/relay/internal/ptytest"
+	"github.com/relayhq/relay/internal/testing/ptytest"
 )
 
 // TestHandlerChainsFromSubfolder (issue 23): an agent started in a

@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/relayhq/relay/internal/agenttest"
-	"github.com/relayhq/relay/internal/mockmodel"
-	"github.com/relayhq/relay/internal/ptytest"
-	"github.com/relayhq/relay/internal/testutil"
+	"github.com/relayhq/relay/internal/testing/agenttest"
+	"github.com/relayhq/relay/internal/testing/mockmodel"
+	"github.com/relayhq/relay/internal/testing/ptytest"
+	"github.com/relayhq/relay/internal/testing/testutil"
 )
 
 // countLines returns the lines of file (none when it does not exist).

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/relayhq/relay/delivery"
-	"github.com/relayhq/relay/hub/hubtest"
-	"github.com/relayhq/relay/internal/ptytest"
+	"github.com/relayhq/relay/internal/delivery"
+	"github.com/relayhq/relay/internal/hub/hubtest"
+	"github.com/relayhq/relay/internal/testing/ptytest"
 )
 
 // TestHubGoesAway: while the hub is down, the wrapped agent keeps working

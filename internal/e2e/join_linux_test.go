@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/relayhq/relay/internal/ptytest"
-	"github.com/relayhq/relay/internal/testutil"
+	"github.com/relayhq/relay/internal/testing/ptytest"
+	"github.com/relayhq/relay/internal/testing/testutil"
 )
 
 // smallDisk mounts a tmpfs of size for the test, or skips it where

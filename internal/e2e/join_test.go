@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/relayhq/relay/hub"
-	"github.com/relayhq/relay/hub/hubtest"
-	"github.com/relayhq/relay/internal/ptytest"
+	"github.com/relayhq/relay/internal/hub"
+	"github.com/relayhq/relay/internal/hub/hubtest"
+	"github.com/relayhq/relay/internal/testing/ptytest"
 )
 
 // childMark is what the wrapped child prints first: whatever relay said

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/relayhq/relay/internal/testutil"
+	"github.com/relayhq/relay/internal/testing/testutil"
 )
 
 // TestLastWordsReachPeer: an agent that writes a command and exits at once

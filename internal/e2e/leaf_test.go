@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/relayhq/relay/delivery"
-	"github.com/relayhq/relay/hub/hubtest"
-	"github.com/relayhq/relay/internal/ptytest"
-	"github.com/relayhq/relay/internal/testutil"
+	"github.com/relayhq/relay/internal/delivery"
+	"github.com/relayhq/relay/internal/hub/hubtest"
+	"github.com/relayhq/relay/internal/testing/ptytest"
+	"github.com/relayhq/relay/internal/testing/testutil"
 )
 
 // TestLeafMachines: two homes stand for two machines. relay invite on the

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/relayhq/relay/delivery"
-	"github.com/relayhq/relay/internal/mockmodel"
-	"github.com/relayhq/relay/internal/ptytest"
+	"github.com/relayhq/relay/internal/delivery"
+	"github.com/relayhq/relay/internal/testing/mockmodel"
+	"github.com/relayhq/relay/internal/testing/ptytest"
 )
 
 // TestMCPQwen: Qwen Code lists relay's MCP tools (registered by relay wrap

@@ -15,10 +15,10 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/relayhq/relay/internal/agenttest"
-	"github.com/relayhq/relay/internal/mockmodel"
-	"github.com/relayhq/relay/internal/ptytest"
-	"github.com/relayhq/relay/internal/testutil"
+	"github.com/relayhq/relay/internal/testing/agenttest"
+	"github.com/relayhq/relay/internal/testing/mockmodel"
+	"github.com/relayhq/relay/internal/testing/ptytest"
+	"github.com/relayhq/relay/internal/testing/testutil"
 )
 
 // deployConfig is a project configuration with a user namespace whose

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/relayhq/relay/delivery"
-	"github.com/relayhq/relay/internal/mockmodel"
+	"github.com/relayhq/relay/internal/delivery"
+	"github.com/relayhq/relay/internal/testing/mockmodel"
 )
 
 // TestMixedTeam (issue 36): Claude Code, Codex, pi, OpenCode and a shell,

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/relayhq/relay/internal/testutil"
+	"github.com/relayhq/relay/internal/testing/testutil"
 )
 
 // natsServerPkg is nats-server's main package; built from the module

@@ -13,10 +13,10 @@ import (
 	"time"
 
 	"github.com/relayhq/relay/bus"
-	"github.com/relayhq/relay/delivery"
-	"github.com/relayhq/relay/internal/agenttest"
-	"github.com/relayhq/relay/internal/mockmodel"
-	"github.com/relayhq/relay/internal/testutil"
+	"github.com/relayhq/relay/internal/delivery"
+	"github.com/relayhq/relay/internal/testing/agenttest"
+	"github.com/relayhq/relay/internal/testing/mockmodel"
+	"github.com/relayhq/relay/internal/testing/testutil"
 )
 
 // TestNewCLIs drives each CLI added by issue 36 with its real binary

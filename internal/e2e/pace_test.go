@@ -11,12 +11,12 @@ import (
 	"time"
 
 	"github.com/relayhq/relay/bus"
-	"github.com/relayhq/relay/internal/ptytest"
-	"github.com/relayhq/relay/internal/testutil"
+	"github.com/relayhq/relay/internal/testing/ptytest"
+	"github.com/relayhq/relay/internal/testing/testutil"
 )
 
 // Delivery at the speed of the bus (issue 22): behaviour, not timing; the
-// timing is `make bench` (internal/bench/latency).
+// timing is `make bench` (internal/tools/bench/latency).
 
 // paceShell wraps an interactive bash as name with --delivery mode (the
 // default when empty), damping lifted so that a burst is not held.

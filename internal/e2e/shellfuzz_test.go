@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/relayhq/relay/bus"
-	"github.com/relayhq/relay/internal/ptytest"
+	"github.com/relayhq/relay/internal/testing/ptytest"
 )
 
 // TestShellFuzzUnfinished (issue 30): a wrapped bash and a wrapped python3

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/relayhq/relay/internal/ptytest"
+	"github.com/relayhq/relay/internal/testing/ptytest"
 )
 
 // signalRuns is how many times each signal is sent at start: the moment it

@@ -11,12 +11,12 @@ import (
 	"time"
 
 	"github.com/relayhq/relay/bus"
-	"github.com/relayhq/relay/delivery"
-	"github.com/relayhq/relay/hub"
-	"github.com/relayhq/relay/hub/hubtest"
-	"github.com/relayhq/relay/internal/ptytest"
-	"github.com/relayhq/relay/internal/testutil"
-	"github.com/relayhq/relay/memory"
+	"github.com/relayhq/relay/internal/delivery"
+	"github.com/relayhq/relay/internal/hub"
+	"github.com/relayhq/relay/internal/hub/hubtest"
+	"github.com/relayhq/relay/internal/memory"
+	"github.com/relayhq/relay/internal/testing/ptytest"
+	"github.com/relayhq/relay/internal/testing/testutil"
 )
 
 // team is a hub and the environment that points relay commands at it.

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/relayhq/relay/internal/testutil"
+	"github.com/relayhq/relay/internal/testing/testutil"
 )
 
 // teamDir is a git repository with a team file, a home and a tmux server

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/relayhq/relay/bus"
-	"github.com/relayhq/relay/internal/testutil"
+	"github.com/relayhq/relay/internal/testing/testutil"
 )
 
 // slowReaderScript reads lines like readerScript, and takes a second over

@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/relayhq/relay/delivery"
-	"github.com/relayhq/relay/hub"
-	"github.com/relayhq/relay/internal/ptytest"
-	"github.com/relayhq/relay/internal/testutil"
+	"github.com/relayhq/relay/internal/delivery"
+	"github.com/relayhq/relay/internal/hub"
+	"github.com/relayhq/relay/internal/testing/ptytest"
+	"github.com/relayhq/relay/internal/testing/testutil"
 )
 
 // TestTeamOverTLS: a team hub that speaks TLS with a certificate from the

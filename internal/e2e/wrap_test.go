@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/relayhq/relay/internal/ptytest"
-	"github.com/relayhq/relay/internal/testutil"
+	"github.com/relayhq/relay/internal/testing/ptytest"
+	"github.com/relayhq/relay/internal/testing/testutil"
 )
 
 func wrap(t *testing.T, opts ptytest.Options, argv ...string) *ptytest.Term {

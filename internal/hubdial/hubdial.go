@@ -18,8 +18,8 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/relayhq/relay/bus"
-	"github.com/relayhq/relay/hub"
-	"github.com/relayhq/relay/memory"
+	"github.com/relayhq/relay/internal/hub"
+	"github.com/relayhq/relay/internal/memory"
 )
 
 // Resolver holds what was configured about the hub (flags over the

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/relayhq/relay/delivery"
-	"github.com/relayhq/relay/memory"
+	"github.com/relayhq/relay/internal/delivery"
+	"github.com/relayhq/relay/internal/memory"
 )
 
 // Limits of the memory tools, as for @memory: (memory.Handle).

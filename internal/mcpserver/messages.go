@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/relayhq/relay/bus"
-	"github.com/relayhq/relay/delivery"
+	"github.com/relayhq/relay/internal/delivery"
 )
 
 // hopMemory is how long a message from a peer counts as the cause of the

@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/relayhq/relay/delivery"
-	"github.com/relayhq/relay/hooks"
+	"github.com/relayhq/relay/internal/delivery"
+	"github.com/relayhq/relay/internal/hooks"
 )
 
 // NamespaceInput is the arguments of a user namespace's tool: what

@@ -31,9 +31,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/relayhq/relay/bus"
-	"github.com/relayhq/relay/config"
-	"github.com/relayhq/relay/delivery"
-	"github.com/relayhq/relay/memory"
+	"github.com/relayhq/relay/internal/config"
+	"github.com/relayhq/relay/internal/delivery"
+	"github.com/relayhq/relay/internal/memory"
 )
 
 // ServerName is the name the server gives itself in the MCP handshake, and

@@ -10,7 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/relayhq/relay/bus"
-	"github.com/relayhq/relay/delivery"
+	"github.com/relayhq/relay/internal/delivery"
 )
 
 // fakeBus records what the tools send and hold, and serves a fixed log.

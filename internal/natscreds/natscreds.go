@@ -32,7 +32,7 @@ import (
 	"github.com/nats-io/nkeys"
 
 	"github.com/relayhq/relay/bus"
-	"github.com/relayhq/relay/hub"
+	"github.com/relayhq/relay/internal/hub"
 )
 
 // Files of a credentials folder.

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/relayhq/relay/internal/testutil"
+	"github.com/relayhq/relay/internal/testing/testutil"
 )
 
 // TestOpenFiles: a grandchild's open file is found from the top process;

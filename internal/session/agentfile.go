@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/relayhq/relay/bus"
-	"github.com/relayhq/relay/hookrpc"
-	"github.com/relayhq/relay/hub"
+	"github.com/relayhq/relay/internal/hookrpc"
+	"github.com/relayhq/relay/internal/hub"
 	"github.com/relayhq/relay/internal/identity"
 	"github.com/relayhq/relay/internal/statedir"
 )

@@ -8,7 +8,7 @@ import (
 
 	"github.com/relayhq/relay/bus"
 	"github.com/relayhq/relay/internal/hubdial"
-	"github.com/relayhq/relay/memory"
+	"github.com/relayhq/relay/internal/memory"
 )
 
 // ctxKey is the context key of the session that calls a handler.

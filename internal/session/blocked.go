@@ -5,8 +5,8 @@ import (
 	"errors"
 	"time"
 
-	"github.com/relayhq/relay/agents"
 	"github.com/relayhq/relay/bus"
+	"github.com/relayhq/relay/internal/agents"
 )
 
 // Blocked: a permission dialog or question waits for the agent's human.

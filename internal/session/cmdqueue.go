@@ -2,7 +2,7 @@ package session
 
 import (
 	"github.com/relayhq/relay/internal/mailbox"
-	"github.com/relayhq/relay/patterns"
+	"github.com/relayhq/relay/internal/patterns"
 )
 
 // cmdQueue hands the commands the agent wrote to the handlers, in order.

@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/relayhq/relay/bus"
-	"github.com/relayhq/relay/hooks"
-	"github.com/relayhq/relay/memory"
-	"github.com/relayhq/relay/patterns"
+	"github.com/relayhq/relay/internal/hooks"
+	"github.com/relayhq/relay/internal/memory"
+	"github.com/relayhq/relay/internal/patterns"
 )
 
 // hopMemory is how long a message from a peer counts as the cause of the

@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/relayhq/relay/bus"
-	"github.com/relayhq/relay/hooks"
-	"github.com/relayhq/relay/hub/hubtest"
-	"github.com/relayhq/relay/patterns"
+	"github.com/relayhq/relay/internal/hooks"
+	"github.com/relayhq/relay/internal/hub/hubtest"
+	"github.com/relayhq/relay/internal/patterns"
 )
 
 // TestHandlerChains runs commands through chains of user handlers as the

@@ -10,15 +10,15 @@ import (
 	"sync"
 	"time"
 
-	"github.com/relayhq/relay/agents"
 	"github.com/relayhq/relay/bus"
-	"github.com/relayhq/relay/delivery"
-	"github.com/relayhq/relay/hub"
+	"github.com/relayhq/relay/internal/agents"
+	"github.com/relayhq/relay/internal/delivery"
+	"github.com/relayhq/relay/internal/hub"
 	"github.com/relayhq/relay/internal/hubdial"
+	"github.com/relayhq/relay/internal/memory"
 	"github.com/relayhq/relay/internal/natscreds"
 	"github.com/relayhq/relay/internal/statedir"
 	"github.com/relayhq/relay/internal/termsafe"
-	"github.com/relayhq/relay/memory"
 )
 
 // Timings of joining the team.

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/relayhq/relay/bus"
-	"github.com/relayhq/relay/hub/hubtest"
+	"github.com/relayhq/relay/internal/hub/hubtest"
 )
 
 // TestRepeatIsPerSender: the delivery queue and journal tell a repeat by

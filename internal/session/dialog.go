@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/relayhq/relay/agents"
 	"github.com/relayhq/relay/bus"
+	"github.com/relayhq/relay/internal/agents"
 )
 
 // Dialogs on screen: CLIs whose permission prompts no hook can answer

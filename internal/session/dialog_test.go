@@ -5,10 +5,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/relayhq/relay/agents"
-	"github.com/relayhq/relay/agents/shell"
 	"github.com/relayhq/relay/bus"
-	"github.com/relayhq/relay/scanner"
+	"github.com/relayhq/relay/internal/agents"
+	"github.com/relayhq/relay/internal/agents/shell"
+	"github.com/relayhq/relay/internal/scanner"
 )
 
 // fakeDialog reads a dialog "Run CMD? (y/esc)" off a screen.

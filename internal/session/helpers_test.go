@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/relayhq/relay/agents/shell"
 	"github.com/relayhq/relay/bus"
-	"github.com/relayhq/relay/delivery"
-	"github.com/relayhq/relay/scanner"
+	"github.com/relayhq/relay/internal/agents/shell"
+	"github.com/relayhq/relay/internal/delivery"
+	"github.com/relayhq/relay/internal/scanner"
 )
 
 // fakeScreen is the screen model of a program that shows nothing.

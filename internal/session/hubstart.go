@@ -6,8 +6,8 @@ import (
 	"sync"
 
 	"github.com/relayhq/relay/bus"
-	"github.com/relayhq/relay/hub"
-	"github.com/relayhq/relay/memory"
+	"github.com/relayhq/relay/internal/hub"
+	"github.com/relayhq/relay/internal/memory"
 )
 
 // ErrNoHub is returned by Run when no hub runs for Home and none could be

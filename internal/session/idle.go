@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/relayhq/relay/config"
+	"github.com/relayhq/relay/internal/config"
 )
 
 // The Idle event's schedule when a handler does not give one: the

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/relayhq/relay/bus"
-	"github.com/relayhq/relay/hub/hubtest"
-	"github.com/relayhq/relay/internal/testutil"
+	"github.com/relayhq/relay/internal/hub/hubtest"
+	"github.com/relayhq/relay/internal/testing/testutil"
 )
 
 // TestLeaseHoldsABatch: messages of a batch that wait to be typed longer

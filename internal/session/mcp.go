@@ -1,7 +1,7 @@
 package session
 
 import (
-	"github.com/relayhq/relay/agents"
+	"github.com/relayhq/relay/internal/agents"
 	"github.com/relayhq/relay/internal/identity"
 )
 

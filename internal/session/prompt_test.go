@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/relayhq/relay/delivery"
+	"github.com/relayhq/relay/internal/delivery"
 )
 
 // TestPromptTypedOnce: Config.Prompt (a team file's prompt) is typed when

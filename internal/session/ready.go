@@ -7,8 +7,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/relayhq/relay/delivery"
-	"github.com/relayhq/relay/scanner"
+	"github.com/relayhq/relay/internal/delivery"
+	"github.com/relayhq/relay/internal/scanner"
 )
 
 // A plain shell (a profile that is no model) is ready for the next

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/relayhq/relay/delivery"
+	"github.com/relayhq/relay/internal/delivery"
 )
 
 // TestReadinessMet: when a shell's screen says it took the typed line and

@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/relayhq/relay/agents"
-	"github.com/relayhq/relay/internal/testutil"
-	"github.com/relayhq/relay/patterns"
-	"github.com/relayhq/relay/scanner"
+	"github.com/relayhq/relay/internal/agents"
+	"github.com/relayhq/relay/internal/patterns"
+	"github.com/relayhq/relay/internal/scanner"
+	"github.com/relayhq/relay/internal/testing/testutil"
 )
 
 // lostEnterBox is a model CLI's input box that swallows the first Enter

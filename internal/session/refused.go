@@ -7,7 +7,7 @@ import (
 
 	"github.com/relayhq/relay/bus"
 	"github.com/relayhq/relay/internal/termsafe"
-	"github.com/relayhq/relay/wrapper"
+	"github.com/relayhq/relay/internal/wrapper"
 )
 
 // humanLines says relay's own lines to the human while the agent runs:

@@ -8,7 +8,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/relayhq/relay/bus"
-	"github.com/relayhq/relay/hub/hubtest"
+	"github.com/relayhq/relay/internal/hub/hubtest"
 )
 
 // TestScreenOnlyWhileWatched: the wrapper publishes its agent's screen

@@ -35,14 +35,14 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/relayhq/relay/agents"
 	"github.com/relayhq/relay/bus"
-	"github.com/relayhq/relay/delivery"
+	"github.com/relayhq/relay/internal/agents"
+	"github.com/relayhq/relay/internal/delivery"
+	"github.com/relayhq/relay/internal/patterns"
+	"github.com/relayhq/relay/internal/scanner"
 	"github.com/relayhq/relay/internal/statedir"
 	"github.com/relayhq/relay/internal/termsafe"
-	"github.com/relayhq/relay/patterns"
-	"github.com/relayhq/relay/scanner"
-	"github.com/relayhq/relay/wrapper"
+	"github.com/relayhq/relay/internal/wrapper"
 )
 
 // ErrNameTaken is returned by Run when a live agent of the workspace

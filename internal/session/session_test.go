@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/relayhq/relay/bus"
-	"github.com/relayhq/relay/hub/hubtest"
-	"github.com/relayhq/relay/patterns"
+	"github.com/relayhq/relay/internal/hub/hubtest"
+	"github.com/relayhq/relay/internal/patterns"
 )
 
 // TestStatePushesInOrder: a burst of busy and idle changes reaches the

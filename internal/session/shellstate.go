@@ -8,7 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/relayhq/relay/delivery"
+	"github.com/relayhq/relay/internal/delivery"
 	"github.com/relayhq/relay/internal/procfs"
 )
 

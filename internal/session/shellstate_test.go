@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/relayhq/relay/delivery"
-	"github.com/relayhq/relay/internal/testutil"
+	"github.com/relayhq/relay/internal/delivery"
+	"github.com/relayhq/relay/internal/testing/testutil"
 )
 
 // TestAtPrompt: the cursor's row shows the primary prompt learned, or it

@@ -6,10 +6,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/relayhq/relay/agents"
 	"github.com/relayhq/relay/bus"
-	"github.com/relayhq/relay/delivery"
-	"github.com/relayhq/relay/scanner"
+	"github.com/relayhq/relay/internal/agents"
+	"github.com/relayhq/relay/internal/delivery"
+	"github.com/relayhq/relay/internal/scanner"
 )
 
 // state is what the session knows of its agent and itself. Only the owner

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/relayhq/relay/hub/hubtest"
+	"github.com/relayhq/relay/internal/hub/hubtest"
 	"github.com/relayhq/relay/internal/statedir"
 )
 

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/relayhq/relay/bus"
-	"github.com/relayhq/relay/scanner"
+	"github.com/relayhq/relay/internal/scanner"
 )
 
 // Timings of a graceful stop (relay stop).

@@ -7,11 +7,11 @@ import (
 	"os"
 	"time"
 
-	"github.com/relayhq/relay/agents"
-	"github.com/relayhq/relay/config"
-	"github.com/relayhq/relay/delivery"
+	"github.com/relayhq/relay/internal/agents"
+	"github.com/relayhq/relay/internal/config"
+	"github.com/relayhq/relay/internal/delivery"
 	"github.com/relayhq/relay/internal/handler"
-	"github.com/relayhq/relay/memory"
+	"github.com/relayhq/relay/internal/memory"
 )
 
 // Config is everything one session needs. The relay package fills it from

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/relayhq/relay/delivery"
+	"github.com/relayhq/relay/internal/delivery"
 )
 
 // Bracketed paste markers: a TUI that enabled the mode takes what is

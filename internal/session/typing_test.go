@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/relayhq/relay/agents"
-	"github.com/relayhq/relay/scanner"
+	"github.com/relayhq/relay/internal/agents"
+	"github.com/relayhq/relay/internal/scanner"
 )
 
 // slowBox is an agent's screen whose input box shows a paste only `after`

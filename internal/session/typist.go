@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/relayhq/relay/delivery"
+	"github.com/relayhq/relay/internal/delivery"
 )
 
 // queueTypist is the session as its delivery queue's Typist: typing.go types,

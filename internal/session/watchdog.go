@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/relayhq/relay/bus"
-	"github.com/relayhq/relay/delivery"
+	"github.com/relayhq/relay/internal/delivery"
 )
 
 // heldGone is how long after its latest arrival a message a hook held is

@@ -16,9 +16,9 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/relayhq/relay/agents/registry"
 	"github.com/relayhq/relay/bus"
-	"github.com/relayhq/relay/config"
+	"github.com/relayhq/relay/internal/agents/registry"
+	"github.com/relayhq/relay/internal/config"
 )
 
 // FileName is the team file's name in the project's .relay folder.

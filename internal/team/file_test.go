@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/relayhq/relay/config"
+	"github.com/relayhq/relay/internal/config"
 )
 
 func TestParse(t *testing.T) {

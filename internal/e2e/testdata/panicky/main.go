@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/relayhq/relay/wrapper"
+	"github.com/relayhq/relay/internal/wrapper"
 )
 
 // readyTap panics once the child wrote READY.
