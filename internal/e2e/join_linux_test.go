@@ -73,6 +73,12 @@ func TestWrapOnAFullHubSaysSo(t *testing.T) {
 
 	alice := ptytest.Start(t, ptytest.Options{Env: hp.env, Cols: 250, Rows: 30},
 		append([]string{relayBin, "wrap", "--name", "Alice", "--"}, childArgv...)...)
+	t.Cleanup(func() {
+		if t.Failed() { // it failed once in CI, with no message typed after the disk had room again
+			log, _ := os.ReadFile(filepath.Join(home, "logs", "wrap-Alice.log"))
+			t.Logf("the wrapper's log:\n%s", log)
+		}
+	})
 	alice.WaitOutput(childMark, 30*time.Second)
 	out := alice.Output()
 	said := bytes.Index(out, []byte("Alice has not joined workspace default: the hub's message store is full"))
