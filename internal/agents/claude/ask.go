@@ -52,7 +52,7 @@ func (h *hooks) permission(ctx context.Context, ev Hook) hookrpc.Response {
 	h.asks = append(h.asks, a)
 	sink := h.sink
 	h.mu.Unlock()
-	sink.Turn(h.turn())
+	h.report(sink, h.turn())
 	var d permDecision
 	select {
 	case d = <-a.answer:
@@ -71,7 +71,7 @@ func (h *hooks) permission(ctx context.Context, ev Hook) hookrpc.Response {
 			if err != nil {
 				h.log.Warn("permission answer not delivered", "tool", ev.ToolName, "err", err)
 			}
-			sink.Turn(h.turn())
+			h.report(sink, h.turn())
 		},
 	}
 }

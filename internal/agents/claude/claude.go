@@ -452,6 +452,10 @@ type TranscriptReader struct {
 	path    string
 	off     int64    // where the next unread line starts
 	pending []string // texts returned by Stop before their record was written
+	// said are the texts Next returned in this turn (Turn starts one), so
+	// that a Stop hook arriving after they were read does not return its
+	// last message again.
+	said []string
 	// awaited are the tool calls PostToolUse reported whose records were
 	// not read yet: the texts before them are not in the file yet either.
 	awaited map[string]bool
@@ -497,12 +501,20 @@ func (r *TranscriptReader) Next() ([]string, error) {
 			}
 			if b.Type == "text" && !r.consume(b.Text) {
 				texts = append(texts, b.Text)
+				r.said = append(r.said, b.Text)
+				if len(r.said) > maxPending {
+					r.said = r.said[1:]
+				}
 			}
 		}
 		return nil
 	})
 	return texts, err
 }
+
+// Turn tells the reader that a new turn began (a prompt reached the
+// model): texts read before it no longer stand for the turn's last message.
+func (r *TranscriptReader) Turn() { r.said = r.said[:0] }
 
 // Await tells the reader that Claude Code ran tool call id (PostToolUse):
 // its record, and the texts written before it in the turn, belong before
@@ -544,7 +556,8 @@ func (r *TranscriptReader) consume(text string) bool {
 }
 
 // Stop is Next for a Stop hook: the texts written since the last call,
-// then h.LastAssistantMessage unless it was among them. Claude Code writes
+// then h.LastAssistantMessage unless a read of this turn returned it
+// (a Stop that comes late, after its records were read). Claude Code writes
 // that last message to the transcript only after its Stop hooks, so the
 // reader remembers it and does not return it again when it is written.
 //
@@ -561,7 +574,7 @@ func (r *TranscriptReader) Stop(h Hook) ([]string, error) {
 	}
 	clear(r.awaited) // found, or given up on: not awaited at the next Stop
 	last := h.LastAssistantMessage
-	if last != "" && (len(texts) == 0 || texts[len(texts)-1] != last) {
+	if last != "" && !slices.Contains(r.said, last) {
 		texts = append(texts, last)
 		r.pending = append(r.pending, last)
 		if len(r.pending) > maxPending {

@@ -55,7 +55,9 @@ type hooks struct {
 		Warn(string, ...any)
 	}
 
-	due time.Duration // how long screen commands wait for a hook (0: holdDue)
+	due   time.Duration // how long screen commands wait for a hook (0: holdDue)
+	quiet time.Duration // how long a busy turn may go without a hook (0: turnQuiet)
+	beat  chan struct{} // a hook arrived (quiet.go)
 
 	mu     sync.Mutex
 	state  hookState
@@ -65,6 +67,9 @@ type hooks struct {
 	asks   []*asking          // PermissionRequest hooks waiting for an answer, oldest first
 	sink   agents.Sink        // its hooks, and Commands for what it held
 	ctx    context.Context    // Run's: outlives each hook's exchange
+	// busy: the last turn the hooks reported was busy; screenTurns: the
+	// quiet watch handed the turns to the screen (quiet.go).
+	busy, screenTurns bool
 }
 
 // startHooks listens for Claude Code's hooks and returns the flags and
@@ -90,7 +95,7 @@ func startHooks(l agents.Launch) (agents.Setup, error) {
 	if err != nil {
 		return agents.Setup{}, fmt.Errorf("hook socket: %w", err)
 	}
-	h := &hooks{srv: srv, steer: l.Steer, log: l.Log}
+	h := &hooks{srv: srv, steer: l.Steer, log: l.Log, beat: make(chan struct{}, 1)}
 	srv.ErrorLog = func(err error) { l.Log.Warn("hook", "err", err) }
 	return agents.Setup{
 		Args:   append([]string{"--settings", settings}, mcpArgs...),
@@ -122,6 +127,7 @@ func (h *hooks) Run(ctx context.Context, sink agents.Sink) error {
 		h.awaitHeldLocked()
 	}
 	h.mu.Unlock()
+	sink.Go(func() { h.watchQuiet(ctx, sink) })
 	if err := h.srv.Serve(ctx, h.handle); err != nil && ctx.Err() == nil {
 		h.log.Warn("hook socket stopped; reading the screen only", "err", err)
 		h.mu.Lock()
@@ -226,9 +232,6 @@ func (h *hooks) arrive(ev Hook) {
 	}
 }
 
-// Idle does nothing: the Stop hook says when a turn ends.
-func (h *hooks) Idle() {}
-
 func (h *hooks) handle(ctx context.Context, req hookrpc.Request) hookrpc.Response {
 	ev, err := ParseHook(req.Payload)
 	if err != nil {
@@ -236,6 +239,7 @@ func (h *hooks) handle(ctx context.Context, req hookrpc.Request) hookrpc.Respons
 		return hookrpc.Response{}
 	}
 	h.arrive(ev)
+	h.heard()
 	h.mu.Lock()
 	sink := h.sink
 	h.mu.Unlock()
@@ -250,12 +254,15 @@ func (h *hooks) handle(ctx context.Context, req hookrpc.Request) hookrpc.Respons
 			}
 		}
 		h.mu.Unlock()
-		sink.Turn(agents.Turn{Exact: true})
+		h.report(sink, agents.Turn{Exact: true})
 	case "UserPromptSubmit":
 		h.mu.Lock()
 		h.blocks = 0
+		if h.reader != nil {
+			h.reader.Turn()
+		}
 		h.mu.Unlock()
-		sink.Turn(h.turn())
+		h.report(sink, h.turn())
 		sink.Prompted([]string{ev.Prompt})
 	case "PostToolUse":
 		h.mu.Lock()
@@ -264,7 +271,7 @@ func (h *hooks) handle(ctx context.Context, req hookrpc.Request) hookrpc.Respons
 		}
 		h.mu.Unlock()
 		h.read(nil)
-		sink.Turn(h.turn())
+		h.report(sink, h.turn())
 		sink.ToolCall(ctx, ev.ToolName, ev.ToolInput)
 		if h.steer {
 			// Steer: what waits rides on the tool's result, mid-turn.
@@ -275,7 +282,7 @@ func (h *hooks) handle(ctx context.Context, req hookrpc.Request) hookrpc.Respons
 	case "PreToolUse":
 		// The session's BeforeToolCall handlers may refuse the call (the
 		// reason reaches the model) or add context beside it.
-		sink.Turn(h.turn())
+		h.report(sink, h.turn())
 		if out := PreToolUseAnswer(sink.BeforeToolCall(ctx, ev.ToolName, ev.ToolInput)); out != "" {
 			return hookrpc.Response{Stdout: out}
 		}
@@ -286,7 +293,7 @@ func (h *hooks) handle(ctx context.Context, req hookrpc.Request) hookrpc.Respons
 		// only says again what that said; after the human answered it
 		// must not bring the wait back.
 		if ev.NotificationType == "permission_prompt" && h.waiting() {
-			sink.Turn(h.turn())
+			h.report(sink, h.turn())
 		}
 	case "Stop":
 		h.Dismiss() // no dialog outlives its turn
@@ -306,7 +313,7 @@ func (h *hooks) handle(ctx context.Context, req hookrpc.Request) hookrpc.Respons
 				return resp
 			}
 		}
-		sink.Turn(agents.Turn{Exact: true})
+		h.report(sink, agents.Turn{Exact: true})
 		// The late read waits on Run's context, not the hook's: the hook's
 		// exchange ends as soon as this answer is written.
 		sink.Go(func() {
@@ -363,7 +370,7 @@ func (h *hooks) give(answer func(string) string) (hookrpc.Response, bool) {
 			if err != nil {
 				h.log.Warn("Stop hook hand-over failed; typing instead", "err", err)
 				done(err)
-				sink.Turn(agents.Turn{Exact: true})
+				h.report(sink, agents.Turn{Exact: true})
 				return
 			}
 			done(nil)
