@@ -27,23 +27,14 @@ var (
 )
 
 // Events returns every event On accepts: the lifecycle events of the
-// configuration files (config.Events, in their documentation order), so
-// that a hook the files accept is always one On accepts, and the events
-// of this package's constants.
+// configuration files (config.Events, in their documentation order, the
+// one list of them), so that a hook the files accept is always one On
+// accepts; this package's constants name the same events.
 func Events() []Event {
-	var out []Event
-	seen := map[Event]bool{}
-	add := func(e Event) {
-		if !seen[e] {
-			seen[e] = true
-			out = append(out, e)
-		}
-	}
-	for _, e := range config.Events() {
-		add(Event(e))
-	}
-	for _, e := range []Event{SessionStart, SessionEnd, Output, Idle, MessageReceived, MessageSent, ToolCall} {
-		add(e)
+	evs := config.Events()
+	out := make([]Event, len(evs))
+	for i, e := range evs {
+		out[i] = Event(e)
 	}
 	return out
 }

@@ -253,7 +253,7 @@ func New(opts Options) (*Relay, error) {
 		return nil, ErrNoHome
 	}
 	if opts.Workspace == "" {
-		opts.Workspace = "default"
+		opts.Workspace = bus.DefaultWorkspace
 	}
 	if opts.Delivery == "" {
 		opts.Delivery = delivery.DefaultMode

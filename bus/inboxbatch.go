@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/relayhq/relay/internal/mailbox"
 )
 
 // batchWait bounds how long a batch waits for a message the hub said it
@@ -38,7 +40,7 @@ func (c *Client) InboxBatches(ctx context.Context, handle func(context.Context, 
 // messages of a long burst while the rest still arrive, instead of waiting
 // for a whole block.
 func (c *Client) InboxBatchesOf(ctx context.Context, n int, handle func(context.Context, []*Delivery)) error {
-	b := &batcher{ctx: ctx, handle: handle, max: max(n, 1), wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	b := &batcher{ctx: ctx, handle: handle, max: max(n, 1), wake: mailbox.NewSignal(), stop: make(chan struct{}), done: make(chan struct{})}
 	go b.run()
 	err := c.consume(ctx, b.add)
 	close(b.stop)
@@ -54,15 +56,18 @@ func (c *Client) InboxBatchesOf(ctx context.Context, n int, handle func(context.
 
 // batcher gathers the deliveries of one batch while the previous one is
 // being handed over, so that the hub's messages keep flowing in (the
-// consumer's pulls stay outstanding) while handle runs.
+// consumer's pulls stay outstanding) while handle runs. It is not a
+// mailbox.Mailbox: the batch is handed over whole, only once complete
+// (complete is decided under the same lock as its timer), and what arrives
+// while handle runs joins it; its wake-up is a mailbox.Signal.
 type batcher struct {
 	ctx    context.Context
 	handle func(context.Context, []*Delivery)
 	max    int
 
-	wake chan struct{} // a batch is complete
-	stop chan struct{} // the inbox ended: run returns
-	done chan struct{} // closed when run returned
+	wake mailbox.Signal // a batch is complete
+	stop chan struct{}  // the inbox ended: run returns
+	done chan struct{}  // closed when run returned
 
 	mu      sync.Mutex
 	batch   []*Delivery
@@ -86,7 +91,7 @@ func (b *batcher) add(d *Delivery, pending uint64) {
 	if pending == 0 || len(b.batch) >= b.max {
 		b.full = true
 		b.mu.Unlock()
-		b.poke()
+		b.wake.Notify()
 		return
 	}
 	// The rest was announced: wait for it, but no longer than batchWait
@@ -121,14 +126,7 @@ func (b *batcher) expire() {
 		b.full = true
 	}
 	b.mu.Unlock()
-	b.poke()
-}
-
-func (b *batcher) poke() {
-	select {
-	case b.wake <- struct{}{}:
-	default:
-	}
+	b.wake.Notify()
 }
 
 // run hands over each complete batch, one at a time, in order, until the

@@ -6,9 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
+
+	"github.com/relayhq/relay/internal/mailbox"
 )
 
 // receiptFlushWait bounds how long Close waits for the receipts posted
@@ -18,10 +21,12 @@ const receiptFlushWait = 2 * time.Second
 // receiptBatch caps the receipts published together in one round.
 const receiptBatch = 512
 
-// posted is one receipt waiting to be stored, and what to do once it is.
+// posted is one receipt waiting to be stored, and what to do once it is;
+// or, with flushed set, a flush's mark in the queue.
 type posted struct {
-	p    pub
-	then func(error) // nil, or called once the hub stored it (nil) or refused it
+	p       pub
+	then    func(error)   // nil, or called once the hub stored it (nil) or refused it
+	flushed chan struct{} // closed once every receipt posted before it was handled
 }
 
 // receipter stores receipts in the background, in the order they were
@@ -30,85 +35,85 @@ type posted struct {
 // acknowledge is published again (same id) until it is stored or the
 // client closes.
 type receipter struct {
-	c    *Client
-	once sync.Once
-	wake chan struct{}
-	ctx  context.Context
-	stop context.CancelFunc
-
-	mu    sync.Mutex
-	q     []posted
-	busy  bool          // a round is being published
-	empty chan struct{} // closed when q is empty and no round runs; nil while so
+	c       *Client
+	q       *mailbox.Mailbox[posted]
+	once    sync.Once
+	started atomic.Bool   // run was started: something was posted
+	done    chan struct{} // closed when run returned
+	ctx     context.Context
+	stop    context.CancelFunc
 }
 
 func newReceipter(c *Client) *receipter {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &receipter{c: c, wake: make(chan struct{}, 1), ctx: ctx, stop: cancel}
+	return &receipter{c: c, q: mailbox.New[posted](), done: make(chan struct{}), ctx: ctx, stop: cancel}
 }
 
 // post queues one receipt; then, if not nil, is called from the
 // receipter's goroutine with the outcome.
 func (r *receipter) post(p posted) {
-	r.once.Do(func() { go r.run() })
-	r.mu.Lock()
-	r.q = append(r.q, p)
-	if r.empty == nil {
-		r.empty = make(chan struct{})
-	}
-	r.mu.Unlock()
-	select {
-	case r.wake <- struct{}{}:
-	default:
-	}
+	r.once.Do(func() {
+		r.started.Store(true)
+		go r.run()
+	})
+	r.q.Put(p)
 }
 
 func (r *receipter) run() {
+	defer close(r.done)
 	for {
 		select {
 		case <-r.ctx.Done():
 			r.fail(r.ctx.Err())
 			return
-		case <-r.wake:
+		case <-r.q.Ready():
 		}
-		for {
-			r.mu.Lock()
-			n := min(len(r.q), receiptBatch)
-			round := r.q[:n:n]
-			r.q = r.q[n:]
-			r.busy = n > 0
-			if n == 0 && r.empty != nil {
-				close(r.empty)
-				r.empty = nil
-			}
-			r.mu.Unlock()
-			if n == 0 {
-				break
-			}
-			ps := make([]pub, n)
-			for i, p := range round {
-				ps[i] = p.p
-			}
-			for i, err := range r.c.publishAll(r.ctx, ps) {
-				if err != nil {
-					r.c.log.Warn("receipt not stored", "subject", ps[i].subj, "err", err)
-				}
-				if round[i].then != nil {
-					round[i].then(err)
-				}
-			}
+		for round := r.q.TakeN(receiptBatch); len(round) > 0; round = r.q.TakeN(receiptBatch) {
+			r.publish(round)
+		}
+	}
+}
+
+// publish stores one round of receipts, then tells each its outcome and
+// each flush mark in it that what came before was handled.
+func (r *receipter) publish(round []posted) {
+	ps := make([]pub, 0, len(round))
+	for _, p := range round {
+		if p.flushed == nil {
+			ps = append(ps, p.p)
+		}
+	}
+	var errs []error
+	if len(ps) > 0 {
+		errs = r.c.publishAll(r.ctx, ps)
+	}
+	i := 0
+	for _, p := range round {
+		if p.flushed != nil {
+			continue
+		}
+		if err := errs[i]; err != nil {
+			r.c.log.Warn("receipt not stored", "subject", ps[i].subj, "err", err)
+		}
+		if p.then != nil {
+			p.then(errs[i])
+		}
+		i++
+	}
+	for _, p := range round {
+		if p.flushed != nil {
+			close(p.flushed)
 		}
 	}
 }
 
 // fail tells every receipt still queued that it was not stored.
 func (r *receipter) fail(err error) {
-	r.mu.Lock()
-	q := r.q
-	r.q = nil
-	r.mu.Unlock()
-	for _, p := range q {
-		if p.then != nil {
+	for _, p := range r.q.TakeAll() {
+		switch {
+		case p.flushed != nil:
+			close(p.flushed)
+		case p.then != nil:
 			p.then(fmt.Errorf("receipt not stored: %w", err))
 		}
 	}
@@ -117,12 +122,12 @@ func (r *receipter) fail(err error) {
 // flush waits until every receipt posted so far was handled, or the wait
 // ran out; then it stops the receipter.
 func (r *receipter) flush(wait time.Duration) {
-	r.mu.Lock()
-	empty := r.empty
-	r.mu.Unlock()
-	if empty != nil {
+	if r.started.Load() {
+		mark := make(chan struct{})
+		r.q.Put(posted{flushed: mark})
 		select {
-		case <-empty:
+		case <-mark:
+		case <-r.done: // stopped before: nothing is handled any more
 		case <-time.After(wait):
 			r.c.log.Warn("closing with receipts not stored", "after", wait)
 		}

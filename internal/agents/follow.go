@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/relayhq/relay/internal/mailbox"
 	"github.com/relayhq/relay/internal/patterns"
 )
 
@@ -64,7 +65,7 @@ type Follower struct {
 	held   []patterns.Command
 	heldAt time.Time
 	file   ReplyFile
-	wake   chan struct{}
+	wake   mailbox.Signal
 }
 
 // NewFollower returns the Source of a ReplyFile, in the pending state:
@@ -72,7 +73,7 @@ type Follower struct {
 // it, given the agent's process id, and wraps fs.ErrNotExist while there
 // is none yet.
 func NewFollower(what string, find func(pid int) (ReplyFile, error), log *slog.Logger) *Follower {
-	return &Follower{what: what, find: find, log: log, now: time.Now, due: followDue, wake: make(chan struct{}, 1)}
+	return &Follower{what: what, find: find, log: log, now: time.Now, due: followDue, wake: mailbox.NewSignal()}
 }
 
 // Screen takes a command the screen saw: true when the follower keeps it
@@ -102,12 +103,7 @@ func (f *Follower) Active() bool {
 }
 
 // Idle asks for a read now: the agent's turn ended.
-func (f *Follower) Idle() {
-	select {
-	case f.wake <- struct{}{}:
-	default:
-	}
-}
+func (f *Follower) Idle() { f.wake.Notify() }
 
 // Run follows the file until ctx ends.
 func (f *Follower) Run(ctx context.Context, sink Sink) error { return f.follow(ctx, sink) }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/relayhq/relay/bus"
 	"github.com/relayhq/relay/internal/hub"
+	"github.com/relayhq/relay/internal/hubdial"
 	"github.com/relayhq/relay/internal/termsafe"
 )
 
@@ -48,11 +49,11 @@ func runInvite(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	ep, err := hub.Discover(home)
+	hubOpts, err := (&hubdial.Resolver{Home: home}).Options()
 	if err != nil {
 		return fmt.Errorf("relay invite needs the team's hub running here (relay up): %w", err)
 	}
-	nc, err := bus.Dial(ctx, bus.Options{URL: ep.URL, Token: ep.Token, TLSPin: ep.TLSPin}, "relay-invite")
+	nc, err := bus.Dial(ctx, hubOpts, "relay-invite")
 	if err != nil {
 		return err
 	}
@@ -62,7 +63,7 @@ func runInvite(ctx context.Context, env *Env, args []string) error {
 		b, _ := json.Marshal(r)
 		m, err := nc.Request(subj, b, 10*time.Second)
 		if err != nil {
-			return rep, fmt.Errorf("ask the hub on %s: %w (is it an older relay?)", termsafe.Line(ep.URL), err)
+			return rep, fmt.Errorf("ask the hub on %s: %w (is it an older relay?)", termsafe.Line(hubOpts.URL), err)
 		}
 		if err := json.Unmarshal(m.Data, &rep); err != nil {
 			return rep, fmt.Errorf("hub's answer: %w", err)

@@ -15,7 +15,9 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/relayhq/relay/bus"
 	"github.com/relayhq/relay/internal/delivery"
+	"github.com/relayhq/relay/internal/scanner"
 )
 
 // Config is the merged configuration. Load returns a fresh one; it is not
@@ -251,15 +253,16 @@ func ParseEvent(name string) (Event, bool) {
 	return "", false
 }
 
-// Defaults for values not set anywhere. Those of delivery and damping are
-// package delivery's own, repeated here under their configuration names.
+// Defaults for values not set anywhere. The workspace is bus's, the idle
+// quiet the scanner's, those of delivery and damping package delivery's:
+// named here under their configuration names, declared there.
 const (
-	DefaultWorkspace = "default"
+	DefaultWorkspace = bus.DefaultWorkspace
 	DefaultTimeout   = 60 * time.Second // hooks and handlers
 	// DefaultIdleQuiet is what `relay config show` reports when
 	// delivery.idle_quiet_ms is not set; relay wrap then leaves the choice
-	// to the agent's profile (whose default is also 500 ms).
-	DefaultIdleQuiet    = 500 * time.Millisecond
+	// to the agent's profile (whose default is the scanner's).
+	DefaultIdleQuiet    = scanner.DefaultQuietTime
 	DefaultHumanQuiet   = delivery.DefaultHumanQuiet
 	DefaultMaxBodyBytes = delivery.DefaultMaxBody
 	DefaultStuckAfter   = delivery.DefaultStuckAfter

@@ -9,6 +9,7 @@ import (
 	"github.com/relayhq/relay/bus"
 	"github.com/relayhq/relay/internal/config"
 	"github.com/relayhq/relay/internal/delivery"
+	"github.com/relayhq/relay/internal/hookrpc"
 	"github.com/relayhq/relay/internal/hooks"
 	"github.com/relayhq/relay/internal/scanner"
 	"github.com/relayhq/relay/internal/session"
@@ -24,8 +25,9 @@ func TestDefaultsComeFromPackages(t *testing.T) {
 		c.Delivery.MaxBodyBytes != delivery.DefaultMaxBody {
 		t.Errorf("delivery defaults %+v", c.Delivery)
 	}
-	// Declared in one package, repeated where another cannot import it
-	// (issue 33): these say the same.
+	// Declared in one package, named again in another (issue 33): these
+	// say the same. A hold of the CLI's PreToolUse hook lasts as long as a
+	// BeforeToolCall hook may run; hookrpc, a leaf package, repeats it.
 	for _, d := range []struct {
 		name      string
 		got, want any
@@ -35,6 +37,7 @@ func TestDefaultsComeFromPackages(t *testing.T) {
 		{"hook timeout (hooks)", config.DefaultTimeout, hooks.DefaultTimeout},
 		{"idle after (session)", config.DefaultIdleAfter, session.DefaultIdleAfter},
 		{"idle max (session)", config.DefaultIdleMax, session.DefaultIdleMax},
+		{"pre-tool-use hold (hookrpc)", config.DefaultTimeout, hookrpc.PreToolUseTimeout},
 	} {
 		if d.got != d.want {
 			t.Errorf("default %s: config has %v, the package %v", d.name, d.got, d.want)

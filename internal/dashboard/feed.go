@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/relayhq/relay/bus"
+	"github.com/relayhq/relay/internal/mailbox"
 )
 
 // event is one replayable frame, encoded once.
@@ -49,7 +50,7 @@ type feed struct {
 	screens map[string]bus.Screen
 	scrNote chan struct{}
 	sub     *nats.Subscription
-	kick    chan struct{} // asks pollAgents for a listing now
+	kick    mailbox.Signal // asks pollAgents for a listing now
 }
 
 const keepMemories = 50
@@ -59,7 +60,7 @@ func newFeed(c *bus.Client, o *Options) *feed {
 		ws: c.Workspace(), c: c, log: o.Logger.With("workspace", c.Workspace()),
 		ringN: o.Ring, keepN: o.Keep, poll: o.Poll,
 		notify: make(chan struct{}), agents: map[string]bus.Presence{}, msgs: map[string]*bus.Entry{},
-		screens: map[string]bus.Screen{}, scrNote: make(chan struct{}), kick: make(chan struct{}, 1),
+		screens: map[string]bus.Screen{}, scrNote: make(chan struct{}), kick: mailbox.NewSignal(),
 	}
 }
 
@@ -208,12 +209,7 @@ func (f *feed) pollAgents(ctx context.Context) {
 }
 
 // kickPoll asks for an agent listing soon.
-func (f *feed) kickPoll() {
-	select {
-	case f.kick <- struct{}{}:
-	default:
-	}
-}
+func (f *feed) kickPoll() { f.kick.Notify() }
 
 // watchPresence kicks a listing when an agent's presence record changes in
 // what the dashboard shows; a heartbeat that only refreshes it does not.

@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/relayhq/relay/internal/mailbox"
 )
 
 // Mode says how pending messages are typed.
@@ -183,7 +185,7 @@ func (o *Options) fill() {
 // concurrent use; Run does the typing.
 type Queue struct {
 	o    Options
-	wake chan struct{}
+	wake mailbox.Signal // the items or the state changed
 
 	mu    sync.Mutex
 	items []Item
@@ -200,7 +202,7 @@ type Queue struct {
 // NewQueue returns a queue; call Run to start delivering.
 func NewQueue(o Options) *Queue {
 	o.fill()
-	return &Queue{o: o, wake: make(chan struct{}, 1), ids: newIDs(o.Journal)}
+	return &Queue{o: o, wake: mailbox.NewSignal(), ids: newIDs(o.Journal)}
 }
 
 // Add queues an item. Items are told apart by ID (an empty ID is never a
@@ -294,12 +296,7 @@ func (q *Queue) Pending() int {
 	return len(q.items)
 }
 
-func (q *Queue) poke() {
-	select {
-	case q.wake <- struct{}{}:
-	default:
-	}
-}
+func (q *Queue) poke() { q.wake.Notify() }
 
 // Run delivers items until ctx is done.
 func (q *Queue) Run(ctx context.Context) error {

@@ -23,12 +23,12 @@ type Mailbox[T any] struct {
 	items  []T
 	head   int // items[head:] are waiting
 	closed bool
-	ready  chan struct{}
+	ready  Signal
 }
 
 // New returns an empty, open mailbox.
 func New[T any]() *Mailbox[T] {
-	return &Mailbox[T]{ready: make(chan struct{}, 1)}
+	return &Mailbox[T]{ready: NewSignal()}
 }
 
 // Put queues v and wakes the reader; it never blocks. It returns false,
@@ -41,7 +41,7 @@ func (m *Mailbox[T]) Put(v T) bool {
 	}
 	m.items = append(m.items, v)
 	m.mu.Unlock()
-	m.wake()
+	m.ready.Notify()
 	return true
 }
 
@@ -50,13 +50,6 @@ func (m *Mailbox[T]) Put(v T) bool {
 // nothing. One value may stand for many Puts, and one may come when
 // nothing is left (a Take raced it).
 func (m *Mailbox[T]) Ready() <-chan struct{} { return m.ready }
-
-func (m *Mailbox[T]) wake() {
-	select {
-	case m.ready <- struct{}{}:
-	default:
-	}
-}
 
 // Take removes and returns the oldest item; false when none waits.
 func (m *Mailbox[T]) Take() (T, bool) {
@@ -73,6 +66,13 @@ func (m *Mailbox[T]) takeLocked() (T, bool) {
 	v := m.items[m.head]
 	m.items[m.head] = zero // the queue keeps no reference to what it handed out
 	m.head++
+	m.compact()
+	return v, true
+}
+
+// compact reuses the array once items were taken from its front; m.mu is
+// held.
+func (m *Mailbox[T]) compact() {
 	switch {
 	case m.head == len(m.items):
 		// Empty: start again at the front of the same array.
@@ -84,7 +84,6 @@ func (m *Mailbox[T]) takeLocked() (T, bool) {
 		clear(m.items[n:])
 		m.items, m.head = m.items[:n], 0
 	}
-	return v, true
 }
 
 // TakeAll removes and returns every waiting item, oldest first; nil when
@@ -99,6 +98,24 @@ func (m *Mailbox[T]) TakeAll() []T {
 	copy(out, m.items[m.head:])
 	clear(m.items)
 	m.items, m.head = m.items[:0], 0
+	return out
+}
+
+// TakeN removes and returns up to n waiting items, oldest first; nil when
+// none waits. A reader that hands items on in rounds of a bounded size
+// (the receipts published together) takes one round at a time.
+func (m *Mailbox[T]) TakeN(n int) []T {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	k := min(n, len(m.items)-m.head)
+	if k <= 0 {
+		return nil
+	}
+	out := make([]T, k)
+	copy(out, m.items[m.head:])
+	clear(m.items[m.head : m.head+k])
+	m.head += k
+	m.compact()
 	return out
 }
 
@@ -132,7 +149,7 @@ func (m *Mailbox[T]) Close() {
 	m.mu.Lock()
 	m.closed = true
 	m.mu.Unlock()
-	m.wake()
+	m.ready.Notify()
 }
 
 // Closed reports whether Close was called.

@@ -3,6 +3,7 @@ package mailbox
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -145,6 +146,57 @@ func TestReadyAfterPut(t *testing.T) {
 	}
 }
 
+func TestTakeN(t *testing.T) {
+	m := New[int]()
+	if got := m.TakeN(4); got != nil {
+		t.Fatalf("TakeN on an empty mailbox = %v", got)
+	}
+	for i := range 10 {
+		m.Put(i)
+	}
+	for _, want := range [][]int{{0, 1, 2, 3}, {4, 5, 6, 7}, {8, 9}} {
+		if got := m.TakeN(4); !slices.Equal(got, want) {
+			t.Fatalf("TakeN(4) = %v, want %v", got, want)
+		}
+	}
+	if m.Len() != 0 || m.TakeN(4) != nil {
+		t.Fatalf("Len %d after every item was taken", m.Len())
+	}
+	// A reader one round behind keeps the array small.
+	for i := range 100000 {
+		m.Put(i)
+		if i%8 == 7 {
+			if got := m.TakeN(4); len(got) != 4 {
+				t.Fatalf("TakeN(4) took %d", len(got))
+			}
+		}
+	}
+	if m.Len() != 50000 {
+		t.Fatalf("Len = %d, want 50000", m.Len())
+	}
+	if v, _ := m.Take(); v != 50000 {
+		t.Fatalf("oldest left = %d, want 50000", v)
+	}
+}
+
+func TestSignal(t *testing.T) {
+	s := NewSignal()
+	s.Notify()
+	s.Notify() // merged into the waiting token; never blocks
+	select {
+	case <-s:
+	default:
+		t.Fatal("no token after Notify")
+	}
+	select {
+	case <-s:
+		t.Fatal("two tokens after two Notifies with no read between")
+	default:
+	}
+	var none Signal
+	none.Notify() // a nil Signal ignores Notify, as a nil channel would
+}
+
 func Example() {
 	m := New[string]()
 	go func() {
@@ -167,7 +219,7 @@ func Example() {
 }
 
 // handQueue is the hand-written queue that Mailbox replaces (the session's
-// command queue before it): the baseline of the benchmarks.
+// command queue before it): the baseline of BenchmarkMailbox.
 type handQueue struct {
 	mu    sync.Mutex
 	items []int
@@ -198,34 +250,122 @@ func (q *handQueue) get() int {
 	}
 }
 
-// BenchmarkHandOff: one producer, one consumer, b.N items.
-func BenchmarkHandOff(b *testing.B) {
-	b.Run("mailbox", func(b *testing.B) {
-		m := New[int]()
-		done := make(chan struct{})
-		go func() {
+// BenchmarkMailbox: b.N items from one producer, then from four, to one
+// reader, through a Mailbox and through the hand-written queue it
+// replaces.
+func BenchmarkMailbox(b *testing.B) {
+	for _, producers := range []int{1, 4} {
+		b.Run(fmt.Sprintf("producers=%d/mailbox", producers), func(b *testing.B) {
+			b.ReportAllocs()
+			m := New[int]()
+			produce(b.N, producers, func(v int) { m.Put(v) })
 			for range b.N {
 				m.Get(context.Background())
 			}
-			close(done)
-		}()
-		for i := range b.N {
-			m.Put(i)
-		}
-		<-done
-	})
-	b.Run("hand-written", func(b *testing.B) {
-		q := &handQueue{ready: make(chan struct{}, 1)}
-		done := make(chan struct{})
-		go func() {
+		})
+		b.Run(fmt.Sprintf("producers=%d/hand-written", producers), func(b *testing.B) {
+			b.ReportAllocs()
+			q := &handQueue{ready: make(chan struct{}, 1)}
+			produce(b.N, producers, q.put)
 			for range b.N {
 				q.get()
 			}
-			close(done)
+		})
+	}
+}
+
+// produce starts producers goroutines that put n items between them.
+func produce(n, producers int, put func(int)) {
+	for p := range producers {
+		go func() {
+			for i := p; i < n; i += producers {
+				put(i)
+			}
 		}()
-		for i := range b.N {
-			q.put(i)
+	}
+}
+
+// handRounds is the hand-written queue of bus's receipter before it was a
+// Mailbox: what was posted is taken in rounds of at most max.
+type handRounds struct {
+	mu    sync.Mutex
+	q     []int
+	ready chan struct{}
+}
+
+func (r *handRounds) post(v int) {
+	r.mu.Lock()
+	r.q = append(r.q, v)
+	r.mu.Unlock()
+	select {
+	case r.ready <- struct{}{}:
+	default:
+	}
+}
+
+func (r *handRounds) round(max int) []int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := min(len(r.q), max)
+	round := r.q[:n:n]
+	r.q = r.q[n:]
+	return round
+}
+
+// BenchmarkRounds: b.N items from one producer, then from four, taken in
+// rounds of at most 512 (the receipts' batch), through a Mailbox's TakeN
+// and through the receipter's hand-written queue.
+func BenchmarkRounds(b *testing.B) {
+	const max = 512
+	for _, producers := range []int{1, 4} {
+		b.Run(fmt.Sprintf("producers=%d/mailbox", producers), func(b *testing.B) {
+			b.ReportAllocs()
+			m := New[int]()
+			produce(b.N, producers, func(v int) { m.Put(v) })
+			for n := 0; n < b.N; {
+				<-m.Ready()
+				for r := m.TakeN(max); len(r) > 0; r = m.TakeN(max) {
+					n += len(r)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("producers=%d/hand-written", producers), func(b *testing.B) {
+			b.ReportAllocs()
+			q := &handRounds{ready: make(chan struct{}, 1)}
+			produce(b.N, producers, q.post)
+			for n := 0; n < b.N; {
+				<-q.ready
+				for r := q.round(max); len(r) > 0; r = q.round(max) {
+					n += len(r)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkSignal: Notify against the select written by hand in each
+// stage (the output tap's and the scanner's wake-ups are on the hot path).
+func BenchmarkSignal(b *testing.B) {
+	b.Run("signal", func(b *testing.B) {
+		s := NewSignal()
+		for b.Loop() {
+			s.Notify()
+			s.Notify()
+			<-s
 		}
-		<-done
+	})
+	b.Run("hand-written", func(b *testing.B) {
+		c := make(chan struct{}, 1)
+		for b.Loop() {
+			select {
+			case c <- struct{}{}:
+			default:
+			}
+			select {
+			case c <- struct{}{}:
+			default:
+			}
+			<-c
+		}
 	})
 }

@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -55,13 +56,17 @@ func memoryLimit(what string, n int) (int, error) {
 	return min(n, maxMemoryN), nil
 }
 
+// errMemoryless is a memory tool's error when the hub has no memory
+// service.
+var errMemoryless = errors.New("the relay hub has no memory service")
+
 func (s *Server) memoryAPI(ctx context.Context) (memory.API, error) {
 	t, err := s.connect(ctx)
 	if err != nil {
 		return nil, err
 	}
 	if t.Memory == nil {
-		return nil, fmt.Errorf("%w: no memory service", ErrNoHub)
+		return nil, errMemoryless
 	}
 	return t.Memory, nil
 }

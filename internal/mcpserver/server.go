@@ -33,6 +33,7 @@ import (
 	"github.com/relayhq/relay/bus"
 	"github.com/relayhq/relay/internal/config"
 	"github.com/relayhq/relay/internal/delivery"
+	"github.com/relayhq/relay/internal/hub"
 	"github.com/relayhq/relay/internal/memory"
 )
 
@@ -40,9 +41,6 @@ import (
 // the name relay registers it under in the agent CLIs (Claude Code shows
 // its tools as mcp__relay__send).
 const ServerName = "relay"
-
-// ErrNoHub is wrapped by tool errors when the hub cannot be reached.
-var ErrNoHub = errors.New("the relay hub is unreachable")
 
 // Bus is what the tools need of a bus client; *bus.Client has it.
 type Bus interface {
@@ -171,7 +169,11 @@ func (s *Server) connect(ctx context.Context) (*Team, error) {
 	defer cancel()
 	t, err := s.o.Connect(cctx)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrNoHub, err)
+		// Tool errors wrap hub.ErrNoHub when the hub cannot be reached.
+		if errors.Is(err, hub.ErrNoHub) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("%w: %w", hub.ErrNoHub, err)
 	}
 	s.team = &t
 	return s.team, nil

@@ -14,6 +14,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/relayhq/relay/internal/mailbox"
 )
 
 // The stdio transport of relay mcp. The SDK's own (mcp.IOTransport) ends
@@ -46,7 +48,7 @@ func (t *stdioTransport) Connect(context.Context) (mcp.Connection, error) {
 		lines:   make(chan []byte),
 		closed:  make(chan struct{}),
 		pending: map[jsonrpc.ID]struct{}{},
-		idle:    make(chan struct{}, 1),
+		idle:    mailbox.NewSignal(),
 	}
 	go c.readLines(t.r)
 	return c, nil
@@ -65,7 +67,7 @@ type stdioConn struct {
 
 	mu      sync.Mutex
 	pending map[jsonrpc.ID]struct{} // calls handed to the server, not answered
-	idle    chan struct{}           // a signal that pending may be empty
+	idle    mailbox.Signal          // a signal that pending may be empty
 }
 
 // maxLine bounds one message, as the SDK's transport does.
@@ -220,10 +222,7 @@ func (c *stdioConn) answered(id jsonrpc.ID) {
 	empty := len(c.pending) == 0
 	c.mu.Unlock()
 	if empty {
-		select {
-		case c.idle <- struct{}{}:
-		default:
-		}
+		c.idle.Notify()
 	}
 }
 

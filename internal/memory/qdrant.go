@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/relayhq/relay/internal/mailbox"
 )
 
 // QdrantStore keeps memories' vectors in a Qdrant collection. It
@@ -43,7 +45,7 @@ type QdrantStore struct {
 	// SQLite may hand a deleted seq out again.
 	seqMark, delMark int64
 
-	wake      chan struct{}
+	wake      mailbox.Signal
 	stop      context.CancelFunc
 	loopDone  chan struct{}
 	closeOnce sync.Once
@@ -71,7 +73,7 @@ func OpenQdrant(path string, qc QdrantConfig, opts *Options) (*QdrantStore, erro
 	if err != nil {
 		return nil, err
 	}
-	s := &QdrantStore{local: local, q: q, em: o.Embedder, opts: o, key: q.c.URL + " " + q.c.Collection, wake: make(chan struct{}, 1), delMark: -1}
+	s := &QdrantStore{local: local, q: q, em: o.Embedder, opts: o, key: q.c.URL + " " + q.c.Collection, wake: mailbox.NewSignal(), delMark: -1}
 	if _, err := local.db.Exec(`CREATE TABLE IF NOT EXISTS qdrant_points (
 		collection TEXT NOT NULL, id TEXT NOT NULL, updated_ms INTEGER NOT NULL, model TEXT NOT NULL,
 		PRIMARY KEY (collection, id)) WITHOUT ROWID`); err != nil {
@@ -104,12 +106,7 @@ func (s *QdrantStore) Close() error {
 	return s.local.Close()
 }
 
-func (s *QdrantStore) poke() {
-	select {
-	case s.wake <- struct{}{}:
-	default:
-	}
-}
+func (s *QdrantStore) poke() { s.wake.Notify() }
 
 // Save implements API: the memory is in the file when Save returns, and
 // reaches Qdrant in the background.

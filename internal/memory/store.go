@@ -18,6 +18,8 @@ import (
 	"unicode"
 
 	_ "github.com/mattn/go-sqlite3" // the SQLite driver; build with -tags sqlite_fts5
+
+	"github.com/relayhq/relay/internal/mailbox"
 )
 
 // Options tune a Store. The zero value (or nil) means the defaults.
@@ -91,7 +93,7 @@ type Store struct {
 	// With an embedder: the in-memory index of semantic search, and the
 	// background loop (woken by saves, stopped by Close).
 	index     *vecIndex
-	wake      chan struct{}
+	wake      mailbox.Signal
 	stopEmbed context.CancelFunc
 	embedDone chan struct{}
 }
@@ -123,7 +125,7 @@ func Open(path string, opts *Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open memory store %s: %w", path, err)
 	}
-	s := &Store{db: db, path: path, opts: o, index: &vecIndex{}, wake: make(chan struct{}, 1)}
+	s := &Store{db: db, path: path, opts: o, index: &vecIndex{}, wake: mailbox.NewSignal()}
 	if err := s.migrate(context.Background()); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open memory store %s: %w", path, err)

@@ -53,14 +53,7 @@ func (s *Store) checkModel(ctx context.Context) error {
 }
 
 // wakeEmbedder tells the background loop that a memory may wait.
-func (s *Store) wakeEmbedder() {
-	if s.wake != nil {
-		select {
-		case s.wake <- struct{}{}:
-		default:
-		}
-	}
-}
+func (s *Store) wakeEmbedder() { s.wake.Notify() }
 
 func (s *Store) embedLoop(ctx context.Context) {
 	defer close(s.embedDone)

@@ -42,10 +42,7 @@ func (s *Scanner) wake() {
 		return
 	}
 	s.dormant = false
-	select {
-	case s.kick <- struct{}{}:
-	default:
-	}
+	s.kick.Notify()
 }
 
 // refreshContent re-reads the rows and reports whether a row other than

@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/mattn/go-runewidth"
+	"github.com/relayhq/relay/internal/mailbox"
 	"github.com/relayhq/relay/internal/patterns"
 	"github.com/relayhq/relay/internal/screen"
 )
@@ -140,7 +141,7 @@ type Scanner struct {
 	// kick tells Run's clock that output came and was not read yet: it
 	// reads the screen settleTime after, not a whole tick later (a paste
 	// shown in an input box, a turn's end drawn).
-	kick chan struct{}
+	kick mailbox.Signal
 	// floodAt is the output rate (bytes/s) above which Run skips output
 	// (floodRate; tests of what Run reads raise it).
 	floodAt float64
@@ -249,7 +250,7 @@ func New(opts Options) *Scanner {
 		cues:    cues,
 		now:     now,
 		tick:    tick,
-		kick:    make(chan struct{}, 1),
+		kick:    mailbox.NewSignal(),
 		floodAt: floodRate,
 		subs:    map[int]func(Event){},
 	}
@@ -306,10 +307,7 @@ func (s *Scanner) Write(p []byte) (int, error) {
 		s.evaluate(false)
 	default:
 		s.dormant = false
-		select {
-		case s.kick <- struct{}{}:
-		default:
-		}
+		s.kick.Notify()
 	}
 	s.wake()
 	s.unlockAndEmit()

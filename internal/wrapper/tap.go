@@ -5,6 +5,8 @@ import (
 	"io"
 	"slices"
 	"sync"
+
+	"github.com/relayhq/relay/internal/mailbox"
 )
 
 // DefaultTapLimit is how many bytes a Tap holds for a slow reader before it
@@ -25,9 +27,9 @@ type Tap struct {
 	total   int64  // bytes dropped since the tap was made
 	limit   int
 	closed  bool
-	notes   []tapNote     // calls due at positions in pending, in order
-	waits   []tapWait     // calls due after line feeds not written yet
-	ready   chan struct{} // has a token when pending or closed changed
+	notes   []tapNote      // calls due at positions in pending, in order
+	waits   []tapWait      // calls due after line feeds not written yet
+	ready   mailbox.Signal // has a token when pending or closed changed
 }
 
 // tapWait is a call due after the reader has taken lines more line feeds,
@@ -49,7 +51,7 @@ func NewTap(limit int) *Tap {
 	if limit <= 0 {
 		limit = DefaultTapLimit
 	}
-	return &Tap{limit: limit, ready: make(chan struct{}, 1)}
+	return &Tap{limit: limit, ready: mailbox.NewSignal()}
 }
 
 // Write copies p into the tap. It never blocks and never fails; after Close
@@ -76,7 +78,7 @@ func (t *Tap) Write(p []byte) (int, error) {
 	t.placeWaits(p)
 	t.pending = append(t.pending, p...)
 	t.mu.Unlock()
-	t.signal()
+	t.ready.Notify()
 	return n, nil
 }
 
@@ -112,13 +114,6 @@ func (t *Tap) placeWaits(p []byte) {
 func (t *Tap) drop(n int64) {
 	t.skipped += n
 	t.total += n
-}
-
-func (t *Tap) signal() {
-	select {
-	case t.ready <- struct{}{}:
-	default:
-	}
 }
 
 // Next waits for output and returns all of it, with the number of bytes
@@ -178,7 +173,7 @@ func (t *Tap) Note(fn func()) {
 	}
 	t.notes = append(t.notes, tapNote{at: len(t.pending), fn: fn})
 	t.mu.Unlock()
-	t.signal()
+	t.ready.Notify()
 }
 
 // NoteAfterLines has the reader call fn after it has taken lines line
@@ -207,6 +202,6 @@ func (t *Tap) Close() error {
 	t.mu.Lock()
 	t.closed = true
 	t.mu.Unlock()
-	t.signal()
+	t.ready.Notify()
 	return nil
 }
