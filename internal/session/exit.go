@@ -34,11 +34,11 @@ func (s *Session) lastWords(scanned <-chan struct{}) {
 	case <-deadline.C:
 		s.log.Warn("the agent's last output was not read in time", "wait", lastWordsWait)
 	}
-	s.cmds.Close()
+	s.cmds.queue.Close()
 	select {
-	case <-s.cmdsDone:
+	case <-s.cmds.done:
 	case <-deadline.C:
-		n := s.cmds.Len()
+		n := s.cmds.queue.Len()
 		s.log.Warn("commands not handled at exit", "n", n, "wait", lastWordsWait)
 		if n > 0 {
 			fmt.Fprintf(s.stderr(), "relay: %d %s %s wrote before it exited %s not handled in time.\n",
@@ -51,16 +51,16 @@ func (s *Session) lastWords(scanned <-chan struct{}) {
 // agent sent, and tells the human what it did not: a message is never lost
 // silently at the end. Messages sent after it are refused.
 func (s *Session) flushOutbox() {
-	s.out.mu.Lock()
-	ob, unsent := s.out.ob, len(s.out.early)
-	s.out.ended = true
-	s.out.mu.Unlock()
+	s.link.out.mu.Lock()
+	ob, unsent := s.link.out.ob, len(s.link.out.early)
+	s.link.out.ended = true
+	s.link.out.mu.Unlock()
 	if ob != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), exitSendWait)
 		defer cancel()
 		var giveUp <-chan struct{}
-		if s.sigs != nil {
-			giveUp = s.sigs.After() // the human's Ctrl-C from now on
+		if s.end.sigs != nil {
+			giveUp = s.end.sigs.After() // the human's Ctrl-C from now on
 		}
 		done := make(chan error, 1)
 		go func() { done <- ob.Close(ctx) }()

@@ -62,9 +62,9 @@ func (s *Session) startLocalHub(ctx context.Context) (hub.Endpoint, error) {
 		s.log.Warn("the hub inside this program serves no memory", "err", err)
 		stop = func() {}
 	}
-	s.local.mu.Lock()
-	s.local.h, s.local.stop = h, stop
-	s.local.mu.Unlock()
+	s.link.local.mu.Lock()
+	s.link.local.h, s.link.local.stop = h, stop
+	s.link.local.mu.Unlock()
 	s.log.Warn("no relay binary on PATH: the hub runs inside this program", "url", h.URL())
 	if s.cfg.Stdout != nil {
 		fmt.Fprintf(s.cfg.Stdout, "relay: no relay binary on PATH (or Options.Executable): the hub runs inside this program on %s and stops when it exits; `relay up --detach` runs one that stays.\r\n", h.URL())
@@ -100,10 +100,10 @@ func serveMemory(ctx context.Context, h *hub.Hub) (func(), error) {
 
 // stopLocalHub stops the hub this session runs, if any.
 func (s *Session) stopLocalHub() {
-	s.local.mu.Lock()
-	h, stop := s.local.h, s.local.stop
-	s.local.h, s.local.stop = nil, nil
-	s.local.mu.Unlock()
+	s.link.local.mu.Lock()
+	h, stop := s.link.local.h, s.link.local.stop
+	s.link.local.h, s.link.local.stop = nil, nil
+	s.link.local.mu.Unlock()
 	if h == nil {
 		return
 	}

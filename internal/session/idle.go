@@ -181,16 +181,16 @@ func (s *Session) runIdle(ctx context.Context) {
 	t := time.NewTimer(time.Hour)
 	defer t.Stop()
 	for {
-		run, wait := s.idleClk.due(hs, time.Now(), s.in.LastHuman())
+		run, wait := s.events.idle.due(hs, time.Now(), s.child.in.LastHuman())
 		for _, i := range run {
 			h := hs[i]
-			s.jobs.post(func(ctx context.Context) { s.fireOne(ctx, h.Handle, EventInfo{Event: Idle}) })
+			s.events.jobs.post(func(ctx context.Context) { s.fireOne(ctx, h.Handle, EventInfo{Event: Idle}) })
 		}
 		t.Reset(wait)
 		select {
 		case <-ctx.Done():
 			return
-		case <-s.idleClk.wake:
+		case <-s.events.idle.wake:
 		case <-t.C:
 		}
 	}

@@ -130,13 +130,13 @@ func (s *Session) watchdog(ctx context.Context) {
 	var said time.Time // the oldest stuck message the hub was told of
 	var saidWhy string
 	for {
-		if said.IsZero() && saidWhy == "" && s.waiting.none() {
+		if said.IsZero() && saidWhy == "" && s.inbox.waiting.none() {
 			// Nothing waits and the hub knows it: sleep until a message
 			// arrives (the ticker costs nothing while not read).
 			select {
 			case <-ctx.Done():
 				return
-			case <-s.waiting.some:
+			case <-s.inbox.waiting.some:
 			}
 		}
 		select {
@@ -145,7 +145,7 @@ func (s *Session) watchdog(ctx context.Context) {
 		case <-t.C:
 		}
 		now := time.Now()
-		oldest, why, n := s.waiting.overdue(now, after, s.waitReason)
+		oldest, why, n := s.inbox.waiting.overdue(now, after, s.waitReason)
 		if oldest.Equal(said) && why == saidWhy {
 			continue
 		}
@@ -154,7 +154,7 @@ func (s *Session) watchdog(ctx context.Context) {
 		} else if oldest.IsZero() {
 			s.log.Info("no incoming message stuck any more")
 		}
-		c := s.client.Load()
+		c := s.link.client.Load()
 		if c == nil {
 			continue
 		}
