@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -125,13 +126,12 @@ func (s *Session) startAgentFile(ctx context.Context, name string) ([]string, er
 		srv.Close()
 		return nil, err
 	}
-	go func() { _ = srv.Serve(ctx, s.serveAgent) }()
+	s.grp.Go(func() { _ = srv.Serve(ctx, s.serveAgent) })
 	return []string{identity.FileEnv + "=" + path}, nil
 }
 
-// rewriteAgentFile writes the identity file again (a new credential).
-func (s *Session) rewriteAgentFile() {
-	a := &s.link.ident
+// rewrite writes the identity file again (a new credential).
+func (a *agentFile) rewrite(log *slog.Logger) {
 	a.mu.Lock()
 	f, path := a.f, a.path
 	a.mu.Unlock()
@@ -139,13 +139,12 @@ func (s *Session) rewriteAgentFile() {
 		return
 	}
 	if err := identity.Write(path, f); err != nil {
-		s.log.Warn("rewrite agent file", "err", err)
+		log.Warn("rewrite agent file", "err", err)
 	}
 }
 
-// stopAgentFile closes the socket and removes the identity file.
-func (s *Session) stopAgentFile() {
-	a := &s.link.ident
+// close closes the socket and removes the identity file.
+func (a *agentFile) close() {
 	a.mu.Lock()
 	srv, path := a.srv, a.path
 	a.srv, a.path = nil, ""

@@ -45,7 +45,7 @@ const (
 //   - local (hubstart.go), ident (agentfile.go) and out have locks of
 //     their own; cut is an atomic (refused.go);
 //   - presence is the presence stage (state.go): the owner sets it, its
-//     own goroutine (runPresence) sends it;
+//     own goroutine (presenceStage.run) sends it;
 //   - screen is the screen publisher (screen.go), its own goroutine.
 type hubLink struct {
 	client   atomic.Pointer[bus.Client]
@@ -108,7 +108,7 @@ func (s *Session) connect(ctx context.Context) error {
 			cred = s.issueCredential(c, name)
 		}
 		s.link.ident.hubAuth(url, pin, cred)
-		s.rewriteAgentFile() // after a reconnection; no file yet at the first
+		s.link.ident.rewrite(s.log) // after a reconnection; no file yet at the first
 		s.do(func(st *state) {
 			st.name, st.url = name, url
 			// Tell the hub the agent's state now: it may have changed
@@ -210,8 +210,8 @@ func (s *Session) closeAll() {
 	if s.inbox.journal != nil {
 		s.inbox.journal.Close()
 	}
-	s.stopAgentFile()
-	s.stopLocalHub()
+	s.link.ident.close()
+	s.link.local.close()
 }
 
 // outgoing holds what the agent sends: the bus outbox once the hub was

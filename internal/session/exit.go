@@ -63,7 +63,7 @@ func (s *Session) flushOutbox() {
 			giveUp = s.end.sigs.After() // the human's Ctrl-C from now on
 		}
 		done := make(chan error, 1)
-		go func() { done <- ob.Close(ctx) }()
+		s.grp.Go(func() { done <- ob.Close(ctx) })
 		var err error
 		select {
 		case err = <-done:

@@ -1,22 +1,5 @@
-// Package session is the runtime of one wrapped agent. Each stage has a
-// file of its own; this one wires them:
-//
-//	child output ─► wrapper (the human's screen first) ─► tap ─► screen model (scanner)
-//	   scanner ─► commands seen on screen ─┐
-//	   exact source (agents.Source: hooks, session files) ─► exact texts ─┴► cmdQueue ─► handlers
-//	   handlers ─► bus outbox (relay, broadcast) │ memory service │ user handlers ─► notices
-//	bus inbox ─► receive (MessageReceived) ─► delivery queue ─► typing ─► wrapper.Input ─► child stdin
-//	scanner state │ exact turns │ human's line ─► owner (state.go) ─► delivery queue, presence, Idle jobs
-//
-// One goroutine, the owner, holds the session's state (state.go: ready,
-// busy, draft, waiting, the human's line, last senders, name, hub URL); the
-// other stages send it functions. The owner rule covers that state only:
-// Session's other fields are set before the stages start, atomics, or a
-// stage's own type with its own lock. The goroutines of the stages are
-// started through the session's group (the wrapper's Go), so a panic there
-// restores the human's terminal and none outlives the session; those that
-// run before the group exists or outside it are listed in
-// docs/architecture.md.
+// This file wires the stages: Run, start, and the exact source's sink.
+
 package session
 
 import (
@@ -77,9 +60,6 @@ type typist interface {
 	ReleaseLine(empty func() bool) bool
 }
 
-// group starts the session's goroutines.
-type group interface{ Go(func()) }
-
 // Session is one wrapped agent at run time: the wiring of its stages.
 // Each stage is a type of its own, which says in its doc comment which
 // goroutine owns each of its fields and how the others are guarded (the
@@ -130,7 +110,7 @@ func newSession(ctx context.Context, cfg Config) *Session {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Session{
-		cfg: cfg, log: cfg.Logger,
+		cfg: cfg, log: cfg.Logger, grp: &termGroup{},
 		spec:   spec{sid: newID(), prof: cfg.Profile},
 		owner:  newOwner(),
 		link:   newHubLink(),
@@ -141,7 +121,8 @@ func newSession(ctx context.Context, cfg Config) *Session {
 		end:    newEnding(),
 	}
 	// Starting is real work: its first idle period has an Idle event.
-	go s.owner.run(ctx, &state{name: cfg.Name, busy: true, lastFrom: map[string]received{}})
+	st := &state{name: cfg.Name, busy: true, lastFrom: map[string]received{}}
+	s.grp.Go(func() { s.owner.run(ctx, st) })
 	return s
 }
 
@@ -155,7 +136,7 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 		return 0, err
 	}
 	s := newSession(ctx, cfg)
-	defer s.stopLocalHub() // when Run returns before closeAll
+	defer s.link.local.close() // when Run returns before closeAll
 
 	// The signals that end a session are caught from here to the end: one
 	// during start-up ends the session before the agent starts (with the
@@ -164,7 +145,7 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 	sigs := wrapper.CatchSignals()
 	defer sigs.Stop()
 	s.end.sigs = sigs
-	startCtx, endStart := untilSignal(ctx, sigs)
+	startCtx, endStart := untilSignal(ctx, sigs, s.grp)
 	defer endStart()
 
 	// Join the team first (briefly), so that a name clash is said before
@@ -287,19 +268,20 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 	}
 	endStart()
 	s.child.human.attach(ws)
-	s.child.scr, s.child.in, s.grp, s.child.pid, s.child.fg = scan, ws.Input(), ws, ws.Pid, ws.Foreground
+	s.child.scr, s.child.in, s.child.pid, s.child.fg = scan, ws.Input(), ws.Pid, ws.Foreground
+	s.grp.(*termGroup).attach(ws) // a panic from now on restores the terminal
 	s.start(ctx, primer)
 	// Subscribe before the scanner runs: the agent's first output (and the
 	// busy state it brings) must not be missed.
 	scan.Subscribe(func(ev scanner.Event) { s.onScan(ev, scan) })
 	scanned := make(chan struct{})
-	ws.Go(func() {
+	s.grp.Go(func() {
 		defer close(scanned)
 		if err := scan.Run(ctx, s.watchOutput(notifying{tap, s.link.screen.changed})); err != nil && ctx.Err() == nil {
 			s.log.Warn("scanner stopped", "err", err)
 		}
 	})
-	ws.Go(func() { s.publishScreen(ctx, scan, ws.Size) })
+	s.grp.Go(func() { s.publishScreen(ctx, scan, ws.Size) })
 	code := ws.Wait()
 	s.end.ended.Store(true)
 	close(s.end.exited)
@@ -317,15 +299,15 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 
 // untilSignal returns a context that ends with ctx or at the first signal
 // sigs catches, for the steps of start-up (joining the team, the primer).
-func untilSignal(ctx context.Context, sigs *wrapper.Signals) (context.Context, context.CancelFunc) {
+func untilSignal(ctx context.Context, sigs *wrapper.Signals, grp group) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancel(ctx)
-	go func() {
+	grp.Go(func() {
 		select {
 		case <-sigs.Done():
 			cancel()
 		case <-ctx.Done():
 		}
-	}()
+	})
 	return ctx, cancel
 }
 
@@ -367,7 +349,7 @@ func (s *Session) start(ctx context.Context, primer string) {
 	})
 	s.grp.Go(func() { s.events.jobs.run(ctx) })
 	s.grp.Go(func() { s.runIdle(ctx) })
-	s.grp.Go(func() { s.runPresence(ctx) })
+	s.grp.Go(func() { s.link.presence.run(ctx, s.link.client.Load, s.log) })
 	s.grp.Go(func() { s.serveInbox(ctx) })
 	s.grp.Go(func() { s.watchdog(ctx) })
 	if empty := s.lineEmptyOnScreen(); empty != nil {

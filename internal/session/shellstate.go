@@ -3,6 +3,7 @@ package session
 import (
 	"cmp"
 	"context"
+	"log/slog"
 	"strings"
 	"sync"
 	"time"
@@ -203,26 +204,32 @@ func (s *Session) lineEmptyOnScreen() func() bool {
 // Up, a q typed into less) must not hold the messages until the next
 // Enter. It does nothing while the line is empty.
 func (s *Session) releaseHumanLine(ctx context.Context, empty func() bool) {
-	t := time.NewTicker(releaseEvery)
-	defer t.Stop()
 	quiet := cmp.Or(s.cfg.HumanQuiet, delivery.DefaultHumanQuiet)
+	s.typing.releaseLine(ctx, s.child.in, s.inbox.queue.Pending, quiet, empty, s.log)
+}
+
+// releaseLine is the release's goroutine (see releaseHumanLine): pending
+// counts the messages waiting.
+func (t *typingStage) releaseLine(ctx context.Context, in typist, pending func() int, quiet time.Duration, empty func() bool, log *slog.Logger) {
+	tick := time.NewTicker(releaseEvery)
+	defer tick.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-s.typing.lineWake:
+		case <-t.lineWake:
 		}
-		for s.typing.humanLine.Load() {
+		for t.humanLine.Load() {
 			select {
 			case <-ctx.Done():
 				return
-			case <-t.C:
+			case <-tick.C:
 			}
-			if s.inbox.queue.Pending() == 0 || time.Since(s.child.in.LastHuman()) < quiet {
+			if pending() == 0 || time.Since(in.LastHuman()) < quiet {
 				continue
 			}
-			if s.child.in.ReleaseLine(empty) {
-				s.log.Info("the human's line taken for empty: the screen shows it empty")
+			if in.ReleaseLine(empty) {
+				log.Info("the human's line taken for empty: the screen shows it empty")
 			}
 		}
 	}

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"log/slog"
 	"strings"
 	"sync"
 	"time"
@@ -220,10 +221,7 @@ func (s *Session) onTurn(t agents.Turn) {
 func (s *Session) onHumanLine(unfinished bool) {
 	s.typing.humanLine.Store(unfinished)
 	if unfinished {
-		select {
-		case s.typing.lineWake <- struct{}{}:
-		default:
-		}
+		poke(s.typing.lineWake)
 	}
 	s.do(func(st *state) {
 		st.human = unfinished
@@ -271,6 +269,9 @@ func (s *Session) heard(from, id string, hops int, at time.Time) {
 
 // presenceStage tells the hub the agent's state, in order, the latest
 // first: a state superseded before it was sent is never sent after it.
+// It holds one value, not a queue: the owner sets it, the stage's goroutine
+// (run) takes and sends it; mu guards the value, and wake is a token
+// ("a newer state waits"), read by run only.
 type presenceStage struct {
 	wake  chan struct{}
 	mu    sync.Mutex
@@ -301,12 +302,7 @@ func (p *presenceStage) restore(st bus.State, ask *bus.Ask) {
 }
 
 // poke wakes the stage to send what is pending.
-func (p *presenceStage) poke() {
-	select {
-	case p.wake <- struct{}{}:
-	default:
-	}
-}
+func (p *presenceStage) poke() { poke(p.wake) }
 
 func (p *presenceStage) take() (bus.State, *bus.Ask, bool) {
 	p.mu.Lock()
@@ -316,28 +312,29 @@ func (p *presenceStage) take() (bus.State, *bus.Ask, bool) {
 	return st, ask, ok
 }
 
-// runPresence sends each new state to the hub until ctx ends.
-func (s *Session) runPresence(ctx context.Context) {
+// run sends each new state to the hub (client, nil while there is none)
+// until ctx ends.
+func (p *presenceStage) run(ctx context.Context, client func() *bus.Client, log *slog.Logger) {
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-s.link.presence.wake:
+		case <-p.wake:
 		}
 		// Without a client the state stays pending: connect wakes the
 		// stage again once it has stored one (a state taken here and
 		// dropped left a late-joining agent "starting").
-		c := s.link.client.Load()
+		c := client()
 		if c == nil {
 			continue
 		}
-		st, ask, ok := s.link.presence.take()
+		st, ask, ok := p.take()
 		if !ok {
 			continue
 		}
 		if err := c.SetStateAsk(ctx, st, ask); err != nil && ctx.Err() == nil {
-			s.log.Debug("presence", "state", st, "err", err)
-			s.link.presence.restore(st, ask) // sent again after the next connect
+			log.Debug("presence", "state", st, "err", err)
+			p.restore(st, ask) // sent again after the next connect
 		}
 	}
 }
