@@ -185,6 +185,9 @@ func Connect(ctx context.Context, o Options) (*Client, error) {
 		nats.ReconnectJitter(100*time.Millisecond, time.Second),
 		nats.ReconnectBufSize(o.ReconnectBuffer),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			if c.closing.Load() {
+				return // Close ends the connection: no reconnecting
+			}
 			c.log.Warn("disconnected from hub; reconnecting", "err", err)
 		}),
 		nats.ReconnectHandler(func(nc *nats.Conn) {

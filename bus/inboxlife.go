@@ -78,7 +78,13 @@ func (c *Client) openInbox(ctx context.Context, cfg jetstream.ConsumerConfig, fl
 	}
 }
 
+// isClosed reports whether the client is closed or closing: Close drains
+// the connection first, which ends the inbox's pulls before the client is
+// closed, and that is the end of the inbox, not a consumer lost.
 func (c *Client) isClosed() bool {
+	if c.closing.Load() {
+		return true
+	}
 	select {
 	case <-c.closed:
 		return true
@@ -169,7 +175,7 @@ func (c *Client) serveInbox(ctx context.Context, cons jetstream.Consumer, fl *in
 		defer handing.Add(-1)
 		c.deliver(ctx, m, fl, each)
 	}, jetstream.PullMaxMessages(pullBatch), jetstream.PullExpiry(pullExpiry), jetstream.PullHeartbeat(pullHeartbeat), jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || c.isClosed() {
 			return
 		}
 		if errors.Is(err, jetstream.ErrConsumerDeleted) || errors.Is(err, jetstream.ErrConsumerNotFound) {

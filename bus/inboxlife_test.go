@@ -163,3 +163,37 @@ func adminJS(t *testing.T, url, token string) jetstream.JetStream {
 	}
 	return js
 }
+
+// TestInboxClosedClientIsNoLoss closes a client while its inbox runs (as
+// every wrapper does when it exits: its context ends only afterwards): the
+// inbox returns without taking the drained pulls for a lost consumer, so
+// that a normal shutdown logs no ERROR and rebuilds nothing.
+func TestInboxClosedClientIsNoLoss(t *testing.T) {
+	h := startHub(t)
+	alice := register(t, h, "alice")
+	var logs logBuffer
+	bob := register(t, h, "bob", func(o *bus.Options) { o.Logger = logs.logger() })
+	var col collector
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- bob.Inbox(ctx, col.handle) }()
+	if _, err := alice.Send(context.Background(), "bob", "hello"); err != nil {
+		t.Fatal(err)
+	}
+	col.waitBodies(t, "hello")
+	if err := bob.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("inbox: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the inbox did not return after its client closed")
+	}
+	if log := logs.String(); strings.Contains(log, "inbox stopped") || strings.Contains(log, "level=ERROR") {
+		t.Errorf("a client's Close was logged as a lost inbox:\n%s", log)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -86,10 +87,10 @@ func (s *Session) issueCredential(c *bus.Client, name string) hub.Credential {
 // revokeCredential tells the hub that the agent left: its credential
 // stops working and the connections made with it are closed.
 func (s *Session) revokeCredential(c *bus.Client) {
-	s.ident.mu.Lock()
-	had := s.ident.f.Token != ""
-	s.ident.f.Token = ""
-	s.ident.mu.Unlock()
+	s.link.ident.mu.Lock()
+	had := s.link.ident.f.Token != ""
+	s.link.ident.f.Token = ""
+	s.link.ident.mu.Unlock()
 	if !had || !c.Conn().IsConnected() {
 		return
 	}
@@ -115,23 +116,22 @@ func (s *Session) startAgentFile(ctx context.Context, name string) ([]string, er
 		return nil, fmt.Errorf("agent socket: %w", err)
 	}
 	srv.ErrorLog = func(err error) { s.log.Warn("agent socket", "err", err) }
-	a := &s.ident
+	a := &s.link.ident
 	a.mu.Lock()
 	a.path, a.srv = filepath.Join(dir, "identity.json"), srv
-	a.f.Name, a.f.Workspace, a.f.SessionID, a.f.Socket = name, s.cfg.Workspace, s.sid, srv.Path()
+	a.f.Name, a.f.Workspace, a.f.SessionID, a.f.Socket = name, s.cfg.Workspace, s.spec.sid, srv.Path()
 	f, path := a.f, a.path
 	a.mu.Unlock()
 	if err := identity.Write(path, f); err != nil {
 		srv.Close()
 		return nil, err
 	}
-	go func() { _ = srv.Serve(ctx, s.serveAgent) }()
+	s.grp.Go(func() { _ = srv.Serve(ctx, s.serveAgent) })
 	return []string{identity.FileEnv + "=" + path}, nil
 }
 
-// rewriteAgentFile writes the identity file again (a new credential).
-func (s *Session) rewriteAgentFile() {
-	a := &s.ident
+// rewrite writes the identity file again (a new credential).
+func (a *agentFile) rewrite(log *slog.Logger) {
 	a.mu.Lock()
 	f, path := a.f, a.path
 	a.mu.Unlock()
@@ -139,13 +139,12 @@ func (s *Session) rewriteAgentFile() {
 		return
 	}
 	if err := identity.Write(path, f); err != nil {
-		s.log.Warn("rewrite agent file", "err", err)
+		log.Warn("rewrite agent file", "err", err)
 	}
 }
 
-// stopAgentFile closes the socket and removes the identity file.
-func (s *Session) stopAgentFile() {
-	a := &s.ident
+// close closes the socket and removes the identity file.
+func (a *agentFile) close() {
 	a.mu.Lock()
 	srv, path := a.srv, a.path
 	a.srv, a.path = nil, ""

@@ -57,7 +57,7 @@ func (s *Session) memory() (memory.API, error) {
 	if s.cfg.Memory != nil {
 		return s.cfg.Memory, nil
 	}
-	c := s.client.Load()
+	c := s.link.client.Load()
 	if c == nil {
 		return nil, ErrHubAway
 	}

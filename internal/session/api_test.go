@@ -47,12 +47,12 @@ func TestHandlerContext(t *testing.T) {
 func TestIdleWaitsForReady(t *testing.T) {
 	r := startRig(t, Config{})
 	r.s.read(func(*state) {}) // the start's state change is in
-	if idle, _ := r.s.idleClk.quiet(); idle {
+	if idle, _ := r.s.events.idle.quiet(); idle {
 		t.Fatal("the idle clock counts an agent that has not drawn yet as idle")
 	}
 	r.screenBusy(false)
 	r.s.read(func(*state) {})
-	if idle, _ := r.s.idleClk.quiet(); !idle {
+	if idle, _ := r.s.events.idle.quiet(); !idle {
 		t.Fatal("the idle clock does not count a quiet, ready screen as idle")
 	}
 }

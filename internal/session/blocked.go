@@ -67,7 +67,7 @@ func (s *Session) followDialog(st *state) {
 			s.log.Info("the human answered the dialog on screen", "prompt", st.waitsOn())
 			st.turn.Waiting, st.turn.Ask = false, nil
 			st.ask, st.dialogSeen, st.answered = nil, false, true
-			if a, ok := s.src.(agents.Answerer); ok {
+			if a, ok := s.spec.src.(agents.Answerer); ok {
 				a.Dismiss()
 			}
 		}
@@ -100,12 +100,12 @@ func (s *Session) approve(req bus.Control) bus.ControlReply {
 	if ask == nil || (req.Ask != "" && req.Ask != ask.ID) {
 		return bus.ControlReply{Error: errNoSuchPrompt.Error()}
 	}
-	a, ok := s.src.(agents.Answerer)
+	a, ok := s.spec.src.(agents.Answerer)
 	var err error
 	switch {
 	case ok:
 		err = a.Answer(ask.ID, !req.Deny, req.Reason)
-	case s.prof.Dialog != nil:
+	case s.spec.prof.Dialog != nil:
 		err = s.answerOnScreen(ask, req.Deny, req.Reason)
 	default:
 		return bus.ControlReply{Error: "this agent's prompts are answered on its screen only"}
@@ -115,7 +115,7 @@ func (s *Session) approve(req bus.Control) bus.ControlReply {
 		return bus.ControlReply{Error: err.Error()}
 	}
 	s.log.Info("prompt answered", "by", req.By, "tool", ask.Tool, "detail", ask.Detail, "deny", req.Deny)
-	return bus.ControlReply{OK: true, SessionID: s.sid}
+	return bus.ControlReply{OK: true, SessionID: s.spec.sid}
 }
 
 // onBlocked fires the Blocked event for a new prompt, on the jobs
@@ -124,7 +124,7 @@ func (s *Session) onBlocked(ask bus.Ask) {
 	if !s.hasHandlers(Blocked) {
 		return
 	}
-	s.jobs.post(func(ctx context.Context) {
+	s.events.jobs.post(func(ctx context.Context) {
 		s.fire(ctx, EventInfo{Event: Blocked, Tool: ask.Tool, ToolInput: ask.Input, Body: ask.Detail})
 	})
 }

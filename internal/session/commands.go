@@ -136,14 +136,14 @@ func firstLine(s string) string {
 }
 
 func (s *Session) match(c patterns.Command) Match {
-	lines, msgs := s.recent.snapshot()
-	return Match{Namespace: c.NS, Target: c.Target, Body: c.Body, Agent: s.name(), SessionID: s.sid, Workspace: s.cfg.Workspace,
+	lines, msgs := s.events.recent.snapshot()
+	return Match{Namespace: c.NS, Target: c.Target, Body: c.Body, Agent: s.name(), SessionID: s.spec.sid, Workspace: s.cfg.Workspace,
 		RecentOutput: lines, RecentMessages: msgs}
 }
 
 // putCommand takes a command the agent wrote, from whichever source saw it.
 func (s *Session) putCommand(c patterns.Command) {
-	if !s.cmds.Put(c) {
+	if !s.cmds.queue.Put(c) {
 		// After the agent exited and its last commands were handled (a
 		// late exact text): said in the log, not silently queued.
 		s.log.Warn("command came after the session ended; not handled", "ns", c.NS, "target", c.Target)
@@ -153,7 +153,7 @@ func (s *Session) putCommand(c patterns.Command) {
 // screenCommand takes a command the screen saw: the exact source, when
 // there is one, decides whether the screen is its source.
 func (s *Session) screenCommand(c patterns.Command) {
-	if s.src != nil && s.src.Screen(c) {
+	if s.spec.src != nil && s.spec.src.Screen(c) {
 		return // the exact text gives the commands: the screen is only a copy
 	}
 	s.putCommand(c)
@@ -168,13 +168,13 @@ func (s *Session) exactTexts(ctx context.Context, texts []string) {
 		}
 		// Recorded first: a handler's RecentOutput holds the text that
 		// holds its command.
-		s.recent.addLines(strings.Split(text, "\n"))
-		for _, c := range patterns.ExtractText(text, patterns.Options{Namespaces: s.reg.Namespaces(), Mode: patterns.Markdown}) {
+		s.events.recent.addLines(strings.Split(text, "\n"))
+		for _, c := range patterns.ExtractText(text, patterns.Options{Namespaces: s.spec.reg.Namespaces(), Mode: patterns.Markdown}) {
 			s.putCommand(c)
 		}
 		if s.hasHandlers(Output) {
 			lines := strings.Split(text, "\n")
-			s.jobs.post(func(ctx context.Context) { s.outputLines(ctx, lines) })
+			s.events.jobs.post(func(ctx context.Context) { s.outputLines(ctx, lines) })
 		}
 	}
 }
@@ -183,12 +183,12 @@ func (s *Session) exactTexts(ctx context.Context, texts []string) {
 // a time, in order, and types back what they return.
 func (s *Session) handleCommands(ctx context.Context) {
 	for {
-		c, ok := s.cmds.Get(ctx)
+		c, ok := s.cmds.queue.Get(ctx)
 		if !ok {
 			return
 		}
 		s.log.Info("command", "ns", c.NS, "target", c.Target, "bytes", len(c.Body))
-		results, err := s.reg.Dispatch(withSession(ctx, s), c)
+		results, err := s.spec.reg.Dispatch(withSession(ctx, s), c)
 		for _, r := range results {
 			switch {
 			case r.Inject == "":
@@ -242,14 +242,14 @@ func (s *Session) relayOut(ctx context.Context, msg bus.Message) (string, bool) 
 	if known && time.Since(last.at) < hopMemory {
 		hops = last.hops + 1
 	}
-	if v := s.damper.Check(time.Now(), name, to, hops); !v.OK {
+	if v := s.cmds.damper.Check(time.Now(), name, to, hops); !v.OK {
 		s.log.Warn("message held", "to", to, "why", v.Why, "quiet", v.Quiet)
 		if v.Quiet {
 			// Held again within the window: counted, not reported again,
 			// so that a notice is never the cause of another notice.
 			return "", false
 		}
-		if cl := s.client.Load(); cl != nil {
+		if cl := s.link.client.Load(); cl != nil {
 			// Shown in relay log with the status held, in no inbox.
 			if _, err := cl.Hold(ctx, bus.Message{ID: msg.ID, To: to, Body: msg.Body, Hops: hops}, v.Why); err != nil {
 				s.log.Warn("record held message", "err", err)

@@ -102,7 +102,7 @@ func TestHandlerGetsRecent(t *testing.T) {
 		got <- m
 		return Result{}, nil
 	}}}})
-	r.s.recent.addMessage(bus.Envelope{ID: "m1", From: "Bob", To: "Alice", Body: "ship it"})
+	r.s.events.recent.addMessage(bus.Envelope{ID: "m1", From: "Bob", To: "Alice", Body: "ship it"})
 	r.s.exactTexts(context.Background(), []string{"The build is green.\n@deploy:staging v1.2.3"})
 	select {
 	case m := <-got:

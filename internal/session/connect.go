@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/relayhq/relay/bus"
@@ -36,6 +37,29 @@ const (
 	// name is free at once: the claim sees its process gone).
 	presenceEvery = 5 * time.Second
 )
+
+// hubLink is everything of the session that talks to the hub. Its fields
+// are made before the stages start; each is guarded on its own:
+//   - client is stored by connect (at start, or by the inbox stage's
+//     retries) and read by any goroutine; nil until the hub was reached;
+//   - local (hubstart.go), ident (agentfile.go) and out have locks of
+//     their own; cut is an atomic (refused.go);
+//   - presence is the presence stage (state.go): the owner sets it, its
+//     own goroutine (presenceStage.run) sends it;
+//   - screen is the screen publisher (screen.go), its own goroutine.
+type hubLink struct {
+	client   atomic.Pointer[bus.Client]
+	local    localHub    // a hub run inside this process, if any
+	ident    agentFile   // the child's identity file and socket
+	cut      atomic.Bool // the hub refused the agent's credentials
+	out      outgoing
+	presence *presenceStage
+	screen   screenPub
+}
+
+func newHubLink() hubLink {
+	return hubLink{presence: newPresenceStage(), screen: newScreenPub()}
+}
 
 func (s *Session) alone() bool { return s.cfg.Hub == NoHub }
 
@@ -78,13 +102,13 @@ func (s *Session) connect(ctx context.Context) error {
 			c.Close()
 			return err
 		}
-		c.SetCLI(s.prof.CLI)
+		c.SetCLI(s.spec.prof.CLI)
 		var cred hub.Credential
 		if prefix == "" { // with its own credentials, the agent has them already
 			cred = s.issueCredential(c, name)
 		}
-		s.ident.hubAuth(url, pin, cred)
-		s.rewriteAgentFile() // after a reconnection; no file yet at the first
+		s.link.ident.hubAuth(url, pin, cred)
+		s.link.ident.rewrite(s.log) // after a reconnection; no file yet at the first
 		s.do(func(st *state) {
 			st.name, st.url = name, url
 			// Tell the hub the agent's state now: it may have changed
@@ -96,8 +120,8 @@ func (s *Session) connect(ctx context.Context) error {
 			}
 		})
 		s.watchScreen(c)
-		s.client.Store(c)
-		s.presence.poke() // a state set before the client was stored
+		s.link.client.Store(c)
+		s.link.presence.poke() // a state set before the client was stored
 		// Open the outbox now, not when the inbox starts: what the agent
 		// writes in its first moments goes out at once, and it is not told
 		// that a hub it has just reached is unreachable.
@@ -108,7 +132,7 @@ func (s *Session) connect(ctx context.Context) error {
 
 // peers lists the other agents online now, for the primer.
 func (s *Session) peers(ctx context.Context, self string) []string {
-	c := s.client.Load()
+	c := s.link.client.Load()
 	if c == nil {
 		return nil
 	}
@@ -170,7 +194,7 @@ func (s *Session) openJournal(name string) error {
 	if err != nil {
 		return err
 	}
-	s.journal = j
+	s.inbox.journal = j
 	return nil
 }
 
@@ -179,15 +203,15 @@ func (s *Session) openJournal(name string) error {
 // connection and the journal.
 func (s *Session) closeAll() {
 	s.flushOutbox()
-	if c := s.client.Load(); c != nil {
+	if c := s.link.client.Load(); c != nil {
 		s.revokeCredential(c)
 		c.Close()
 	}
-	if s.journal != nil {
-		s.journal.Close()
+	if s.inbox.journal != nil {
+		s.inbox.journal.Close()
 	}
-	s.stopAgentFile()
-	s.stopLocalHub()
+	s.link.ident.close()
+	s.link.local.close()
 }
 
 // outgoing holds what the agent sends: the bus outbox once the hub was
@@ -207,23 +231,23 @@ func (s *Session) send(msg bus.Message) string {
 	if s.alone() {
 		return "Not sent: this agent runs without a hub (--hub none)."
 	}
-	s.out.mu.Lock()
-	defer s.out.mu.Unlock()
-	if s.out.ended {
+	s.link.out.mu.Lock()
+	defer s.link.out.mu.Unlock()
+	if s.link.out.ended {
 		s.log.Warn("not sent: the session has ended", "to", msg.To)
 		return fmt.Sprintf("Not sent to %s: the session has ended.", msg.To)
 	}
-	if ob := s.out.ob; ob != nil {
+	if ob := s.link.out.ob; ob != nil {
 		if _, err := ob.Post(msg); err != nil {
 			return fmt.Sprintf("Not sent to %s: %v.", msg.To, err)
 		}
 		return ""
 	}
-	if len(s.out.early) >= maxOutbox {
+	if len(s.link.out.early) >= maxOutbox {
 		return fmt.Sprintf("Not sent to %s: the hub is unreachable and %d messages already wait.", msg.To, maxOutbox)
 	}
-	s.out.early = append(s.out.early, msg)
-	if len(s.out.early) == 1 {
+	s.link.out.early = append(s.link.out.early, msg)
+	if len(s.link.out.early) == 1 {
 		return fmt.Sprintf("The hub is unreachable; your message to %s waits and goes out when it is back.", msg.To)
 	}
 	return ""
@@ -232,17 +256,17 @@ func (s *Session) send(msg bus.Message) string {
 // startOutbox opens the bus outbox once connected and moves into it what
 // waited for the hub, in order.
 func (s *Session) startOutbox(c *bus.Client) {
-	s.out.mu.Lock()
-	if s.out.ended {
+	s.link.out.mu.Lock()
+	if s.link.out.ended {
 		// Reached as the session ends: what waited was told unsent.
-		s.out.mu.Unlock()
+		s.link.out.mu.Unlock()
 		return
 	}
 	ob := c.NewOutbox(bus.OutboxOptions{Size: maxOutbox, OnSent: s.sent})
-	early := s.out.early
-	s.out.early = nil
-	s.out.ob = ob
-	s.out.mu.Unlock()
+	early := s.link.out.early
+	s.link.out.early = nil
+	s.link.out.ob = ob
+	s.link.out.mu.Unlock()
 	for _, m := range early {
 		if _, err := ob.Post(m); err != nil {
 			s.notice(fmt.Sprintf("Not sent to %s: %v.", m.To, err))
@@ -255,8 +279,8 @@ func (s *Session) sent(env bus.Envelope, err error) {
 	switch {
 	case err == nil:
 		s.answered(env) // receipts.go
-		s.recent.addMessage(env)
-		s.jobs.post(func(ctx context.Context) {
+		s.events.recent.addMessage(env)
+		s.events.jobs.post(func(ctx context.Context) {
 			s.fire(ctx, EventInfo{Event: MessageSent, ID: env.ID, From: env.From, To: env.To, Body: env.Body, Thread: env.Thread})
 		})
 	case errors.Is(err, bus.ErrUnknownAgent):
@@ -267,7 +291,7 @@ func (s *Session) sent(env bus.Envelope, err error) {
 		s.notice("Not sent: no other agent is in the workspace.")
 	case errors.Is(err, bus.ErrBodyTooLarge):
 		s.notice(fmt.Sprintf("Not sent: the message is larger than %d bytes.", bus.MaxBody))
-	case s.hubCut.Load():
+	case s.link.cut.Load():
 		s.notice(fmt.Sprintf("Not sent to %s: the hub refused this agent's credentials, so it is cut off from its team (its human was told).", env.To))
 	default:
 		s.notice(fmt.Sprintf("Not sent to %s: %v", env.To, err))

@@ -37,7 +37,7 @@ func TestRepeatOfBareJournalID(t *testing.T) {
 	h := hubtest.Start(t)
 	carol := newPeer(t, h.URL(), h.Token(), "Carol")
 	r := startRig(t, Config{Hub: h.URL(), Token: h.Token()})
-	if err := r.s.journal.Mark("legacy-1"); err != nil {
+	if err := r.s.inbox.journal.Mark("legacy-1"); err != nil {
 		t.Fatal(err)
 	}
 	r.screenBusy(false)

@@ -37,14 +37,14 @@ var (
 // agents whose exact source does not report prompts: a new dialog is a
 // new Ask (and a Blocked event); its redraws are the same one.
 func (s *Session) screenAsk(st *state) {
-	if s.prof.Dialog == nil || st.turn.Exact {
+	if s.spec.prof.Dialog == nil || st.turn.Exact {
 		return
 	}
 	if !st.screen.Waiting {
 		st.ask = nil
 		return
 	}
-	d, ok := s.prof.Dialog(st.screen.Dialog)
+	d, ok := s.spec.prof.Dialog(st.screen.Dialog)
 	if !ok {
 		return // not drawn yet, or drawn in part: the last one read stands
 	}
@@ -61,7 +61,7 @@ func (s *Session) screenAsk(st *state) {
 // sameDialog reads the dialog on screen now and reports whether it is the
 // one of ask.
 func (s *Session) sameDialog(ask *bus.Ask) (agents.ScreenDialog, bool) {
-	d, ok := s.prof.Dialog(s.scr.Text())
+	d, ok := s.spec.prof.Dialog(s.child.scr.Text())
 	return d, ok && d.Ask.Tool == ask.Tool && d.Ask.Detail == ask.Detail
 }
 
@@ -70,7 +70,7 @@ func (s *Session) sameDialog(ask *bus.Ask) (agents.ScreenDialog, bool) {
 // note: both CLIs end the turn on a refusal and wait to be told what to do
 // instead, so that is how the model hears of it.
 func (s *Session) answerOnScreen(ask *bus.Ask, deny bool, reason string) error {
-	err := s.in.Inject(func(write func([]byte) error) error {
+	err := s.child.in.Inject(func(write func([]byte) error) error {
 		d, ok := s.sameDialog(ask)
 		if !ok {
 			return errDialogChanged

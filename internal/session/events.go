@@ -5,9 +5,25 @@ import (
 	"fmt"
 	"runtime/debug"
 	"strings"
+	"time"
 
 	"github.com/relayhq/relay/internal/mailbox"
 )
+
+// eventStage runs the handlers of the session's events. Slow reactions
+// (Idle and Output handlers, MessageSent) run on the jobs goroutine, one
+// at a time; the idle clock has its own goroutine (runIdle) and lock;
+// recent has its own lock; lastScreen belongs to the jobs goroutine.
+type eventStage struct {
+	jobs       *jobs
+	idle       *idleClock
+	recent     recent // the agent's last lines and messages, for events
+	lastScreen string // the screen at the last Output job; the jobs goroutine's
+}
+
+func newEventStage(now time.Time) eventStage {
+	return eventStage{jobs: newJobs(), idle: newIdleClock(now)}
+}
 
 // jobs runs the session's slow reactions (Idle and Output handlers) one at
 // a time, in the order they were posted, on one goroutine of the session's
@@ -39,8 +55,8 @@ func (s *Session) screenOutputJob(ctx context.Context) {
 	if s.exactActive() {
 		return
 	}
-	lines := s.newScreenLines(s.scr.OwnText())
-	s.recent.addLines(lines)
+	lines := s.newScreenLines(s.child.scr.OwnText())
+	s.events.recent.addLines(lines)
 	s.outputLines(ctx, lines)
 }
 
@@ -49,7 +65,7 @@ func (s *Session) hasHandlers(ev Event) bool {
 }
 
 // exactActive reports whether commands come from the agent's exact text.
-func (s *Session) exactActive() bool { return s.src != nil && s.src.Active() }
+func (s *Session) exactActive() bool { return s.spec.src != nil && s.spec.src.Active() }
 
 // fire runs the handlers of an event in order, types what they return, and
 // returns their merged verdict (for MessageReceived): a block or a stop
@@ -72,8 +88,8 @@ func (s *Session) fireAll(ctx context.Context, hs []EventFunc, e EventInfo) Resu
 	if len(hs) == 0 {
 		return Result{}
 	}
-	e.Agent, e.SessionID, e.Workspace = s.name(), s.sid, s.cfg.Workspace
-	e.RecentOutput, e.RecentMessages = s.recent.snapshot()
+	e.Agent, e.SessionID, e.Workspace = s.name(), s.spec.sid, s.cfg.Workspace
+	e.RecentOutput, e.RecentMessages = s.events.recent.snapshot()
 	ctx = withSession(ctx, s)
 	var out Result
 	for _, h := range hs {
@@ -140,10 +156,10 @@ func (s *Session) outputLines(ctx context.Context, lines []string) {
 // Output on the screen path. Only the jobs goroutine calls it.
 func (s *Session) newScreenLines(now string) []string {
 	before := map[string]int{}
-	for _, l := range strings.Split(s.lastScreen, "\n") {
+	for _, l := range strings.Split(s.events.lastScreen, "\n") {
 		before[strings.TrimRight(l, " ")]++
 	}
-	s.lastScreen = now
+	s.events.lastScreen = now
 	var out []string
 	for _, l := range strings.Split(now, "\n") {
 		l = strings.TrimRight(l, " ")

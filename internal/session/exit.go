@@ -3,6 +3,8 @@ package session
 import (
 	"context"
 	"fmt"
+	"io"
+	"log/slog"
 	"time"
 
 	"github.com/relayhq/relay/internal/termsafe"
@@ -27,23 +29,31 @@ const (
 // command queued. A command written just before the agent exits ("…
 // @relay:Bob last words", then exit) is thereby sent, never dropped.
 func (s *Session) lastWords(scanned <-chan struct{}) {
-	deadline := time.NewTimer(lastWordsWait)
+	if n := s.cmds.drain(scanned, lastWordsWait, s.log); n > 0 {
+		fmt.Fprintf(s.stderr(), "relay: %d %s %s wrote before it exited %s not handled in time.\n",
+			n, plural(n, "command", "commands"), termsafe.Line(s.name()), plural(n, "was", "were"))
+	}
+}
+
+// drain waits, up to wait in all, until scanned is closed (the screen is
+// read to its end), then closes the queue and waits until the handlers
+// have run what it held. It returns how many commands were left unhandled.
+func (c commandStage) drain(scanned <-chan struct{}, wait time.Duration, log *slog.Logger) int {
+	deadline := time.NewTimer(wait)
 	defer deadline.Stop()
 	select {
 	case <-scanned:
 	case <-deadline.C:
-		s.log.Warn("the agent's last output was not read in time", "wait", lastWordsWait)
+		log.Warn("the agent's last output was not read in time", "wait", wait)
 	}
-	s.cmds.Close()
+	c.queue.Close()
 	select {
-	case <-s.cmdsDone:
+	case <-c.done:
+		return 0
 	case <-deadline.C:
-		n := s.cmds.Len()
-		s.log.Warn("commands not handled at exit", "n", n, "wait", lastWordsWait)
-		if n > 0 {
-			fmt.Fprintf(s.stderr(), "relay: %d %s %s wrote before it exited %s not handled in time.\n",
-				n, plural(n, "command", "commands"), termsafe.Line(s.name()), plural(n, "was", "were"))
-		}
+		n := c.queue.Len()
+		log.Warn("commands not handled at exit", "n", n, "wait", wait)
+		return n
 	}
 }
 
@@ -51,26 +61,33 @@ func (s *Session) lastWords(scanned <-chan struct{}) {
 // agent sent, and tells the human what it did not: a message is never lost
 // silently at the end. Messages sent after it are refused.
 func (s *Session) flushOutbox() {
-	s.out.mu.Lock()
-	ob, unsent := s.out.ob, len(s.out.early)
-	s.out.ended = true
-	s.out.mu.Unlock()
+	var giveUp <-chan struct{}
+	if s.end.sigs != nil {
+		giveUp = s.end.sigs.After() // the human's Ctrl-C from now on
+	}
+	s.link.out.flush(s.grp, giveUp, s.stderr(), s.name, s.log)
+}
+
+// flush ends the outbox (see flushOutbox): its last sending runs through
+// grp, giveUp ends the wait early, and what the human must know is written
+// to human, naming the agent (name).
+func (o *outgoing) flush(grp group, giveUp <-chan struct{}, human io.Writer, name func() string, log *slog.Logger) {
+	o.mu.Lock()
+	ob, unsent := o.ob, len(o.early)
+	o.ended = true
+	o.mu.Unlock()
 	if ob != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), exitSendWait)
 		defer cancel()
-		var giveUp <-chan struct{}
-		if s.sigs != nil {
-			giveUp = s.sigs.After() // the human's Ctrl-C from now on
-		}
 		done := make(chan error, 1)
-		go func() { done <- ob.Close(ctx) }()
+		grp.Go(func() { done <- ob.Close(ctx) })
 		var err error
 		select {
 		case err = <-done:
 		case <-time.After(waitSaid):
 			n := ob.Len()
-			fmt.Fprintf(s.stderr(), "relay: %d %s %s wrote %s for the hub; waiting up to %v (Ctrl-C gives up).\n",
-				n, plural(n, "message", "messages"), termsafe.Line(s.name()), plural(n, "waits", "wait"), exitSendWait-waitSaid)
+			fmt.Fprintf(human, "relay: %d %s %s wrote %s for the hub; waiting up to %v (Ctrl-C gives up).\n",
+				n, plural(n, "message", "messages"), termsafe.Line(name()), plural(n, "waits", "wait"), exitSendWait-waitSaid)
 			select {
 			case err = <-done:
 			case <-giveUp:
@@ -80,13 +97,13 @@ func (s *Session) flushOutbox() {
 		}
 		if err != nil {
 			unsent += ob.Len()
-			s.log.Warn("messages still in the outbox at exit", "n", ob.Len(), "err", err)
+			log.Warn("messages still in the outbox at exit", "n", ob.Len(), "err", err)
 		}
 	}
 	if unsent > 0 {
-		s.log.Warn("messages not sent at exit", "n", unsent)
-		fmt.Fprintf(s.stderr(), "relay: %d %s %s wrote %s not sent: the hub is unreachable.\n",
-			unsent, plural(unsent, "message", "messages"), termsafe.Line(s.name()), plural(unsent, "was", "were"))
+		log.Warn("messages not sent at exit", "n", unsent)
+		fmt.Fprintf(human, "relay: %d %s %s wrote %s not sent: the hub is unreachable.\n",
+			unsent, plural(unsent, "message", "messages"), termsafe.Line(name()), plural(unsent, "was", "were"))
 	}
 }
 

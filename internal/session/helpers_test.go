@@ -142,8 +142,8 @@ func startRig(t *testing.T, cfg Config) *rig {
 	}
 	t.Cleanup(s.closeAll)
 	r := &rig{s: s, scr: &fakeScreen{}, ty: &fakeTypist{}}
-	s.scr, s.in, s.grp, s.pid = r.scr, r.ty, g, func() int { return 0 }
-	s.reg = s.registry()
+	s.child.scr, s.child.in, s.grp, s.child.pid = r.scr, r.ty, g, func() int { return 0 }
+	s.spec.reg = s.registry()
 	s.start(ctx, "")
 	return r
 }

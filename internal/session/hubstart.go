@@ -56,15 +56,15 @@ func (s *Session) startLocalHub(ctx context.Context) (hub.Endpoint, error) {
 	if err != nil {
 		return hub.Endpoint{}, err
 	}
-	stop, err := serveMemory(ctx, h)
+	stop, err := serveMemory(ctx, h, s.grp)
 	if err != nil {
 		// Messages work without it; @memory says it is unavailable.
 		s.log.Warn("the hub inside this program serves no memory", "err", err)
 		stop = func() {}
 	}
-	s.local.mu.Lock()
-	s.local.h, s.local.stop = h, stop
-	s.local.mu.Unlock()
+	s.link.local.mu.Lock()
+	s.link.local.h, s.link.local.stop = h, stop
+	s.link.local.mu.Unlock()
 	s.log.Warn("no relay binary on PATH: the hub runs inside this program", "url", h.URL())
 	if s.cfg.Stdout != nil {
 		fmt.Fprintf(s.cfg.Stdout, "relay: no relay binary on PATH (or Options.Executable): the hub runs inside this program on %s and stops when it exits; `relay up --detach` runs one that stays.\r\n", h.URL())
@@ -73,7 +73,7 @@ func (s *Session) startLocalHub(ctx context.Context) (hub.Endpoint, error) {
 }
 
 // serveMemory answers the memory service's requests on h, as relay up does.
-func serveMemory(ctx context.Context, h *hub.Hub) (func(), error) {
+func serveMemory(ctx context.Context, h *hub.Hub, grp group) (func(), error) {
 	st, err := memory.Open(memory.DefaultPath(h.Home()), nil)
 	if err != nil {
 		return nil, err
@@ -86,10 +86,10 @@ func serveMemory(ctx context.Context, h *hub.Hub) (func(), error) {
 	}
 	mctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan struct{})
-	go func() {
+	grp.Go(func() {
 		defer close(done)
 		_ = memory.Serve(mctx, nc, memory.DefaultSubjectPrefix, st)
-	}()
+	})
 	return func() {
 		cancel()
 		<-done
@@ -98,12 +98,12 @@ func serveMemory(ctx context.Context, h *hub.Hub) (func(), error) {
 	}, nil
 }
 
-// stopLocalHub stops the hub this session runs, if any.
-func (s *Session) stopLocalHub() {
-	s.local.mu.Lock()
-	h, stop := s.local.h, s.local.stop
-	s.local.h, s.local.stop = nil, nil
-	s.local.mu.Unlock()
+// close stops the hub this session runs, if any.
+func (l *localHub) close() {
+	l.mu.Lock()
+	h, stop := l.h, l.stop
+	l.h, l.stop = nil, nil
+	l.mu.Unlock()
 	if h == nil {
 		return
 	}

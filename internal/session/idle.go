@@ -50,6 +50,10 @@ func (h IdleHandler) after() time.Duration {
 // begin a new one, so a handler whose text makes the agent busy runs at
 // most its limit per period instead of looping. Output and busy moments of
 // any cause restart the quiet time that After measures.
+//
+// Its fields are guarded by mu: the owner sets the state, the delivery
+// queue's Done rearms, the clock's goroutine (run) reads. wake is a token,
+// not a queue ("something changed: look again"), read by run only.
 type idleClock struct {
 	mu       sync.Mutex
 	wake     chan struct{}
@@ -69,12 +73,7 @@ func newIdleClock(now time.Time) *idleClock {
 	return &idleClock{wake: make(chan struct{}, 1), activity: now, period: now}
 }
 
-func (c *idleClock) poke() {
-	select {
-	case c.wake <- struct{}{}:
-	default:
-	}
-}
+func (c *idleClock) poke() { poke(c.wake) }
 
 // setBusy records the agent's state (from the owner, on every change).
 func (c *idleClock) setBusy(busy bool, now time.Time) {
@@ -174,23 +173,29 @@ func (s *Session) idleHandlers() []IdleHandler {
 // ctx ends. They run on the jobs goroutine, one at a time with the other
 // slow reactions.
 func (s *Session) runIdle(ctx context.Context) {
-	hs := s.idleHandlers()
+	s.events.idle.run(ctx, s.idleHandlers(), s.child.in.LastHuman, func(h IdleHandler) {
+		s.events.jobs.post(func(ctx context.Context) { s.fireOne(ctx, h.Handle, EventInfo{Event: Idle}) })
+	})
+}
+
+// run is the clock's goroutine: it calls due for each handler of hs when
+// it is due (lastHuman is the human's last key) until ctx ends.
+func (c *idleClock) run(ctx context.Context, hs []IdleHandler, lastHuman func() time.Time, due func(IdleHandler)) {
 	if len(hs) == 0 {
 		return
 	}
 	t := time.NewTimer(time.Hour)
 	defer t.Stop()
 	for {
-		run, wait := s.idleClk.due(hs, time.Now(), s.in.LastHuman())
+		run, wait := c.due(hs, time.Now(), lastHuman())
 		for _, i := range run {
-			h := hs[i]
-			s.jobs.post(func(ctx context.Context) { s.fireOne(ctx, h.Handle, EventInfo{Event: Idle}) })
+			due(hs[i])
 		}
 		t.Reset(wait)
 		select {
 		case <-ctx.Done():
 			return
-		case <-s.idleClk.wake:
+		case <-c.wake:
 		case <-t.C:
 		}
 	}

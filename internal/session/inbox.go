@@ -34,6 +34,20 @@ const (
 // one pull's worth, so typing starts while the rest of a burst arrives.
 const shellBatch = 64
 
+// inboxStage holds the incoming messages from the hub until they are
+// typed. Its goroutine (serveInbox) hands each batch to the delivery
+// queue, which types on a goroutine of its own; queue and journal are set
+// before the stages start (journal before the inbox runs), and waiting and
+// rcpt have their own locks (watchdog.go, receipts.go).
+type inboxStage struct {
+	queue   *delivery.Queue
+	journal *delivery.Journal
+	waiting *waiters // incoming messages not yet typed (watchdog.go)
+	rcpt    receipts // what the seen and answered receipts need (receipts.go)
+}
+
+func newInboxStage() inboxStage { return inboxStage{waiting: newWaiters()} }
+
 // serveInbox connects (again and again, if the hub was away at start),
 // then hands the incoming messages to the delivery queue, each batch the
 // hub sent together at once, so that a burst is typed as one injection.
@@ -42,7 +56,7 @@ func (s *Session) serveInbox(ctx context.Context) {
 	if s.alone() {
 		return
 	}
-	for s.client.Load() == nil {
+	for s.link.client.Load() == nil {
 		select {
 		case <-ctx.Done():
 			return
@@ -54,13 +68,13 @@ func (s *Session) serveInbox(ctx context.Context) {
 		}
 		cancel()
 	}
-	c := s.client.Load()
+	c := s.link.client.Load()
 	s.grp.Go(func() { s.serveControl(ctx, c) })
 	// A plain shell takes a long burst line by line at no cost, so its
 	// inbox hands over the first messages while the rest still arrive; a
 	// model agent gets a burst whole, in one prompt.
 	per := bus.MaxBatch
-	if !s.prof.Model {
+	if !s.spec.prof.Model {
 		per = shellBatch
 	}
 	if err := c.InboxBatchesOf(ctx, per, s.receiveAll); err != nil && ctx.Err() == nil {
@@ -89,7 +103,7 @@ func (s *Session) receiveAll(ctx context.Context, ds []*bus.Delivery) {
 		l.held = s.waitReason
 		s.grp.Go(func() { l.run(ctx, leaseEvery) })
 	}
-	s.queue.AddAll(items)
+	s.inbox.queue.AddAll(items)
 }
 
 // accept runs the MessageReceived hooks on one incoming message and
@@ -98,9 +112,9 @@ func (s *Session) receiveAll(ctx context.Context, ds []*bus.Delivery) {
 // agent of the workspace; l keeps the message's lease until it is typed.
 func (s *Session) accept(ctx context.Context, d *bus.Delivery, agent bool, l *lease) (delivery.Item, bool) {
 	env := d.Envelope
-	s.waiting.arrive(d, time.Now())
+	s.inbox.waiting.arrive(d, time.Now())
 	s.heard(env.From, env.ID, env.Hops, time.Now())
-	s.recent.addMessage(env)
+	s.events.recent.addMessage(env)
 	verdict := s.fire(ctx, EventInfo{Event: MessageReceived, ID: env.ID, From: env.From, To: env.To, Body: env.Body, Thread: env.Thread})
 	switch {
 	case verdict.Block:
@@ -109,12 +123,12 @@ func (s *Session) accept(ctx context.Context, d *bus.Delivery, agent bool, l *le
 			reason = "refused by a MessageReceived hook"
 		}
 		s.log.Info("message refused", "id", env.ID, "from", env.From, "reason", reason)
-		s.waiting.gone(env.ID)
+		s.inbox.waiting.gone(env.ID)
 		_ = d.Fail(context.WithoutCancel(ctx), reason)
 		return delivery.Item{}, false
 	case verdict.Hold:
 		s.log.Info("message held by a hook", "id", env.ID, "from", env.From)
-		s.waiting.hold(env.ID)
+		s.inbox.waiting.hold(env.ID)
 		_ = d.Nak(holdRetry)
 		return delivery.Item{}, false
 	case verdict.Message != nil:
@@ -132,7 +146,7 @@ func (s *Session) accept(ctx context.Context, d *bus.Delivery, agent bool, l *le
 	// envelope with this message's id (learnt from its own copy of a
 	// broadcast) cannot make this one pass for a repeat.
 	key := journalKey(env)
-	if s.journal.Seen(env.ID) {
+	if s.inbox.journal.Seen(env.ID) {
 		// Typed by a relay that journaled bare ids (before an upgrade):
 		// never typed twice. No key of this relay is a bare id.
 		key = env.ID
@@ -140,9 +154,9 @@ func (s *Session) accept(ctx context.Context, d *bus.Delivery, agent bool, l *le
 	return delivery.Item{ID: key, Text: text, Done: func(st delivery.Status, reason string) {
 		switch st {
 		case delivery.StatusDelivered:
-			s.waiting.gone(env.ID)
+			s.inbox.waiting.gone(env.ID)
 			finish()
-			s.idleClk.rearm(time.Now()) // a peer's message is real work
+			s.events.idle.rearm(time.Now()) // a peer's message is real work
 			_ = d.AckWithReceipt(bus.StatusDelivered, reason)
 			if reason != delivery.AlreadyDelivered {
 				s.deliveredNow(ctx, d) // receipts.go
@@ -150,9 +164,9 @@ func (s *Session) accept(ctx context.Context, d *bus.Delivery, agent bool, l *le
 		case delivery.StatusConfirmed:
 			s.seenByModel(ctx, d, text)
 		case delivery.StatusFailed:
-			seen := s.journal.Seen(key)
+			seen := s.inbox.journal.Seen(key)
 			if seen {
-				s.waiting.gone(env.ID)
+				s.inbox.waiting.gone(env.ID)
 			}
 			finish()
 			_ = d.PostReceipt(bus.StatusFailed, reason)
@@ -190,10 +204,10 @@ func (s *Session) waitReason() string {
 			why = "busy: it goes in when the agent's turn ends"
 		}
 	})
-	if why == "" && s.in != nil {
+	if why == "" && s.child.in != nil {
 		// The queue also waits while the human is typing.
 		quiet := cmp.Or(s.cfg.HumanQuiet, delivery.DefaultHumanQuiet)
-		if t := s.in.LastHuman(); !t.IsZero() && time.Since(t) < quiet {
+		if t := s.child.in.LastHuman(); !t.IsZero() && time.Since(t) < quiet {
 			why = "typing: the human typed just now"
 		}
 	}
@@ -205,7 +219,7 @@ func (s *Session) waitReason() string {
 // one from an agent. When the hub cannot say, it is taken for an agent, as
 // before.
 func (s *Session) isAgent(ctx context.Context, name string) bool {
-	c := s.client.Load()
+	c := s.link.client.Load()
 	if c == nil {
 		return true
 	}
@@ -221,24 +235,24 @@ func (s *Session) isAgent(ctx context.Context, name string) bool {
 
 // notice types a short note from relay into the agent.
 func (s *Session) notice(text string) {
-	if s.ended.Load() {
+	if s.end.ended.Load() {
 		s.log.Warn("not typed: the agent has exited", "text", text)
 		return
 	}
-	s.notices.Add(1)
-	s.queue.Add(delivery.Item{Text: s.form().Notice(text)})
+	s.end.notices.Add(1)
+	s.inbox.queue.Add(delivery.Item{Text: s.form().Notice(text)})
 }
 
 // ownNote types a note in relay's own words or from the user's own
 // configuration (a reminder, a configured hook's text, a Go handler's
 // result) into the agent, its commands intact (delivery.Form.Own).
 func (s *Session) ownNote(text string) {
-	if s.ended.Load() {
+	if s.end.ended.Load() {
 		s.log.Warn("not typed: the agent has exited", "text", text)
 		return
 	}
-	s.notices.Add(1)
-	s.queue.Add(delivery.Item{Text: s.form().Own(text)})
+	s.end.notices.Add(1)
+	s.inbox.queue.Add(delivery.Item{Text: s.form().Own(text)})
 }
 
 // form is how text is typed into this agent: labelled for a model, or one
@@ -246,7 +260,7 @@ func (s *Session) ownNote(text string) {
 // a shell command), capped on what is typed, neutralised so that it can
 // never be read back as the agent's own command.
 func (s *Session) form() delivery.Form {
-	return delivery.Form{Shell: !s.prof.Model, Mentions: s.prof.EscapeMentions, Max: s.cfg.MaxBodyBytes}
+	return delivery.Form{Shell: !s.spec.prof.Model, Mentions: s.spec.prof.EscapeMentions, Max: s.cfg.MaxBodyBytes}
 }
 
 // journalKey is what the delivery queue and journal know a message by:

@@ -24,7 +24,7 @@ func (s *Session) mcpServer(name string) *agents.MCPServer {
 			"RELAY_NAME":       name,
 			"RELAY_WORKSPACE":  s.cfg.Workspace,
 			"RELAY_HOME":       s.cfg.Home,
-			"RELAY_SESSION_ID": s.sid,
+			"RELAY_SESSION_ID": s.spec.sid,
 		},
 		// Values that may be secret (a token, a URL with a password)
 		// pass by name only; the identity file (the agent's own

@@ -58,7 +58,7 @@ func (r *readiness) took(chunk []byte) {
 
 // shellReady reports whether the agent's readiness after an injection is
 // read off its prompt (a plain shell) rather than its screen's quiet.
-func (s *Session) shellReady() bool { return !s.prof.Model }
+func (s *Session) shellReady() bool { return !s.spec.prof.Model }
 
 // expectFor returns what the screen must show once the shell took text,
 // typed while the screen showed before.
@@ -139,11 +139,11 @@ func (r *readiness) met(screenText func() string) (*expect, bool) {
 // output: when the shell is ready again, the delivery queue hears it at
 // once, for the injection whose echo it is (and those before it).
 func (s *Session) onOutput() {
-	if n := s.ready.echoed(); n > 0 {
-		s.queue.SettledThrough(n) // an earlier injection of the pipeline was taken
+	if n := s.typing.ready.echoed(); n > 0 {
+		s.inbox.queue.SettledThrough(n) // an earlier injection of the pipeline was taken
 	}
-	if e, ok := s.ready.met(s.scr.Text); ok {
-		s.queue.SettledThrough(e.n)
+	if e, ok := s.typing.ready.met(s.child.scr.Text); ok {
+		s.inbox.queue.SettledThrough(e.n)
 		s.do(func(st *state) {
 			st.promptBack = true
 			s.push(st)
@@ -168,13 +168,13 @@ func (s *Session) beforeTyping(injection *delivery.Injection, text string) *expe
 	if !s.shellReady() {
 		return nil
 	}
-	s.prompt.stop() // what the screen shows from now on may be relay's echo
+	s.typing.prompt.stop() // what the screen shows from now on may be relay's echo
 	n, pipelined := injection.N, injection.Pipelined
-	if pending := s.ready.disarm(); pending != nil && pipelined {
-		return s.ready.expectAfter(pending, n, text)
+	if pending := s.typing.ready.disarm(); pending != nil && pipelined {
+		return s.typing.ready.expectAfter(pending, n, text)
 	}
 	s.do(func(st *state) { st.promptBack = false })
-	return s.ready.expectFor(s.scr.Text(), n, text)
+	return s.typing.ready.expectFor(s.child.scr.Text(), n, text)
 }
 
 // afterEnter starts watching for e, and looks once at once: the echo may
@@ -183,7 +183,7 @@ func (s *Session) afterEnter(e *expect) {
 	if e == nil {
 		return
 	}
-	s.ready.arm(e)
+	s.typing.ready.arm(e)
 	s.onOutput()
 }
 
@@ -213,7 +213,7 @@ func (s *Session) watchOutput(src scanner.Source) scanner.Source {
 	if !s.shellReady() {
 		return src
 	}
-	return &watchedSource{src: src, r: &s.ready, after: s.onOutput}
+	return &watchedSource{src: src, r: &s.typing.ready, after: s.onOutput}
 }
 
 // lastLine returns the text after the last line break of s.

@@ -65,7 +65,7 @@ func TestShellReadyWhenPromptBack(t *testing.T) {
 	r.scr.text = "$ \n"
 	r.scr.mu.Unlock()
 	r.screenBusy(false)
-	r.s.queue.AddAll([]delivery.Item{{ID: "m1", Text: "# first"}, {ID: "m2", Text: "# second"}})
+	r.s.inbox.queue.AddAll([]delivery.Item{{ID: "m1", Text: "# first"}, {ID: "m2", Text: "# second"}})
 	r.waitTyped(t, "# first\r")
 	r.screenBusy(true) // the echo moves the screen
 	r.scr.mu.Lock()

@@ -45,7 +45,7 @@ type sentTo struct {
 
 // typedRead notes whether the child read the injection just typed (its
 // Enter): the next delivered report is for that injection.
-func (s *Session) typedRead(ok bool) { s.rcpt.read.Store(ok) }
+func (s *Session) typedRead(ok bool) { s.inbox.rcpt.read.Store(ok) }
 
 // deliveredNow follows a message just typed in: it waits for an answer to
 // its sender and, in a plain shell, is seen once the shell read its line.
@@ -53,26 +53,26 @@ func (s *Session) deliveredNow(ctx context.Context, d *bus.Delivery) {
 	if d.Envelope.Kind == bus.KindNotice {
 		return
 	}
-	s.rcpt.mu.Lock()
-	if s.rcpt.unanswered == nil {
-		s.rcpt.unanswered = map[string][]sentTo{}
+	s.inbox.rcpt.mu.Lock()
+	if s.inbox.rcpt.unanswered == nil {
+		s.inbox.rcpt.unanswered = map[string][]sentTo{}
 	}
 	k := strings.ToLower(d.Envelope.From)
-	w := append(s.rcpt.unanswered[k], sentTo{env: d.Envelope, at: time.Now()})
+	w := append(s.inbox.rcpt.unanswered[k], sentTo{env: d.Envelope, at: time.Now()})
 	if len(w) > maxUnanswered {
 		w = w[len(w)-maxUnanswered:]
 	}
-	s.rcpt.unanswered[k] = w
-	s.rcpt.mu.Unlock()
+	s.inbox.rcpt.unanswered[k] = w
+	s.inbox.rcpt.mu.Unlock()
 
-	if s.prof.Model {
+	if s.spec.prof.Model {
 		return // seen once confirmed (seenByModel)
 	}
-	if s.rcpt.read.Load() {
+	if s.inbox.rcpt.read.Load() {
 		_ = d.PostReceipt(bus.StatusSeen, "read by the shell")
 		return
 	}
-	r, ok := s.in.(interface{ WaitRead(time.Duration) bool })
+	r, ok := s.child.in.(interface{ WaitRead(time.Duration) bool })
 	if !ok {
 		return
 	}
@@ -112,7 +112,7 @@ const seenInPrompt = "in the prompt"
 // taken, is seen already, and by what proof.
 func (s *Session) seenNow(first string) (string, bool) {
 	switch {
-	case s.src == nil:
+	case s.spec.src == nil:
 		return "screen: the input box took it", true
 	case s.promptHas(first):
 		return seenInPrompt, true
@@ -150,11 +150,11 @@ func (s *Session) answered(env bus.Envelope) {
 		return
 	}
 	k := strings.ToLower(env.To)
-	s.rcpt.mu.Lock()
-	w := s.rcpt.unanswered[k]
-	delete(s.rcpt.unanswered, k)
-	s.rcpt.mu.Unlock()
-	c := s.client.Load()
+	s.inbox.rcpt.mu.Lock()
+	w := s.inbox.rcpt.unanswered[k]
+	delete(s.inbox.rcpt.unanswered, k)
+	s.inbox.rcpt.mu.Unlock()
+	c := s.link.client.Load()
 	if c == nil {
 		return
 	}

@@ -72,8 +72,8 @@ func TestLostEnterSeenAfterResubmit(t *testing.T) {
 	defer cancel()
 	s := newSession(ctx, Config{Name: "Bob", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	box := &lostEnterBox{s: s}
-	s.prof = agents.Profile{Model: true, Paste: true, Cues: scanner.Cues{Prompt: ">"}}
-	s.scr, s.in, s.src = box, box, recordSource{}
+	s.spec.prof = agents.Profile{Model: true, Paste: true, Cues: scanner.Cues{Prompt: ">"}}
+	s.child.scr, s.child.in, s.spec.src = box, box, recordSource{}
 	const text = "[relay] Message from agent Alice (id m1). To answer, write a line starting with @relay:Alice\n│ run the tests"
 	if err := s.typeText(ctx, text); err != nil {
 		t.Fatal(err)
@@ -140,11 +140,11 @@ func TestConfirmWaitsForTheTurn(t *testing.T) {
 			defer cancel()
 			s := newSession(ctx, Config{Name: "Bob", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 			box := &slowTurnBox{lostEnterBox: lostEnterBox{s: s}, taken: make(chan string, 1)}
-			s.prof = agents.Profile{Model: true, Paste: true, Cues: scanner.Cues{Prompt: ">"}}
-			s.scr, s.in, s.src = box, box, recordSource{}
-			s.promptWait = time.Hour
+			s.spec.prof = agents.Profile{Model: true, Paste: true, Cues: scanner.Cues{Prompt: ">"}}
+			s.child.scr, s.child.in, s.spec.src = box, box, recordSource{}
+			s.typing.promptWait = time.Hour
 			if !tc.shown {
-				s.promptWait = 300 * time.Millisecond
+				s.typing.promptWait = 300 * time.Millisecond
 			}
 			if err := s.typeText(ctx, text); err != nil {
 				t.Fatal(err)
@@ -259,11 +259,11 @@ func TestConfirmLateTaker(t *testing.T) {
 			defer cancel()
 			s := newSession(ctx, Config{Name: "Bob", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 			box := &lateBox{lostEnterBox: lostEnterBox{s: s}, hidden: tc.hidden}
-			s.prof = agents.Profile{Model: true, Paste: true, Cues: scanner.Cues{Prompt: ">"}}
-			s.scr, s.in, s.src = box, box, recordSource{}
-			s.enterWait, s.promptWait = 10*time.Millisecond, time.Hour
+			s.spec.prof = agents.Profile{Model: true, Paste: true, Cues: scanner.Cues{Prompt: ">"}}
+			s.child.scr, s.child.in, s.spec.src = box, box, recordSource{}
+			s.typing.enterWait, s.typing.promptWait = 10*time.Millisecond, time.Hour
 			if tc.giveUp {
-				s.promptWait = 10 * time.Millisecond
+				s.typing.promptWait = 10 * time.Millisecond
 			}
 			if err := s.typeText(ctx, text); err != nil {
 				t.Fatal(err)
@@ -275,7 +275,7 @@ func TestConfirmLateTaker(t *testing.T) {
 					t.Fatal("confirm: nil, want not taken (the box still holds the text)")
 				}
 				box.release()
-				s.promptWait = time.Hour // the next text's wait
+				s.typing.promptWait = time.Hour // the next text's wait
 				go func() { done <- s.typeText(ctx, next) }()
 			} else {
 				testutil.Eventually(t, func() error {

@@ -26,7 +26,7 @@ func (h *humanLines) attach(ws *wrapper.Session) {
 
 // tell says line (relay's words, made safe by the caller) to the human.
 func (s *Session) tell(line string) {
-	h := &s.human
+	h := &s.child.human
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.ws != nil {
@@ -42,7 +42,7 @@ func (s *Session) tell(line string) {
 // off from its team; the human is told once what happened and what to do,
 // and the log says it at ERROR.
 func (s *Session) hubRefused(name string, err error) {
-	if s.hubCut.Swap(true) {
+	if s.link.cut.Swap(true) {
 		return
 	}
 	s.log.Error("the hub refused this agent's credentials: cut off from the team", "agent", name, "err", err)

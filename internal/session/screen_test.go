@@ -35,7 +35,7 @@ func TestScreenOnlyWhileWatched(t *testing.T) {
 		r.scr.text = text
 		r.scr.mu.Unlock()
 		select {
-		case r.s.outWake <- struct{}{}:
+		case r.s.link.screen.changed <- struct{}{}:
 		default:
 		}
 	}

@@ -1,22 +1,5 @@
-// Package session is the runtime of one wrapped agent. Each stage has a
-// file of its own; this one wires them:
-//
-//	child output ─► wrapper (the human's screen first) ─► tap ─► screen model (scanner)
-//	   scanner ─► commands seen on screen ─┐
-//	   exact source (agents.Source: hooks, session files) ─► exact texts ─┴► cmdQueue ─► handlers
-//	   handlers ─► bus outbox (relay, broadcast) │ memory service │ user handlers ─► notices
-//	bus inbox ─► receive (MessageReceived) ─► delivery queue ─► typing ─► wrapper.Input ─► child stdin
-//	scanner state │ exact turns │ human's line ─► owner (state.go) ─► delivery queue, presence, Idle jobs
-//
-// One goroutine, the owner, holds the session's state (state.go: ready,
-// busy, draft, waiting, the human's line, last senders, name, hub URL); the
-// other stages send it functions. The owner rule covers that state only:
-// Session's other fields are set before the stages start, atomics, or a
-// stage's own type with its own lock. The goroutines of the stages are
-// started through the session's group (the wrapper's Go), so a panic there
-// restores the human's terminal and none outlives the session; those that
-// run before the group exists or outside it are listed in
-// docs/architecture.md.
+// This file wires the stages: Run, start, and the exact source's sink.
+
 package session
 
 import (
@@ -31,7 +14,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -78,90 +60,48 @@ type typist interface {
 	ReleaseLine(empty func() bool) bool
 }
 
-// group starts the session's goroutines.
-type group interface{ Go(func()) }
-
-// Session is one wrapped agent at run time.
+// Session is one wrapped agent at run time: the wiring of its stages.
+// Each stage is a type of its own, which says in its doc comment which
+// goroutine owns each of its fields and how the others are guarded (the
+// package doc has the rule for the whole).
 type Session struct {
-	cfg  Config
-	prof agents.Profile
-	sid  string
-	log  *slog.Logger
+	cfg  Config       // read-only
+	log  *slog.Logger // read-only
+	spec spec         // what runs: set before the stages start, read-only after
+	grp  group        // starts every goroutine of the session
 
-	// The owner of the session's state (state.go) and the stages it feeds.
-	ops       chan func(*state)
-	ownerDone chan struct{}
-	presence  *presenceStage
-	jobs      *jobs
-	idleClk   *idleClock
-	cmds      *cmdQueue
-	out       outgoing
-	client    atomic.Pointer[bus.Client]
-	local     localHub  // a hub run inside this process, if any
-	ident     agentFile // the child's identity file and socket
+	owner  owner        // the owner goroutine and its state (state.go)
+	link   hubLink      // the hub: client, local hub, identity, outbox, presence, screen (connect.go)
+	child  child        // the running child as the wrapper gives it (set before the stages start)
+	typing typingStage  // typing into the child and confirming it (typing.go)
+	inbox  inboxStage   // incoming messages until typed (inbox.go)
+	events eventStage   // slow reactions: Idle, Output and other handlers (events.go)
+	cmds   commandStage // the commands the agent wrote, to the handlers (cmdqueue.go)
+	end    ending       // relay stop and the child's exit (stop.go)
+}
 
-	// Set before the stages start, read-only after.
-	scr    screenModel
-	in     typist
-	grp    group
-	pid    func() int
-	fg     func() (int, error) // the terminal's foreground process group; nil: not known
-	prompt primaryPrompt       // a shell's primary prompt (shellstate.go)
-	// humanLine is the human's line as last notified; lineWake wakes
-	// releaseHumanLine when it becomes unfinished.
-	humanLine atomic.Bool
-	lineWake  chan struct{}
-	src       agents.Source // nil: the screen gives the commands
-	queue     *delivery.Queue
-	journal   *delivery.Journal
-	damper    *delivery.Damper
-	reg       *patterns.Registry
-	command   []string
+// spec is what the session runs, fixed before its stages start and
+// read-only after, by any goroutine.
+type spec struct {
+	sid     string
+	prof    agents.Profile
+	command []string           // the child's command line
+	reg     *patterns.Registry // the command namespaces
+	src     agents.Source      // nil: the screen gives the commands
+}
 
-	lastScreen string // the screen at the last Idle; the jobs goroutine's
-	ready      readiness
-
-	// relay stop (stop.go): stopping once asked, ended once the child
-	// exited (its handlers' text can no longer be typed), exited closed
-	// then; notices counts the notices queued.
-	stopping atomic.Bool
-	ended    atomic.Bool
-	exited   chan struct{}
-	notices  atomic.Int64
-
-	waiting *waiters // incoming messages not yet typed (watchdog.go)
-	rcpt    receipts // what the seen and answered receipts need (receipts.go)
-
-	// unshown: the input box did not show the last typed text before its
-	// Enter (typing.go), so an empty box does not confirm it.
-	unshown atomic.Bool
-	// promptWait is how long confirm waits for the CLI's record to show
-	// the prompt; zero means promptWait (typing.go). Tests shorten it.
-	promptWait time.Duration
-	// enterWait is how long confirm looks at the input box after each
-	// Enter; zero means enterWait (typing.go). Tests shorten it.
-	enterWait time.Duration
-	// late is the first line of a typed text confirm gave up on while
-	// the input box still held it (typing.go): a CLI that takes it late
-	// has not begun its turn when its box is empty, and nothing is typed
-	// until its record shows it (or promptWait passed).
-	late atomic.Pointer[string]
-
-	// outWake has a token when the child wrote since publishScreen last
-	// looked; screenWatch one when a viewer asked for the screen.
-	outWake     chan struct{}
-	screenWatch chan struct{}
-
-	// The end (exit.go): the signals caught for the whole session, and
-	// cmdsDone, closed when the handlers have run the last command.
-	sigs     *wrapper.Signals
-	cmdsDone chan struct{}
-
-	recent recent       // the agent's last lines and messages, for events
-	tap    *wrapper.Tap // the child's output as the scanner reads it
-
-	human  humanLines  // relay's own lines to the human (refused.go)
-	hubCut atomic.Bool // the hub refused the agent's credentials (refused.go)
+// child is the running child as the wrapper gives it: set once, before
+// the stages start, read-only after (the values themselves are safe for
+// concurrent use).
+type child struct {
+	scr screenModel
+	in  typist
+	pid func() int
+	fg  func() (int, error) // the terminal's foreground process group; nil: not known
+	tap *wrapper.Tap        // the child's output as the scanner reads it
+	// human says relay's own lines to the human (refused.go): on stderr
+	// until the wrapper runs, through it after. Its own lock.
+	human humanLines
 }
 
 // newSession returns a session whose owner runs until ctx ends.
@@ -170,16 +110,19 @@ func newSession(ctx context.Context, cfg Config) *Session {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Session{
-		cfg: cfg, prof: cfg.Profile, sid: newID(), log: cfg.Logger,
-		ops: make(chan func(*state), 256), ownerDone: make(chan struct{}),
-		presence: newPresenceStage(), jobs: newJobs(), cmds: newCmdQueue(),
-		idleClk: newIdleClock(time.Now()), exited: make(chan struct{}), cmdsDone: make(chan struct{}),
-		lineWake: make(chan struct{}, 1),
-		damper:   delivery.NewDamper(cfg.Damping), waiting: newWaiters(), outWake: make(chan struct{}, 1),
-		screenWatch: make(chan struct{}, 1),
+		cfg: cfg, log: cfg.Logger, grp: &termGroup{},
+		spec:   spec{sid: newID(), prof: cfg.Profile},
+		owner:  newOwner(),
+		link:   newHubLink(),
+		typing: newTypingStage(),
+		inbox:  newInboxStage(),
+		events: newEventStage(time.Now()),
+		cmds:   newCommandStage(cfg.Damping),
+		end:    newEnding(),
 	}
 	// Starting is real work: its first idle period has an Idle event.
-	go s.own(ctx, &state{name: cfg.Name, busy: true, lastFrom: map[string]received{}})
+	st := &state{name: cfg.Name, busy: true, lastFrom: map[string]received{}}
+	s.grp.Go(func() { s.owner.run(ctx, st) })
 	return s
 }
 
@@ -193,7 +136,7 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 		return 0, err
 	}
 	s := newSession(ctx, cfg)
-	defer s.stopLocalHub() // when Run returns before closeAll
+	defer s.link.local.close() // when Run returns before closeAll
 
 	// The signals that end a session are caught from here to the end: one
 	// during start-up ends the session before the agent starts (with the
@@ -201,8 +144,8 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 	// one during shutdown cannot cut short the sending of what it wrote.
 	sigs := wrapper.CatchSignals()
 	defer sigs.Stop()
-	s.sigs = sigs
-	startCtx, endStart := untilSignal(ctx, sigs)
+	s.end.sigs = sigs
+	startCtx, endStart := untilSignal(ctx, sigs, s.grp)
 	defer endStart()
 
 	// Join the team first (briefly), so that a name clash is said before
@@ -251,7 +194,7 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 	}
 	env = append(env,
 		"RELAY_NAME="+name,
-		"RELAY_SESSION_ID="+s.sid,
+		"RELAY_SESSION_ID="+s.spec.sid,
 		"RELAY_WORKSPACE="+cfg.Workspace,
 		"RELAY_HOME="+cfg.Home,
 	)
@@ -263,16 +206,16 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 
 	args := cfg.Args
 	primer := ""
-	if s.prof.Model && !cfg.NoPrimer {
+	if s.spec.prof.Model && !cfg.NoPrimer {
 		text := s.primer(startCtx, name)
-		args = s.prof.Args(args, text)
-		if s.prof.TypePrimer {
+		args = s.spec.prof.Args(args, text)
+		if s.spec.prof.TypePrimer {
 			primer = text
 		}
 	}
 	started := time.Now()
-	if s.prof.Exact != nil {
-		setup, err := s.prof.Exact(agents.Launch{
+	if s.spec.prof.Exact != nil {
+		setup, err := s.spec.prof.Exact(agents.Launch{
 			Command: cfg.Command, Args: cfg.Args, Env: env, Dir: s.workDir(), Home: cfg.Home,
 			RelayBinary: s.relayBinary(), Steer: cfg.Delivery == delivery.ModeSteer,
 			BeforeToolCall: s.hasHandlers(BeforeToolCall), MCP: s.mcpServer(name),
@@ -283,17 +226,17 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 		} else {
 			args = append(setup.Args, args...)
 			env = append(env, setup.Env...)
-			s.src = setup.Source
+			s.spec.src = setup.Source
 		}
 	}
 
 	tap := wrapper.NewTap(0)
-	s.tap = tap
-	s.reg = s.registry()
-	scan := scanner.New(scanner.Options{Namespaces: s.reg.Namespaces(), Cues: s.prof.Cues})
-	s.command = append([]string{cfg.Command}, args...)
+	s.child.tap = tap
+	s.spec.reg = s.registry()
+	scan := scanner.New(scanner.Options{Namespaces: s.spec.reg.Namespaces(), Cues: s.spec.prof.Cues})
+	s.spec.command = append([]string{cfg.Command}, args...)
 	ws, err := wrapper.Start(wrapper.Options{
-		Command:  s.command,
+		Command:  s.spec.command,
 		Dir:      cfg.Dir,
 		Env:      env,
 		Stdin:    cfg.Stdin,
@@ -324,28 +267,29 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 		return 0, err
 	}
 	endStart()
-	s.human.attach(ws)
-	s.scr, s.in, s.grp, s.pid, s.fg = scan, ws.Input(), ws, ws.Pid, ws.Foreground
+	s.child.human.attach(ws)
+	s.child.scr, s.child.in, s.child.pid, s.child.fg = scan, ws.Input(), ws.Pid, ws.Foreground
+	s.grp.(*termGroup).attach(ws) // a panic from now on restores the terminal
 	s.start(ctx, primer)
 	// Subscribe before the scanner runs: the agent's first output (and the
 	// busy state it brings) must not be missed.
 	scan.Subscribe(func(ev scanner.Event) { s.onScan(ev, scan) })
 	scanned := make(chan struct{})
-	ws.Go(func() {
+	s.grp.Go(func() {
 		defer close(scanned)
-		if err := scan.Run(ctx, s.watchOutput(notifying{tap, s.outWake})); err != nil && ctx.Err() == nil {
+		if err := scan.Run(ctx, s.watchOutput(notifying{tap, s.link.screen.changed})); err != nil && ctx.Err() == nil {
 			s.log.Warn("scanner stopped", "err", err)
 		}
 	})
-	ws.Go(func() { s.publishScreen(ctx, scan, ws.Size) })
+	s.grp.Go(func() { s.publishScreen(ctx, scan, ws.Size) })
 	code := ws.Wait()
-	s.ended.Store(true)
-	close(s.exited)
+	s.end.ended.Store(true)
+	close(s.end.exited)
 	tap.Close()
 	// What the agent wrote before it exited is read to the end and its
 	// commands handled; closeAll then waits for the outbox.
 	s.lastWords(scanned)
-	if !s.stopping.Load() {
+	if !s.end.stopping.Load() {
 		// The agent exited on its own: SessionEnd after the fact (what
 		// its handlers answer is logged, it cannot be typed).
 		s.fire(context.WithoutCancel(ctx), EventInfo{Event: SessionEnd, ExitCode: code})
@@ -355,15 +299,15 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 
 // untilSignal returns a context that ends with ctx or at the first signal
 // sigs catches, for the steps of start-up (joining the team, the primer).
-func untilSignal(ctx context.Context, sigs *wrapper.Signals) (context.Context, context.CancelFunc) {
+func untilSignal(ctx context.Context, sigs *wrapper.Signals, grp group) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancel(ctx)
-	go func() {
+	grp.Go(func() {
 		select {
 		case <-sigs.Done():
 			cancel()
 		case <-ctx.Done():
 		}
-	}()
+	})
 	return ctx, cancel
 }
 
@@ -381,45 +325,45 @@ func (s *Session) start(ctx context.Context, primer string) {
 	qo := delivery.Options{
 		Mode:       s.cfg.Delivery,
 		HumanQuiet: s.cfg.HumanQuiet,
-		Recheck:    2 * cmp.Or(s.prof.Cues.QuietTime, scanner.DefaultQuietTime),
+		Recheck:    2 * cmp.Or(s.spec.prof.Cues.QuietTime, scanner.DefaultQuietTime),
 		Typist:     queueTypist{s},
-		Journal:    s.journal,
+		Journal:    s.inbox.journal,
 	}
-	if !s.prof.Model {
+	if !s.spec.prof.Model {
 		// A plain shell reads lines: each message its own line, and one
 		// injection never longer than its terminal takes.
 		qo.Join, qo.MaxInjection = "\r", delivery.MaxShellLine
 		qo.Pipeline = shellPipeline
 		// Typed only while the shell waits at its own prompt: queueTypist.Hold.
 	}
-	s.queue = delivery.NewQueue(qo)
+	s.inbox.queue = delivery.NewQueue(qo)
 	s.do(func(st *state) {
 		st.started, st.primer, st.prompt = true, primer, s.cfg.Prompt
 		st.presenceSent = false
 		s.push(st)
 	})
-	s.grp.Go(func() { _ = s.queue.Run(ctx) })
+	s.grp.Go(func() { _ = s.inbox.queue.Run(ctx) })
 	s.grp.Go(func() {
-		defer close(s.cmdsDone)
+		defer close(s.cmds.done)
 		s.handleCommands(ctx)
 	})
-	s.grp.Go(func() { s.jobs.run(ctx) })
+	s.grp.Go(func() { s.events.jobs.run(ctx) })
 	s.grp.Go(func() { s.runIdle(ctx) })
-	s.grp.Go(func() { s.runPresence(ctx) })
+	s.grp.Go(func() { s.link.presence.run(ctx, s.link.client.Load, s.log) })
 	s.grp.Go(func() { s.serveInbox(ctx) })
 	s.grp.Go(func() { s.watchdog(ctx) })
 	if empty := s.lineEmptyOnScreen(); empty != nil {
 		s.grp.Go(func() { s.releaseHumanLine(ctx, empty) })
 	}
-	if s.src != nil {
+	if s.spec.src != nil {
 		s.grp.Go(func() {
-			if err := s.src.Run(ctx, sink{s, ctx}); err != nil && ctx.Err() == nil {
+			if err := s.spec.src.Run(ctx, sink{s, ctx}); err != nil && ctx.Err() == nil {
 				s.log.Warn("exact source stopped", "err", err)
 			}
 		})
 	}
-	s.jobs.post(func(ctx context.Context) {
-		s.fire(ctx, EventInfo{Event: SessionStart, Profile: s.prof.Name, Command: s.command})
+	s.events.jobs.post(func(ctx context.Context) {
+		s.fire(ctx, EventInfo{Event: SessionStart, Profile: s.spec.prof.Name, Command: s.spec.command})
 	})
 }
 
@@ -432,7 +376,7 @@ func (s *Session) onScan(ev scanner.Event, scan *scanner.Scanner) {
 		s.onScreenState(ev.State, scan.Title())
 	case scanner.EventSkipped:
 		s.log.Warn("scanner fell behind and skipped output", "bytes", ev.Skipped, "total", scan.Skipped())
-		if c := s.client.Load(); c != nil {
+		if c := s.link.client.Load(); c != nil {
 			c.SetSkipped(scan.Skipped())
 		}
 	}
@@ -460,13 +404,13 @@ func (k sink) BeforeToolCall(ctx context.Context, tool string, input []byte) age
 	return agents.ToolVerdict{Block: r.Block, Reason: r.Reason, Context: r.Inject}
 }
 func (k sink) Idle() bool  { return k.s.idle() }
-func (k sink) Pid() int    { return k.s.pid() }
+func (k sink) Pid() int    { return k.s.child.pid() }
 func (k sink) Go(f func()) { k.s.grp.Go(f) }
 
 // HandOver takes what waits in the delivery queue, joined, for a hook's
 // answer; done puts it back on failure or marks it delivered.
 func (k sink) HandOver() (string, func(error), bool) {
-	q := k.s.queue
+	q := k.s.inbox.queue
 	items := q.Take()
 	if len(items) == 0 {
 		return "", nil, false
@@ -504,83 +448,6 @@ func (s *Session) workDir() string {
 		dir = real
 	}
 	return dir
-}
-
-// notifying is a Source that leaves a token in wake at each chunk.
-type notifying struct {
-	scanner.Source
-	wake chan struct{}
-}
-
-func (n notifying) Next(ctx context.Context) ([]byte, int64, error) {
-	chunk, skipped, err := n.Source.Next(ctx)
-	if len(chunk) > 0 || skipped > 0 {
-		select {
-		case n.wake <- struct{}{}:
-		default:
-		}
-	}
-	return chunk, skipped, err
-}
-
-// screenEvery is how often the agent's screen is published for the
-// dashboard, when it changed.
-const screenEvery = 500 * time.Millisecond
-
-// publishScreen shows the agent's current screen, as text, to whoever
-// watches it (the dashboard): only while a viewer has asked within
-// bus.ScreenWatchFor, at once when asked, then at most twice a second and
-// only on change. Unwatched, a spinner's redraws cost no wake-up here.
-func (s *Session) publishScreen(ctx context.Context, scr screenModel, size func() (int, int)) {
-	t := time.NewTicker(screenEvery)
-	defer t.Stop()
-	var last string
-	var until time.Time // watched until then
-	for {
-		var out chan struct{} // output wakes it only while watched
-		if time.Now().Before(until) {
-			out = s.outWake
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-s.screenWatch:
-			until = time.Now().Add(bus.ScreenWatchFor)
-			last = "" // a new viewer needs the screen now, changed or not
-		case <-out:
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-		}
-		c := s.client.Load()
-		if c == nil {
-			continue
-		}
-		text := scr.Text()
-		if text == last {
-			continue
-		}
-		last = text
-		cols, rows := size()
-		if err := c.PublishScreen(bus.Screen{Cols: cols, Rows: rows, Text: text, At: time.Now()}); err != nil {
-			s.log.Debug("publish screen", "err", err)
-		}
-	}
-}
-
-// watchScreen takes c's viewers' asks for the agent's screen (a client of
-// its own for each link to the hub: the subscription ends with it).
-func (s *Session) watchScreen(c *bus.Client) {
-	if _, err := c.OnScreenWatch(func() {
-		select {
-		case s.screenWatch <- struct{}{}:
-		default:
-		}
-	}); err != nil {
-		s.log.Warn("the dashboard cannot ask for the screen", "err", err)
-	}
 }
 
 // withoutVar returns env without the entries of variable key.

@@ -3,6 +3,7 @@ package session
 import (
 	"cmp"
 	"context"
+	"log/slog"
 	"strings"
 	"sync"
 	"time"
@@ -123,11 +124,11 @@ func lastRunes(s string, n int) string {
 
 // learnPrompt learns a shell's primary prompt at an idle moment.
 func (s *Session) learnPrompt() {
-	if !s.shellReady() || s.scr == nil {
+	if !s.shellReady() || s.child.scr == nil {
 		return
 	}
-	before, after, alt := s.scr.CursorRow()
-	s.prompt.learn(!s.in.LastHuman().IsZero(), before, after, alt)
+	before, after, alt := s.child.scr.CursorRow()
+	s.typing.prompt.learn(!s.child.in.LastHuman().IsZero(), before, after, alt)
 }
 
 // learnPromptBeforeKey learns a shell's primary prompt from the screen
@@ -135,27 +136,27 @@ func (s *Session) learnPrompt() {
 // order of the output, before the key's echo): the human cannot have left
 // the shell anywhere else yet. It ends learning, prompt or not.
 func (s *Session) learnPromptBeforeKey() {
-	if !s.shellReady() || s.scr == nil {
+	if !s.shellReady() || s.child.scr == nil {
 		return
 	}
-	before, after, alt := s.scr.CursorRow()
-	s.prompt.learn(false, before, after, alt)
-	s.prompt.stop()
+	before, after, alt := s.child.scr.CursorRow()
+	s.typing.prompt.learn(false, before, after, alt)
+	s.typing.prompt.stop()
 }
 
 // shellHold says why a plain shell cannot be typed into now ("" when it
 // waits at its own prompt): delivery.Typist.Hold.
 func (s *Session) shellHold() string {
-	if s.fg != nil {
-		pg, err := s.fg()
+	if s.child.fg != nil {
+		pg, err := s.child.fg()
 		switch {
 		case err != nil:
 			s.log.Debug("foreground process group", "err", err)
-		case pg != s.pid():
+		case pg != s.child.pid():
 			return heldInUse + programName(pg)
 		}
 	}
-	if !s.prompt.atPrompt(s.scr.CursorRow()) {
+	if !s.typing.prompt.atPrompt(s.child.scr.CursorRow()) {
 		return heldUnfinished
 	}
 	return ""
@@ -166,15 +167,15 @@ func (s *Session) shellHold() string {
 // nothing is right of the cursor (a prompt learned with text there, zsh's
 // RPROMPT, never says so).
 func (s *Session) cleanPrompt() bool {
-	if s.fg != nil {
-		if pg, err := s.fg(); err != nil || pg != s.pid() {
+	if s.child.fg != nil {
+		if pg, err := s.child.fg(); err != nil || pg != s.child.pid() {
 			return false
 		}
 	}
-	s.prompt.mu.Lock()
-	known := s.prompt.prompt != "" && !s.prompt.rightText
-	s.prompt.mu.Unlock()
-	return known && s.prompt.atPrompt(s.scr.CursorRow())
+	s.typing.prompt.mu.Lock()
+	known := s.typing.prompt.prompt != "" && !s.typing.prompt.rightText
+	s.typing.prompt.mu.Unlock()
+	return known && s.typing.prompt.atPrompt(s.child.scr.CursorRow())
 }
 
 // releaseEvery is how often a shell's screen is looked at while the
@@ -189,8 +190,8 @@ func (s *Session) lineEmptyOnScreen() func() bool {
 	switch {
 	case s.shellReady():
 		return s.cleanPrompt
-	case s.prof.Cues.Prompt != "":
-		return func() bool { return !s.scr.State().Draft }
+	case s.spec.prof.Cues.Prompt != "":
+		return func() bool { return !s.child.scr.State().Draft }
 	}
 	return nil
 }
@@ -203,26 +204,32 @@ func (s *Session) lineEmptyOnScreen() func() bool {
 // Up, a q typed into less) must not hold the messages until the next
 // Enter. It does nothing while the line is empty.
 func (s *Session) releaseHumanLine(ctx context.Context, empty func() bool) {
-	t := time.NewTicker(releaseEvery)
-	defer t.Stop()
 	quiet := cmp.Or(s.cfg.HumanQuiet, delivery.DefaultHumanQuiet)
+	s.typing.releaseLine(ctx, s.child.in, s.inbox.queue.Pending, quiet, empty, s.log)
+}
+
+// releaseLine is the release's goroutine (see releaseHumanLine): pending
+// counts the messages waiting.
+func (t *typingStage) releaseLine(ctx context.Context, in typist, pending func() int, quiet time.Duration, empty func() bool, log *slog.Logger) {
+	tick := time.NewTicker(releaseEvery)
+	defer tick.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-s.lineWake:
+		case <-t.lineWake:
 		}
-		for s.humanLine.Load() {
+		for t.humanLine.Load() {
 			select {
 			case <-ctx.Done():
 				return
-			case <-t.C:
+			case <-tick.C:
 			}
-			if s.queue.Pending() == 0 || time.Since(s.in.LastHuman()) < quiet {
+			if pending() == 0 || time.Since(in.LastHuman()) < quiet {
 				continue
 			}
-			if s.in.ReleaseLine(empty) {
-				s.log.Info("the human's line taken for empty: the screen shows it empty")
+			if in.ReleaseLine(empty) {
+				log.Info("the human's line taken for empty: the screen shows it empty")
 			}
 		}
 	}

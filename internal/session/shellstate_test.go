@@ -98,7 +98,7 @@ func TestReleaseHumanLine(t *testing.T) {
 			r.scr.mu.Lock()
 			r.scr.before = c.row
 			r.scr.mu.Unlock()
-			r.s.queue.Add(delivery.Item{Text: "hello"})
+			r.s.inbox.queue.Add(delivery.Item{Text: "hello"})
 			released := func() bool {
 				r.ty.mu.Lock()
 				defer r.ty.mu.Unlock()

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"log/slog"
 	"strings"
 	"sync"
 	"time"
@@ -56,15 +57,29 @@ type received struct {
 // maxPrompts is how many prompts are remembered for confirming typing.
 const maxPrompts = 16
 
-// own runs the owner until ctx ends. It must be the only goroutine that
+// owner is the goroutine that confines the session's state: it runs the
+// functions the other stages send it (do, read), one at a time, in the
+// order sent, until the session's context ends; done is closed then, and
+// later functions are dropped. ops and done are made before it starts and
+// never change.
+type owner struct {
+	ops  chan func(*state)
+	done chan struct{}
+}
+
+func newOwner() owner {
+	return owner{ops: make(chan func(*state), 256), done: make(chan struct{})}
+}
+
+// run runs the owner until ctx ends. It must be the only goroutine that
 // touches st.
-func (s *Session) own(ctx context.Context, st *state) {
+func (o owner) run(ctx context.Context, st *state) {
 	for {
 		select {
 		case <-ctx.Done():
-			close(s.ownerDone)
+			close(o.done)
 			return
-		case f := <-s.ops:
+		case f := <-o.ops:
 			f(st)
 		}
 	}
@@ -72,29 +87,33 @@ func (s *Session) own(ctx context.Context, st *state) {
 
 // do has the owner run f, after everything sent before; it does not wait.
 // After the session ended f is dropped.
-func (s *Session) do(f func(*state)) {
+func (o owner) do(f func(*state)) {
 	select {
-	case s.ops <- f:
-	case <-s.ownerDone:
+	case o.ops <- f:
+	case <-o.done:
 	}
 }
 
 // read has the owner run f and waits for it; false when the session ended
 // first (f did not run).
-func (s *Session) read(f func(*state)) bool {
+func (o owner) read(f func(*state)) bool {
 	done := make(chan struct{})
 	select {
-	case s.ops <- func(st *state) { f(st); close(done) }:
-	case <-s.ownerDone:
+	case o.ops <- func(st *state) { f(st); close(done) }:
+	case <-o.done:
 		return false
 	}
 	select {
 	case <-done:
 		return true
-	case <-s.ownerDone:
+	case <-o.done:
 		return false
 	}
 }
+
+// do and read are the owner's (above), for the session's stages.
+func (s *Session) do(f func(*state))        { s.owner.do(f) }
+func (s *Session) read(f func(*state)) bool { return s.owner.read(f) }
 
 // name returns the agent's name.
 func (s *Session) name() string {
@@ -126,12 +145,12 @@ func (s *Session) push(st *state) {
 	becameIdle := st.busy && !d.Busy
 	if idle := d.Ready && !d.Busy; idle != st.clockIdle {
 		st.clockIdle = idle
-		s.idleClk.setBusy(!idle, time.Now())
+		s.events.idle.setBusy(!idle, time.Now())
 	}
 	st.busy = d.Busy
 	if d.Ready && !d.Busy && st.primer != "" {
 		// Typed like a message, before anything else waiting.
-		s.queue.Requeue([]delivery.Item{{Text: "[relay] " + st.primer}})
+		s.inbox.queue.Requeue([]delivery.Item{{Text: "[relay] " + st.primer}})
 		st.primer = ""
 	}
 	if d.Ready && !d.Busy && st.prompt != "" {
@@ -139,10 +158,10 @@ func (s *Session) push(st *state) {
 		s.ownNote(st.prompt)
 		st.prompt = ""
 	}
-	s.queue.SetState(d)
+	s.inbox.queue.SetState(d)
 	if becameIdle {
-		if s.src != nil {
-			s.src.Idle()
+		if s.spec.src != nil {
+			s.spec.src.Idle()
 		}
 	}
 	bst, ask := bus.StateIdle, (*bus.Ask)(nil)
@@ -154,13 +173,13 @@ func (s *Session) push(st *state) {
 	}
 	if !st.presenceSent || bst != st.presence || ask != st.presenceAsk {
 		st.presence, st.presenceAsk, st.presenceSent = bst, ask, true
-		s.presence.set(bst, ask)
+		s.link.presence.set(bst, ask)
 	}
 }
 
 // onScreenState records the screen model's state.
 func (s *Session) onScreenState(ss scanner.State, title string) {
-	titleOK := s.prof.ReadyTitle == "" || strings.Contains(title, s.prof.ReadyTitle)
+	titleOK := s.spec.prof.ReadyTitle == "" || strings.Contains(title, s.spec.prof.ReadyTitle)
 	if !ss.Busy {
 		s.learnPrompt() // a shell's first idle screen shows its primary prompt
 	}
@@ -177,12 +196,12 @@ func (s *Session) onScreenState(ss scanner.State, title string) {
 			// Output on the screen path follows the screen, not the idle
 			// edge (a line drawn before the first state report is still
 			// seen); posted before push, so before the Idle it may cause.
-			s.jobs.post(s.screenOutputJob)
+			s.events.jobs.post(s.screenOutputJob)
 		}
 		s.push(st)
 	})
 	if !ss.Busy {
-		s.ready.arm(nil) // the fallback: quiet came first
+		s.typing.ready.arm(nil) // the fallback: quiet came first
 	}
 }
 
@@ -200,12 +219,9 @@ func (s *Session) onTurn(t agents.Turn) {
 
 // onHumanLine records whether the human's line is unfinished.
 func (s *Session) onHumanLine(unfinished bool) {
-	s.humanLine.Store(unfinished)
+	s.typing.humanLine.Store(unfinished)
 	if unfinished {
-		select {
-		case s.lineWake <- struct{}{}:
-		default:
-		}
+		poke(s.typing.lineWake)
 	}
 	s.do(func(st *state) {
 		st.human = unfinished
@@ -253,6 +269,9 @@ func (s *Session) heard(from, id string, hops int, at time.Time) {
 
 // presenceStage tells the hub the agent's state, in order, the latest
 // first: a state superseded before it was sent is never sent after it.
+// It holds one value, not a queue: the owner sets it, the stage's goroutine
+// (run) takes and sends it; mu guards the value, and wake is a token
+// ("a newer state waits"), read by run only.
 type presenceStage struct {
 	wake  chan struct{}
 	mu    sync.Mutex
@@ -283,12 +302,7 @@ func (p *presenceStage) restore(st bus.State, ask *bus.Ask) {
 }
 
 // poke wakes the stage to send what is pending.
-func (p *presenceStage) poke() {
-	select {
-	case p.wake <- struct{}{}:
-	default:
-	}
-}
+func (p *presenceStage) poke() { poke(p.wake) }
 
 func (p *presenceStage) take() (bus.State, *bus.Ask, bool) {
 	p.mu.Lock()
@@ -298,28 +312,29 @@ func (p *presenceStage) take() (bus.State, *bus.Ask, bool) {
 	return st, ask, ok
 }
 
-// runPresence sends each new state to the hub until ctx ends.
-func (s *Session) runPresence(ctx context.Context) {
+// run sends each new state to the hub (client, nil while there is none)
+// until ctx ends.
+func (p *presenceStage) run(ctx context.Context, client func() *bus.Client, log *slog.Logger) {
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-s.presence.wake:
+		case <-p.wake:
 		}
 		// Without a client the state stays pending: connect wakes the
 		// stage again once it has stored one (a state taken here and
 		// dropped left a late-joining agent "starting").
-		c := s.client.Load()
+		c := client()
 		if c == nil {
 			continue
 		}
-		st, ask, ok := s.presence.take()
+		st, ask, ok := p.take()
 		if !ok {
 			continue
 		}
 		if err := c.SetStateAsk(ctx, st, ask); err != nil && ctx.Err() == nil {
-			s.log.Debug("presence", "state", st, "err", err)
-			s.presence.restore(st, ask) // sent again after the next connect
+			log.Debug("presence", "state", st, "err", err)
+			p.restore(st, ask) // sent again after the next connect
 		}
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"github.com/relayhq/relay/internal/wrapper"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -25,6 +27,21 @@ const (
 	unansweredWait = 5 * time.Second
 )
 
+// ending is how the session ends: relay stop (stopping, once asked) and
+// the child's exit (ended, then exited closed, by Run). Atomics and a
+// channel closed once; sigs is set by Run before the stages start.
+type ending struct {
+	stopping atomic.Bool
+	// ended: the child exited; its handlers' text can no longer be typed.
+	ended   atomic.Bool
+	exited  chan struct{}
+	notices atomic.Int64 // the notices queued, for stop
+	// sigs are the signals caught for the whole session (exit.go).
+	sigs *wrapper.Signals
+}
+
+func newEnding() ending { return ending{exited: make(chan struct{})} }
+
 // serveControl answers the requests addressed to this agent on the hub
 // (bus.ControlSubject) until ctx ends.
 func (s *Session) serveControl(ctx context.Context, c *bus.Client) {
@@ -36,10 +53,10 @@ func (s *Session) serveControl(ctx context.Context, c *bus.Client) {
 			return bus.ControlReply{Error: "unknown request " + req.Op}
 		}
 		s.log.Info("stop asked", "by", req.By, "timeout", req.Timeout)
-		if s.stopping.CompareAndSwap(false, true) {
+		if s.end.stopping.CompareAndSwap(false, true) {
 			s.grp.Go(func() { s.stop(ctx, cmp.Or(req.Timeout, DefaultStopTimeout)) })
 		}
-		return bus.ControlReply{OK: true, SessionID: s.sid}
+		return bus.ControlReply{OK: true, SessionID: s.spec.sid}
 	})
 	if err != nil && ctx.Err() == nil {
 		s.log.Warn("control requests", "err", err)
@@ -51,9 +68,9 @@ func (s *Session) serveControl(ctx context.Context, c *bus.Client) {
 // timeout) for the turn that starts, then ends the agent the way its
 // profile says, then with SIGTERM.
 func (s *Session) stop(ctx context.Context, timeout time.Duration) {
-	before := s.notices.Load()
+	before := s.end.notices.Load()
 	s.fire(ctx, EventInfo{Event: SessionEnd, Stopping: true})
-	if s.notices.Load() != before {
+	if s.end.notices.Load() != before {
 		if err := s.waitLastTurn(ctx, timeout); err != nil {
 			s.log.Warn("stop: the agent's last turn did not end; ending it all the same", "err", err, "timeout", timeout)
 		}
@@ -68,18 +85,18 @@ var errTurnTimeout = errors.New("no idle moment within the stop timeout")
 // having reacted to it (or not, for unansweredWait), is idle and quiet.
 func (s *Session) waitLastTurn(ctx context.Context, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
-	settle := 2 * cmp.Or(s.prof.Cues.QuietTime, scanner.DefaultQuietTime)
+	settle := 2 * cmp.Or(s.spec.prof.Cues.QuietTime, scanner.DefaultQuietTime)
 	var typed time.Time
 	for {
 		now := time.Now()
 		if now.After(deadline) {
 			return errTurnTimeout
 		}
-		if s.queue.Pending() == 0 {
+		if s.inbox.queue.Pending() == 0 {
 			if typed.IsZero() {
 				typed = now
 			}
-			idle, last := s.idleClk.quiet()
+			idle, last := s.events.idle.quiet()
 			reacted := last.After(typed)
 			if idle && now.Sub(last) >= settle && (reacted || now.Sub(typed) >= unansweredWait) {
 				return nil
@@ -88,7 +105,7 @@ func (s *Session) waitLastTurn(ctx context.Context, timeout time.Duration) error
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-s.exited:
+		case <-s.end.exited:
 			return nil
 		case <-time.After(50 * time.Millisecond):
 		}
@@ -99,8 +116,8 @@ func (s *Session) waitLastTurn(ctx context.Context, timeout time.Duration) error
 // SIGTERM, then SIGKILL, each after exitWait.
 func (s *Session) endChild(ctx context.Context) {
 	text := ""
-	if s.prof.Exit != nil {
-		text = s.prof.Exit(s.cfg.Command)
+	if s.spec.prof.Exit != nil {
+		text = s.spec.prof.Exit(s.cfg.Command)
 	}
 	if text != "" {
 		if err := s.typeText(ctx, text); err != nil {
@@ -110,7 +127,7 @@ func (s *Session) endChild(ctx context.Context) {
 		}
 	}
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
-		if pid := s.pid(); pid > 0 {
+		if pid := s.child.pid(); pid > 0 {
 			s.log.Info("stop: signalling the agent", "signal", sig)
 			_ = syscall.Kill(pid, sig)
 		}
@@ -123,7 +140,7 @@ func (s *Session) endChild(ctx context.Context) {
 // waitExit reports whether the agent exited within d.
 func (s *Session) waitExit(ctx context.Context, d time.Duration) bool {
 	select {
-	case <-s.exited:
+	case <-s.end.exited:
 		return true
 	case <-ctx.Done():
 		return true

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/relayhq/relay/internal/delivery"
@@ -16,6 +17,36 @@ const (
 	pasteStart = "\x1b[200~"
 	pasteEnd   = "\x1b[201~"
 )
+
+// typingStage is what typing into the child keeps between two texts and
+// what it learns of the child's input line. It is used by the goroutine
+// that types (the delivery queue's, or stop's), by the owner and by the
+// wrapper's callbacks, so each field is guarded on its own: atomics, the
+// locks of prompt and ready, and the durations set before the stages
+// start (tests shorten them).
+type typingStage struct {
+	// unshown: the input box did not show the last typed text before its
+	// Enter, so an empty box does not confirm it.
+	unshown atomic.Bool
+	// late is the first line of a typed text confirm gave up on while
+	// the input box still held it: a CLI that takes it late has not begun
+	// its turn when its box is empty, and nothing is typed until its
+	// record shows it (or promptWait passed).
+	late atomic.Pointer[string]
+	// promptWait is how long confirm waits for the CLI's record to show
+	// the prompt; zero means promptWait. enterWait is how long confirm
+	// looks at the input box after each Enter; zero means enterWait.
+	promptWait, enterWait time.Duration
+	// humanLine is the human's line as last notified (onHumanLine);
+	// lineWake is a token, not a queue: "the line became unfinished", for
+	// releaseHumanLine (shellstate.go).
+	humanLine atomic.Bool
+	lineWake  chan struct{}
+	prompt    primaryPrompt // a shell's primary prompt (shellstate.go)
+	ready     readiness     // a shell's readiness after an injection (ready.go)
+}
+
+func newTypingStage() typingStage { return typingStage{lineWake: make(chan struct{}, 1)} }
 
 // typeText types text into the agent through the wrapper's single writer:
 // the text (as a bracketed paste when the agent enabled it), a wait for its
@@ -29,23 +60,23 @@ func (s *Session) typeText(ctx context.Context, text string) error {
 // it the moment the agent read the Enter.
 func (s *Session) typeInjection(ctx context.Context, injection *delivery.Injection) error {
 	// A text confirm gave up on, taken late: its turn comes first.
-	if late := s.late.Swap(nil); late != nil {
+	if late := s.typing.late.Swap(nil); late != nil {
 		if err := s.awaitPrompt(ctx, *late); err != nil {
 			return err
 		}
 	}
 	text := injection.Text
-	paste := s.prof.Paste && s.scr.BracketedPaste()
+	paste := s.spec.prof.Paste && s.child.scr.BracketedPaste()
 	if !paste {
 		text = oneLine(text)
 	}
 	// What the child prints from now until relay's Enter is echoed is the
 	// typed text, never the agent's own command.
-	s.scr.BeginInjection(text)
-	defer s.scr.EndInjection()
-	inj := s.scr.Injection()
+	s.child.scr.BeginInjection(text)
+	defer s.child.scr.EndInjection()
+	inj := s.child.scr.Injection()
 	ready := s.beforeTyping(injection, text)
-	return s.in.Inject(func(write func([]byte) error) error {
+	return s.child.in.Inject(func(write func([]byte) error) error {
 		var err error
 		if paste {
 			err = write([]byte(pasteStart + text + pasteEnd))
@@ -65,11 +96,11 @@ func (s *Session) typeInjection(ctx context.Context, injection *delivery.Injecti
 		if err := s.settle(ctx); err != nil {
 			return err
 		}
-		if s.tap != nil {
+		if s.child.tap != nil {
 			// The injection ends where its Enter is in the output: what
 			// the child prints from there on (a shell's answer) is its
 			// own, however late this goroutine gets to EndInjection.
-			s.tap.Note(func() { s.scr.EndInjectionOf(inj) })
+			s.child.tap.Note(func() { s.child.scr.EndInjectionOf(inj) })
 		}
 		if err := write([]byte("\r")); err != nil {
 			return err
@@ -80,7 +111,7 @@ func (s *Session) typeInjection(ctx context.Context, injection *delivery.Injecti
 		// again (bytes the child has not read yet die with the terminal,
 		// so that is at least once, never lost). A child that does not
 		// read within readWait gets it journaled all the same.
-		r, ok := s.in.(interface{ WaitRead(time.Duration) bool })
+		r, ok := s.child.in.(interface{ WaitRead(time.Duration) bool })
 		read := ok && r.WaitRead(readWait)
 		if ok && !read {
 			s.log.Warn("typed text not read by the agent yet; counting it typed", "wait", readWait)
@@ -99,13 +130,13 @@ func (s *Session) typeInjection(ctx context.Context, injection *delivery.Injecti
 // went in with their line breaks already; the Enter stays a write of its
 // own. Nothing on the way from the hub to a shell's stdin waits on a timer.
 func (s *Session) settle(ctx context.Context) error {
-	if s.prof.Settle <= 0 || s.shellReady() {
+	if s.spec.prof.Settle <= 0 || s.shellReady() {
 		return nil
 	}
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
-	case <-time.After(s.prof.Settle):
+	case <-time.After(s.spec.prof.Settle):
 		return nil
 	}
 }
@@ -137,15 +168,15 @@ const pasteShowWait = 3 * time.Second
 // waited behind that "draft"), and confirm could then take the empty box
 // it sees for text that was sent.
 func (s *Session) waitShown(ctx context.Context, paste bool) error {
-	if s.prof.Cues.Prompt == "" {
+	if s.spec.prof.Cues.Prompt == "" {
 		return nil
 	}
 	deadline := time.Now().Add(pasteShowWait)
-	s.unshown.Store(false)
-	for !s.scr.State().Draft {
+	s.typing.unshown.Store(false)
+	for !s.child.scr.State().Draft {
 		if time.Now().After(deadline) {
 			s.log.Warn("typed text not shown in the input box; pressing Enter all the same", "after", pasteShowWait, "paste", paste)
-			s.unshown.Store(true)
+			s.typing.unshown.Store(true)
 			return nil
 		}
 		select {
@@ -173,7 +204,7 @@ var errNotTaken = errors.New("the agent did not take the message (it is not in a
 // confirmer returns how to confirm a delivery for the agent's profile: nil
 // when it has no input box to watch, so that "delivered" is all relay says.
 func (s *Session) confirmer() func(context.Context, string) error {
-	if !s.prof.Model || s.prof.Cues.Prompt == "" {
+	if !s.spec.prof.Model || s.spec.prof.Cues.Prompt == "" {
 		return nil
 	}
 	return s.confirm
@@ -194,7 +225,7 @@ const promptWait = 15 * time.Second
 
 // awaitPrompt waits, for a CLI whose record reports prompts (not through
 // hooks that report turns), until a prompt that reached the model holds
-// first, at most s.promptWait. An empty input box is not a turn begun: a
+// first, at most s.typing.promptWait. An empty input box is not a turn begun: a
 // loaded Gemini CLI took 12 s from the Enter to its model request, its
 // screen idle all the while, and relay typed the next message in; Gemini
 // CLI sent the two out of order and then showed "Thinking…" for good,
@@ -204,7 +235,7 @@ func (s *Session) awaitPrompt(ctx context.Context, first string) error {
 	if !s.recordsPrompts() || s.promptHas(first) {
 		return nil
 	}
-	wait := cmp.Or(s.promptWait, promptWait)
+	wait := cmp.Or(s.typing.promptWait, promptWait)
 	if err := s.waitPrompt(ctx, first, wait); errors.Is(err, errNoPrompt) {
 		s.log.Info("typed text taken, but the CLI's record does not show it yet; typing goes on", "after", wait)
 	} else if err != nil {
@@ -216,7 +247,7 @@ func (s *Session) awaitPrompt(ctx context.Context, first string) error {
 // recordsPrompts reports whether the CLI's own record (Codex's rollout,
 // Gemini CLI's chat transcript) shows its prompts, and hooks do not report
 // its turns.
-func (s *Session) recordsPrompts() bool { return s.src != nil && !s.turnsExact() }
+func (s *Session) recordsPrompts() bool { return s.spec.src != nil && !s.turnsExact() }
 
 // enterWait is how long confirm looks at the input box after each Enter
 // before it presses Enter again.
@@ -243,7 +274,7 @@ func (s *Session) confirm(ctx context.Context, text string) error {
 	// A TUI still starting (Claude Code under load) may draw the paste
 	// only after relay's Enter, which it then missed: until the box has
 	// shown the text, its being empty proves nothing.
-	unshown := s.unshown.Load()
+	unshown := s.typing.unshown.Load()
 	taken := func() bool {
 		if s.exactActive() && s.promptHas(first) {
 			return true // the exact text shows the prompt
@@ -251,7 +282,7 @@ func (s *Session) confirm(ctx context.Context, text string) error {
 		if s.turnsExact() {
 			return false // the hooks report prompts: the screen does not count
 		}
-		draft := s.scr.State().Draft
+		draft := s.child.scr.State().Draft
 		if unshown {
 			unshown = !draft
 			return false
@@ -260,9 +291,9 @@ func (s *Session) confirm(ctx context.Context, text string) error {
 	}
 	typed := time.Now()
 	for try := 0; ; try++ {
-		look := cmp.Or(s.enterWait, enterWait)
+		look := cmp.Or(s.typing.enterWait, enterWait)
 		if try == confirmEnters && s.recordsPrompts() {
-			look = cmp.Or(s.promptWait, promptWait)
+			look = cmp.Or(s.typing.promptWait, promptWait)
 		}
 		deadline := time.Now().Add(look)
 		for time.Now().Before(deadline) {
@@ -281,19 +312,19 @@ func (s *Session) confirm(ctx context.Context, text string) error {
 		if try == confirmEnters {
 			break
 		}
-		if s.in.LastHuman().After(typed) {
+		if s.child.in.LastHuman().After(typed) {
 			s.log.Warn("typed text not taken, and the human is typing: no more Enter", "text", first)
 			return errNotTaken
 		}
-		s.scr.BeginInjection("")
-		_ = s.in.Inject(func(write func([]byte) error) error { return write([]byte("\r")) })
-		s.scr.EndInjection()
+		s.child.scr.BeginInjection("")
+		_ = s.child.in.Inject(func(write func([]byte) error) error { return write([]byte("\r")) })
+		s.child.scr.EndInjection()
 	}
 	// The text is still in the box, or it never showed there (a CLI that
 	// drew its box before it read it holds the text unread): the CLI may
 	// take it yet.
-	if s.recordsPrompts() && (unshown || s.scr.State().Draft) {
-		s.late.Store(&first)
+	if s.recordsPrompts() && (unshown || s.child.scr.State().Draft) {
+		s.typing.late.Store(&first)
 	}
 	s.log.Warn("typed text not taken", "text", first, "enters", confirmEnters+1)
 	return errNotTaken

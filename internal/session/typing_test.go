@@ -54,7 +54,7 @@ func TestSettleCountsFromShownPaste(t *testing.T) {
 	const settle = 50 * time.Millisecond
 	box := &slowBox{after: 80 * time.Millisecond}
 	prof := agents.Profile{Model: true, Paste: true, Settle: settle, Cues: scanner.Cues{Prompt: ">"}}
-	s := &Session{prof: prof, scr: box, in: box, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	s := &Session{spec: spec{prof: prof}, child: child{scr: box, in: box}, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	if err := s.typeText(context.Background(), "hello"); err != nil {
 		t.Fatal(err)
 	}

@@ -33,10 +33,10 @@ func (t queueTypist) Confirm(ctx context.Context, in *delivery.Injection) (bool,
 }
 
 func (t queueTypist) Hold() string {
-	if t.s.prof.Model {
+	if t.s.spec.prof.Model {
 		return ""
 	}
 	return t.s.shellHold()
 }
 
-func (t queueTypist) LastHuman() time.Time { return t.s.in.LastHuman() }
+func (t queueTypist) LastHuman() time.Time { return t.s.child.in.LastHuman() }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -28,8 +29,9 @@ const heldGone = holdRetry + 3*bus.DefaultAckWait
 type waiters struct {
 	mu sync.Mutex
 	m  map[string]*waiter
-	// some has a token when a message arrived while none waited: the
-	// watchdog sleeps while nothing waits (no timer wakes an idle agent).
+	// some has a token (not a queue) when a message arrived while none
+	// waited: the watchdog sleeps while nothing waits (no timer wakes an
+	// idle agent).
 	some chan struct{}
 }
 
@@ -61,10 +63,7 @@ func (w *waiters) arrive(d *bus.Delivery, now time.Time) {
 	}
 	w.m[id] = &waiter{d: d, since: now, seen: now}
 	if len(w.m) == 1 {
-		select {
-		case w.some <- struct{}{}:
-		default:
-		}
+		poke(w.some)
 	}
 }
 
@@ -125,18 +124,24 @@ func (w *waiters) overdue(now time.Time, after time.Duration, why func() string)
 // any more, until ctx ends.
 func (s *Session) watchdog(ctx context.Context) {
 	after := cmp.Or(s.cfg.StuckAfter, delivery.DefaultStuckAfter)
+	s.inbox.waiting.watch(ctx, after, s.waitReason, s.link.client.Load, s.log)
+}
+
+// watch is the watchdog's goroutine (see watchdog): why says why a message
+// waits, client is the hub's client (nil while there is none).
+func (w *waiters) watch(ctx context.Context, after time.Duration, why func() string, client func() *bus.Client, log *slog.Logger) {
 	t := time.NewTicker(min(max(after/4, 50*time.Millisecond), time.Second))
 	defer t.Stop()
 	var said time.Time // the oldest stuck message the hub was told of
 	var saidWhy string
 	for {
-		if said.IsZero() && saidWhy == "" && s.waiting.none() {
+		if said.IsZero() && saidWhy == "" && w.none() {
 			// Nothing waits and the hub knows it: sleep until a message
 			// arrives (the ticker costs nothing while not read).
 			select {
 			case <-ctx.Done():
 				return
-			case <-s.waiting.some:
+			case <-w.some:
 			}
 		}
 		select {
@@ -145,25 +150,25 @@ func (s *Session) watchdog(ctx context.Context) {
 		case <-t.C:
 		}
 		now := time.Now()
-		oldest, why, n := s.waiting.overdue(now, after, s.waitReason)
-		if oldest.Equal(said) && why == saidWhy {
+		oldest, reason, n := w.overdue(now, after, why)
+		if oldest.Equal(said) && reason == saidWhy {
 			continue
 		}
 		if !oldest.IsZero() && said.IsZero() {
-			s.log.Warn("incoming messages stuck", "count", n, "oldest", now.Sub(oldest).Round(time.Second), "reason", why)
+			log.Warn("incoming messages stuck", "count", n, "oldest", now.Sub(oldest).Round(time.Second), "reason", reason)
 		} else if oldest.IsZero() {
-			s.log.Info("no incoming message stuck any more")
+			log.Info("no incoming message stuck any more")
 		}
-		c := s.client.Load()
+		c := client()
 		if c == nil {
 			continue
 		}
 		pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		err := c.SetStuck(pctx, oldest, why)
+		err := c.SetStuck(pctx, oldest, reason)
 		cancel()
 		if err != nil {
-			s.log.Debug("presence", "stuck", !oldest.IsZero(), "err", err)
+			log.Debug("presence", "stuck", !oldest.IsZero(), "err", err)
 		}
-		said, saidWhy = oldest, why // the heartbeat carries it if this push failed
+		said, saidWhy = oldest, reason // the heartbeat carries it if this push failed
 	}
 }

@@ -230,6 +230,11 @@ func Start(opts Options) (*Session, error) {
 // through it.
 func (s *Session) Go(fn func()) { s.goSafe(fn) }
 
+// RestoreTerminal puts the human's terminal back as it was before the
+// session, as a panic in a goroutine started by Go does: a caller's own
+// group of goroutines calls it on a panic. It is safe to call at any time.
+func (s *Session) RestoreTerminal() { s.human.restore() }
+
 func (s *Session) goSafe(fn func()) {
 	go func() {
 		defer s.restoreOnPanic()
