@@ -152,6 +152,15 @@ const (
 // waits on the hub, in order.
 const InboxHold = 2 * MaxBatch
 
+// HoldOf is how many deliveries an inbox handing over batches of n
+// (InboxBatchesOf) holds unsettled: two batches, the one being typed and
+// the next, and never more than InboxHold. What an agent cannot take soon
+// stays on the hub, not in the wrapper's memory: a plain shell (batches of
+// 64) holds 128 messages of a long stream, not 512 (issue 34).
+func HoldOf(n int) int {
+	return min(2*max(n, 1), InboxHold)
+}
+
 // pullBatch is how many messages one pull request asks the hub for: a
 // burst comes in few round trips.
 const pullBatch = 64
@@ -168,7 +177,7 @@ const pullBatch = 64
 // (Ack, Nak or Fail from any goroutine later); up to InboxHold deliveries
 // may be unsettled at once.
 func (c *Client) Inbox(ctx context.Context, handle func(context.Context, *Delivery)) error {
-	return c.consume(ctx, func(d *Delivery, _ uint64) {
+	return c.consume(ctx, InboxHold, func(d *Delivery, _ uint64) {
 		if d != nil {
 			handle(ctx, d)
 		}
@@ -178,8 +187,10 @@ func (c *Client) Inbox(ctx context.Context, handle func(context.Context, *Delive
 // consume runs the inbox (see Inbox), calling each for every message the
 // hub hands over, in order, one at a time: with its valid delivery (nil for
 // an envelope that was refused) and how many messages of the inbox the hub
-// still held back when it sent this one.
-func (c *Client) consume(ctx context.Context, each func(d *Delivery, pending uint64)) error {
+// still held back when it sent this one. At most hold deliveries are
+// unsettled at once (the consumer's MaxAckPending, updated on an existing
+// consumer).
+func (c *Client) consume(ctx context.Context, hold int, each func(d *Delivery, pending uint64)) error {
 	if c.opts.Name == "" {
 		return fmt.Errorf("inbox: %w: the client has no agent name", ErrNotRegistered)
 	}
@@ -192,7 +203,7 @@ func (c *Client) consume(ctx context.Context, each func(d *Delivery, pending uin
 		AckWait:        c.opts.AckWait,
 		DeliverPolicy:  jetstream.DeliverAllPolicy,
 		MaxDeliver:     -1,
-		MaxAckPending:  InboxHold,
+		MaxAckPending:  hold,
 	}
 	fl := newInflight()
 	var floor uint64 // the consumer's latest known ack floor, to rebuild it from

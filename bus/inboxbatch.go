@@ -38,11 +38,12 @@ func (c *Client) InboxBatches(ctx context.Context, handle func(context.Context, 
 // n. A small n suits a consumer that takes a stream piece by piece at
 // no cost (a plain shell, one line a message): it starts typing the first
 // messages of a long burst while the rest still arrive, instead of waiting
-// for a whole block.
+// for a whole block. The inbox holds HoldOf(n) deliveries unsettled at
+// most; the rest wait on the hub.
 func (c *Client) InboxBatchesOf(ctx context.Context, n int, handle func(context.Context, []*Delivery)) error {
 	b := &batcher{ctx: ctx, handle: handle, max: max(n, 1), wake: mailbox.NewSignal(), stop: make(chan struct{}), done: make(chan struct{})}
 	go b.run()
-	err := c.consume(ctx, b.add)
+	err := c.consume(ctx, HoldOf(b.max), b.add)
 	close(b.stop)
 	<-b.done
 	b.mu.Lock()

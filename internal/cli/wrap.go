@@ -163,6 +163,10 @@ func configured[T any](cfg *config.Config, key string, v T) T {
 // messages would otherwise let the heap grow to twice what is live before
 // the collector runs (issue 34). A soft limit: the collector works harder
 // near it, never fails an allocation. GOMEMLIMIT, when set, wins.
+// 10 MB was tried: the peak after a 5,000-message stream fell from 11.8 to
+// 8.5 MB, but 50 MB shown through the wrapper took five times the CPU (the
+// scanner's history holds several MB live during a flood, so the
+// collector ran without pause).
 const wrapMemoryLimit = 16 << 20
 
 // freeAfterStart is when the start-up's garbage (configuration, profiles,

@@ -45,10 +45,15 @@ func (r *recent) addLines(lines []string) {
 func (r *recent) addMessage(env bus.Envelope) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.msgs = append(r.msgs, RecentMessage{ID: env.ID, From: env.From, To: env.To, Body: env.Body, At: env.Created})
-	if n := len(r.msgs); n > recentMessages {
-		r.msgs = append(r.msgs[:0:0], r.msgs[n-recentMessages:]...)
+	m := RecentMessage{ID: env.ID, From: env.From, To: env.To, Body: env.Body, At: env.Created}
+	if len(r.msgs) < recentMessages {
+		r.msgs = append(r.msgs, m)
+		return
 	}
+	// Full: shift in place, so that a stream of messages allocates nothing
+	// here (it copied the ten for every message).
+	copy(r.msgs, r.msgs[1:])
+	r.msgs[len(r.msgs)-1] = m
 }
 
 // snapshot returns copies of both, oldest first.

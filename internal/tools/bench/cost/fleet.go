@@ -3,7 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -46,7 +49,7 @@ func fleetPhase(ctx context.Context, h *harness, o options) ([]row, error) {
 			return rows, err
 		}
 		if err := terms[i].waitFor(tok, 20*time.Second); err != nil {
-			return rows, fmt.Errorf("%s: %w", n, err)
+			return rows, fmt.Errorf("%s: %w (its log: %s)", n, err, h.logTail(n))
 		}
 		ds = append(ds, time.Since(t0))
 	}
@@ -58,4 +61,15 @@ func fleetPhase(ctx context.Context, h *harness, o options) ([]row, error) {
 		figure: fmt.Sprintf("p50 %v p99 %v max %v", p(0.5), p(0.99), ds[len(ds)-1].Round(10*time.Microsecond)),
 		bar:    "p99 < 20ms"})
 	return rows, nil
+}
+
+// logTail returns the last lines of the wrapper log of the agent name, to
+// say why a message did not show.
+func (h *harness) logTail(name string) string {
+	b, err := os.ReadFile(filepath.Join(h.dir, "home", "logs", "wrap-"+name+".log"))
+	if err != nil {
+		return err.Error()
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	return "\n" + strings.Join(lines[max(0, len(lines)-15):], "\n")
 }
