@@ -48,8 +48,8 @@
 //
 // A hand-off that is a queue is an internal/mailbox (commandStage's
 // commands, eventStage's jobs; the delivery queue is internal/delivery's).
-// A chan struct{} of capacity 1 in this package is a token, not a queue
-// ("something changed: look again"; poke leaves one): the presence
+// A mailbox.Signal in this package is a token, not a queue
+// ("something changed: look again"; Notify leaves one): the presence
 // stage's, the idle clock's, the watchdog's, the human's-line release's
 // and the screen publisher's. What the reader then looks at is the latest
 // value, never a backlog.

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"github.com/relayhq/relay/internal/mailbox"
 	"sync"
 	"time"
 
@@ -56,7 +57,7 @@ func (h IdleHandler) after() time.Duration {
 // not a queue ("something changed: look again"), read by run only.
 type idleClock struct {
 	mu       sync.Mutex
-	wake     chan struct{}
+	wake     mailbox.Signal
 	idle     bool      // the agent is idle now
 	activity time.Time // its last output, busy moment or key
 	period   time.Time // when the current idle period began (real work)
@@ -70,10 +71,10 @@ type idleRuns struct {
 }
 
 func newIdleClock(now time.Time) *idleClock {
-	return &idleClock{wake: make(chan struct{}, 1), activity: now, period: now}
+	return &idleClock{wake: mailbox.NewSignal(), activity: now, period: now}
 }
 
-func (c *idleClock) poke() { poke(c.wake) }
+func (c *idleClock) poke() { c.wake.Notify() }
 
 // setBusy records the agent's state (from the owner, on every change).
 func (c *idleClock) setBusy(busy bool, now time.Time) {

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"github.com/relayhq/relay/internal/mailbox"
 	"log/slog"
 	"time"
 
@@ -16,32 +17,24 @@ import (
 // last looked, watch one when a viewer asked for the screen; what is
 // published is always the screen as it is then.
 type screenPub struct {
-	changed chan struct{}
-	watch   chan struct{}
+	changed mailbox.Signal
+	watch   mailbox.Signal
 }
 
 func newScreenPub() screenPub {
-	return screenPub{changed: make(chan struct{}, 1), watch: make(chan struct{}, 1)}
-}
-
-// poke leaves a token in ch unless one waits there already.
-func poke(ch chan struct{}) {
-	select {
-	case ch <- struct{}{}:
-	default:
-	}
+	return screenPub{changed: mailbox.NewSignal(), watch: mailbox.NewSignal()}
 }
 
 // notifying is a Source that leaves a token in wake at each chunk.
 type notifying struct {
 	scanner.Source
-	wake chan struct{}
+	wake mailbox.Signal
 }
 
 func (n notifying) Next(ctx context.Context) ([]byte, int64, error) {
 	chunk, skipped, err := n.Source.Next(ctx)
 	if len(chunk) > 0 || skipped > 0 {
-		poke(n.wake)
+		n.wake.Notify()
 	}
 	return chunk, skipped, err
 }
@@ -66,7 +59,7 @@ func (p screenPub) run(ctx context.Context, scr screenModel, size func() (int, i
 	var last string
 	var until time.Time // watched until then
 	for {
-		var out chan struct{} // output wakes it only while watched
+		var out mailbox.Signal // output wakes it only while watched
 		if time.Now().Before(until) {
 			out = p.changed
 		}
@@ -102,7 +95,7 @@ func (p screenPub) run(ctx context.Context, scr screenModel, size func() (int, i
 // watchScreen takes c's viewers' asks for the agent's screen (a client of
 // its own for each link to the hub: the subscription ends with it).
 func (s *Session) watchScreen(c *bus.Client) {
-	if _, err := c.OnScreenWatch(func() { poke(s.link.screen.watch) }); err != nil {
+	if _, err := c.OnScreenWatch(s.link.screen.watch.Notify); err != nil {
 		s.log.Warn("the dashboard cannot ask for the screen", "err", err)
 	}
 }

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"github.com/relayhq/relay/internal/mailbox"
 	"log/slog"
 	"strings"
 	"sync"
@@ -221,7 +222,7 @@ func (s *Session) onTurn(t agents.Turn) {
 func (s *Session) onHumanLine(unfinished bool) {
 	s.typing.humanLine.Store(unfinished)
 	if unfinished {
-		poke(s.typing.lineWake)
+		s.typing.lineWake.Notify()
 	}
 	s.do(func(st *state) {
 		st.human = unfinished
@@ -273,7 +274,7 @@ func (s *Session) heard(from, id string, hops int, at time.Time) {
 // (run) takes and sends it; mu guards the value, and wake is a token
 // ("a newer state waits"), read by run only.
 type presenceStage struct {
-	wake  chan struct{}
+	wake  mailbox.Signal
 	mu    sync.Mutex
 	state bus.State
 	ask   *bus.Ask // the prompt of a blocked state
@@ -281,7 +282,7 @@ type presenceStage struct {
 }
 
 func newPresenceStage() *presenceStage {
-	return &presenceStage{wake: make(chan struct{}, 1)}
+	return &presenceStage{wake: mailbox.NewSignal()}
 }
 
 func (p *presenceStage) set(st bus.State, ask *bus.Ask) {
@@ -302,7 +303,7 @@ func (p *presenceStage) restore(st bus.State, ask *bus.Ask) {
 }
 
 // poke wakes the stage to send what is pending.
-func (p *presenceStage) poke() { poke(p.wake) }
+func (p *presenceStage) poke() { p.wake.Notify() }
 
 func (p *presenceStage) take() (bus.State, *bus.Ask, bool) {
 	p.mu.Lock()

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"github.com/relayhq/relay/internal/mailbox"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -41,12 +42,12 @@ type typingStage struct {
 	// lineWake is a token, not a queue: "the line became unfinished", for
 	// releaseHumanLine (shellstate.go).
 	humanLine atomic.Bool
-	lineWake  chan struct{}
+	lineWake  mailbox.Signal
 	prompt    primaryPrompt // a shell's primary prompt (shellstate.go)
 	ready     readiness     // a shell's readiness after an injection (ready.go)
 }
 
-func newTypingStage() typingStage { return typingStage{lineWake: make(chan struct{}, 1)} }
+func newTypingStage() typingStage { return typingStage{lineWake: mailbox.NewSignal()} }
 
 // typeText types text into the agent through the wrapper's single writer:
 // the text (as a bracketed paste when the agent enabled it), a wait for its

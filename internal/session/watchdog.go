@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"github.com/relayhq/relay/internal/mailbox"
 	"log/slog"
 	"sync"
 	"time"
@@ -32,7 +33,7 @@ type waiters struct {
 	// some has a token (not a queue) when a message arrived while none
 	// waited: the watchdog sleeps while nothing waits (no timer wakes an
 	// idle agent).
-	some chan struct{}
+	some mailbox.Signal
 }
 
 type waiter struct {
@@ -43,7 +44,7 @@ type waiter struct {
 	told  bool      // its sender got the stuck receipt
 }
 
-func newWaiters() *waiters { return &waiters{m: map[string]*waiter{}, some: make(chan struct{}, 1)} }
+func newWaiters() *waiters { return &waiters{m: map[string]*waiter{}, some: mailbox.NewSignal()} }
 
 // none reports whether no message waits.
 func (w *waiters) none() bool {
@@ -63,7 +64,7 @@ func (w *waiters) arrive(d *bus.Delivery, now time.Time) {
 	}
 	w.m[id] = &waiter{d: d, since: now, seen: now}
 	if len(w.m) == 1 {
-		poke(w.some)
+		w.some.Notify()
 	}
 }
 
