@@ -94,6 +94,9 @@ type Store struct {
 	wake      chan struct{}
 	stopEmbed context.CancelFunc
 	embedDone chan struct{}
+
+	// lex holds bitmaps of common words for lexical search (lexindex.go).
+	lex lexIndex
 }
 
 var _ API = (*Store)(nil)
@@ -170,6 +173,7 @@ func (s *Store) Close() error {
 		s.stopEmbed()
 		<-s.embedDone
 	}
+	s.lex.close()
 	return s.db.Close()
 }
 
