@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // lexIndex is a process's in-memory help for lexical search over a large
@@ -71,7 +72,8 @@ type lexIndex struct {
 	off        bool
 	bitmapRuns int
 	verified   int
-	asked      int // bitmaps asked for
+	asked      int           // bitmaps asked for
+	buildTime  time.Duration // spent reading bitmaps in the background
 }
 
 const (
@@ -265,7 +267,6 @@ type lexFilter struct {
 	scope              uint8
 	wsSet, viewerSet   bool
 	authorSet          bool
-	none               bool // a value no memory has: nothing passes
 }
 
 func (ix *lexIndex) filter(f Filter) lexFilter {
@@ -387,11 +388,14 @@ func (ix *lexIndex) builder(ctx context.Context, db *sql.DB) {
 			(SELECT n FROM memories_deletes)`).Scan(&maxSeq, &deletes)
 		b := &termBits{}
 		scratch := &lexIndex{}
+		start := time.Now()
 		if err == nil {
 			err = scratch.extend(ctx, db, b, term, maxSeq)
 		}
+		took := time.Since(start)
 		ix.mu.Lock()
 		delete(ix.building, term)
+		ix.buildTime += took
 		if err == nil && ix.ready && ix.gen == deletes && ix.terms[term] == nil {
 			if ix.terms == nil {
 				ix.terms = map[string]*termBits{}
@@ -417,6 +421,13 @@ func (ix *lexIndex) evict() {
 	}
 	ix.bytes -= int64(8 * len(ix.terms[oldest].words))
 	delete(ix.terms, oldest)
+}
+
+// size returns the bytes meta and the bitmaps take.
+func (ix *lexIndex) size() (meta, bitmaps int64) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	return int64(cap(ix.updated))*8 + int64(cap(ix.words)+cap(ix.ws)+cap(ix.author))*4 + int64(cap(ix.scope)), ix.bytes
 }
 
 // seqList yields the numbers of a comma-separated list (group_concat's).
