@@ -41,7 +41,28 @@ func (ix *lexIndex) every(ctx context.Context, db *sql.DB, terms []string, dfs [
 	if len(rare) > 0 {
 		return ix.newest(ctx, db, strings.Join(rare, " "), bms, st.maxSeq, &lf, window)
 	}
-	// Every term common: AND the bitmaps, newest first.
+	return ix.fromBitmaps(ctx, db, bms, st, &lf, window)
+}
+
+// one is pass 2 for one term: the newest window memories holding term
+// (found in df memories) and passing f, from its bitmap when it has one.
+func (ix *lexIndex) one(ctx context.Context, db *sql.DB, term string, df float64, st storeState, f Filter, window int) ([]candidate, error) {
+	lf := ix.filter(f)
+	if ix.common(df, st.docs) {
+		b, err := ix.bitmap(ctx, db, term, st.maxSeq)
+		if err != nil {
+			return nil, err
+		}
+		if b != nil {
+			return ix.fromBitmaps(ctx, db, []*termBits{b}, st, &lf, window)
+		}
+	}
+	return ix.newest(ctx, db, term, nil, st.maxSeq, &lf, window)
+}
+
+// fromBitmaps returns the newest window memories that every bitmap holds
+// and that pass lf, newest first.
+func (ix *lexIndex) fromBitmaps(ctx context.Context, db *sql.DB, bms []*termBits, st storeState, lf *lexFilter, window int) ([]candidate, error) {
 	ix.bitmapRuns++
 	and := func(w int64) uint64 {
 		x := ^uint64(0)
@@ -62,7 +83,7 @@ func (ix *lexIndex) every(ctx context.Context, db *sql.DB, terms []string, dfs [
 			if x != 0 {
 				top := 63 - bits.LeadingZeros64(x)
 				x &^= 1 << top
-				if seq := w<<6 | int64(top); seq <= st.maxSeq && ix.pass(seq, &lf) {
+				if seq := w<<6 | int64(top); seq <= st.maxSeq && ix.pass(seq, lf) {
 					out = append(out, ix.candidate(seq))
 				}
 				continue

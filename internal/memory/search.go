@@ -210,22 +210,12 @@ func (s *Store) lexical(ctx context.Context, terms []string, f Filter, limit int
 	if fast {
 		defer s.lex.mu.Unlock()
 	}
-	// newest returns the newest window memories that match expr (and pass
-	// f), newest first.
-	newest := func(expr string, window int) ([]candidate, error) {
-		if fast {
-			lf := s.lex.filter(f)
-			return s.lex.newest(ctx, s.db, expr, nil, st.maxSeq, &lf, window)
-		}
-		return s.candidates(ctx, expr, f, window)
-	}
-
 	// Pass 1: memories holding every term.
 	var all []candidate
 	if fast {
 		all, err = s.lex.every(ctx, s.db, terms, dfs, st, f, max(searchWindow, limit))
 	} else {
-		all, err = newest(strings.Join(terms, " "), max(searchWindow, limit))
+		all, err = s.candidates(ctx, strings.Join(terms, " "), f, max(searchWindow, limit))
 	}
 	if err != nil {
 		return nil, err
@@ -248,7 +238,12 @@ func (s *Store) lexical(ctx context.Context, terms []string, f Filter, limit int
 		}
 		var some []candidate
 		for i, t := range terms {
-			cs, err := newest(t, max(termWindow, limit))
+			var cs []candidate
+			if fast {
+				cs, err = s.lex.one(ctx, s.db, t, dfs[i], st, f, max(termWindow, limit))
+			} else {
+				cs, err = s.candidates(ctx, t, f, max(termWindow, limit))
+			}
 			if err != nil {
 				return nil, err
 			}
