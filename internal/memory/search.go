@@ -149,6 +149,12 @@ func (s *Store) Search(ctx context.Context, q Query) ([]Result, error) {
 	return nil, fmt.Errorf("search memories in %s: %w", s.path, err)
 }
 
+// storeState is what one search reads of the whole store first.
+type storeState struct {
+	docs, words, maxSeq int64
+	deletes             int64 // memories_deletes
+}
+
 type candidate struct {
 	seq     int64
 	updated int64
@@ -159,22 +165,26 @@ type candidate struct {
 
 // lexical returns the best limit candidates for terms, best first.
 func (s *Store) lexical(ctx context.Context, terms []string, f Filter, limit int) ([]candidate, error) {
-	var docs, words, maxSeq int64
-	if err := s.db.QueryRowContext(ctx, `SELECT docs, words, coalesce((SELECT max(seq) FROM memories), 0) FROM stats`).Scan(&docs, &words, &maxSeq); err != nil {
+	var st storeState
+	if err := s.db.QueryRowContext(ctx, `SELECT docs, words, coalesce((SELECT max(seq) FROM memories), 0),
+		(SELECT n FROM memories_deletes) FROM stats`).Scan(&st.docs, &st.words, &st.maxSeq, &st.deletes); err != nil {
 		return nil, err
 	}
+	docs := st.docs
 	if docs == 0 {
 		return nil, nil
 	}
 	idf := make([]float64, len(terms))
+	dfs := make([]float64, len(terms))
 	for i, t := range terms {
-		df, err := s.estimateDF(ctx, t, docs, maxSeq)
+		df, err := s.estimateDF(ctx, t, docs, st.maxSeq)
 		if err != nil {
 			return nil, err
 		}
+		dfs[i] = df
 		idf[i] = math.Log(1 + (float64(docs)-df+0.5)/(df+0.5))
 	}
-	avg := float64(words) / float64(docs)
+	avg := float64(st.words) / float64(docs)
 	now := s.opts.Now().UnixMilli()
 	h := float64(s.opts.HalfLife.Milliseconds())
 	score := func(c *candidate, sumIDF float64) {
@@ -191,8 +201,22 @@ func (s *Store) lexical(ctx context.Context, terms []string, f Filter, limit int
 		return cs[:min(len(cs), limit)]
 	}
 
+	// The lexIndex, when it can serve this search, finds the same
+	// candidates as the SQL without reading the memories table.
+	fast, err := s.lex.acquire(ctx, s.db, st, f)
+	if err != nil {
+		return nil, err
+	}
+	if fast {
+		defer s.lex.mu.Unlock()
+	}
 	// Pass 1: memories holding every term.
-	all, err := s.candidates(ctx, strings.Join(terms, " "), f, max(searchWindow, limit))
+	var all []candidate
+	if fast {
+		all, err = s.lex.every(ctx, s.db, terms, dfs, st, f, max(searchWindow, limit))
+	} else {
+		all, err = s.candidates(ctx, strings.Join(terms, " "), f, max(searchWindow, limit))
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -214,7 +238,12 @@ func (s *Store) lexical(ctx context.Context, terms []string, f Filter, limit int
 		}
 		var some []candidate
 		for i, t := range terms {
-			cs, err := s.candidates(ctx, t, f, max(termWindow, limit))
+			var cs []candidate
+			if fast {
+				cs, err = s.lex.one(ctx, s.db, t, dfs[i], st, f, max(termWindow, limit))
+			} else {
+				cs, err = s.candidates(ctx, t, f, max(termWindow, limit))
+			}
 			if err != nil {
 				return nil, err
 			}

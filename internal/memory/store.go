@@ -96,6 +96,9 @@ type Store struct {
 	wake      mailbox.Signal
 	stopEmbed context.CancelFunc
 	embedDone chan struct{}
+
+	// lex holds bitmaps of common words for lexical search (lexindex.go).
+	lex lexIndex
 }
 
 var _ API = (*Store)(nil)
@@ -172,6 +175,7 @@ func (s *Store) Close() error {
 		s.stopEmbed()
 		<-s.embedDone
 	}
+	s.lex.close()
 	return s.db.Close()
 }
 
