@@ -253,3 +253,57 @@ func newPiHarness(t *testing.T) *harness {
 	})
 	return h
 }
+
+// TestWrappedTailBetweenSpinnerFrames: a TUI keeps its status row turning
+// below (drawn with the cursor saved and restored, at 12.5 fps) while a
+// command streams in above, soft-wrapped: the rows after the mention's
+// first hold no mention and change between frames, like churn, but are
+// the command's body. The command fires once, whole, however the pieces
+// fall between frames. A skip that took those rows for churn fires it
+// cut short.
+func TestWrappedTailBetweenSpinnerFrames(t *testing.T) {
+	const body = "please rebase feature/auth onto main, rerun the integration suite against the staging database and send me the names of the tests that still fail afterwards"
+	const cmd = "@relay:Bob " + body
+	cases := []struct {
+		name   string
+		piece  int // bytes of the command written at a time
+		frames int // spinner frames between two pieces
+	}{
+		{"one piece a frame", 7, 1},
+		{"pieces between several frames", 13, 3},
+		{"the tail in one piece", len(cmd) - 20, 2},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, 80, 24, "generic")
+			h.write("$ agent --task review\r\nReading the repository.\r\n\r\n")
+			i := 0
+			frames := func(n int) {
+				for range n {
+					h.clk.advance(80 * time.Millisecond)
+					h.s.Write(fmt.Appendf(nil, "\x1b7\x1b[22;1H\x1b[2K%s Thinking… (%ds)\x1b8",
+						[]string{"·", "✢", "✳", "✶", "✻", "✽"}[i%6], i/12))
+					if i%6 == 0 {
+						h.s.Tick()
+					}
+					i++
+				}
+			}
+			frames(30)
+			for rest := cmd; rest != ""; {
+				n := min(tc.piece, len(rest))
+				h.s.Write([]byte(rest[:n]))
+				rest = rest[n:]
+				frames(tc.frames)
+			}
+			h.s.Write([]byte("\r\n\r\nWaiting for Bob.\r\n"))
+			frames(100)
+			h.s.Write([]byte("\x1b7\x1b[22;1H\x1b[2K\x1b8$ "))
+			h.settle()
+			h.settle()
+			if got := h.fired(); !slices.Equal(got, []string{cmd}) {
+				t.Fatalf("fired %q, want %q once\nscreen:\n%s", got, cmd, h.s.Text())
+			}
+		})
+	}
+}
