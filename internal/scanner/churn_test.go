@@ -307,3 +307,77 @@ func TestWrappedTailBetweenSpinnerFrames(t *testing.T) {
 		})
 	}
 }
+
+// TestRunClockSleepsUnderBusySpinner: while a CLI's busy cue shows ("esc
+// to interrupt") and only its spinner turns, the state cannot change with
+// time, so Run's clock sleeps through the frames (issue 34). A command
+// printed between frames still fires once, and when the cue goes (the
+// status row redrawn without it, itself churn) the clock wakes and the
+// state turns idle after the quiet time.
+func TestRunClockSleepsUnderBusySpinner(t *testing.T) {
+	cues, _ := CuesFor("claude")
+	cues.QuietTime = 50 * time.Millisecond
+	ns, err := patterns.NewNamespaces()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New(Options{Cols: 80, Rows: 24, Cues: cues, Namespaces: ns})
+	events := make(chan Event, 1000)
+	s.Subscribe(func(e Event) { events <- e })
+	src := make(chanSource)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx, src) }()
+	t.Cleanup(func() { cancel(); <-done })
+	dormant := func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.dormant
+	}
+	status := func(text string) []byte { return []byte("\x1b7\x1b[9;1H\x1b[2K" + text + "\x1b8") }
+	i := 0
+	frame := func() {
+		src <- status(fmt.Sprintf("%s Thinking… (%ds · esc to interrupt)", []string{"·", "✢", "✳", "✶", "✻", "✽"}[i%6], i/12))
+		i++
+		time.Sleep(2 * time.Millisecond) // a spinner's pace, quickened
+	}
+	src <- []byte("❯ review the repo\r\n\r\n● Reading the code.\x1b[11;1H❯ ")
+	// The clock falls asleep under the turning spinner and stays asleep:
+	// 50 frames in a row find it so.
+	deadline := time.Now().Add(10 * time.Second)
+	for asleep := 0; asleep < 50; {
+		if time.Now().After(deadline) {
+			t.Fatalf("the clock kept ticking under a busy spinner (%d frames)", i)
+		}
+		frame()
+		if dormant() {
+			asleep++
+		} else {
+			asleep = 0
+		}
+	}
+	const cmd = "@relay:Bob please review the migration"
+	src <- []byte("\x1b[5;1H● " + cmd + "\r\n\r\n● Running the tests.\x1b[11;3H")
+	for range 100 {
+		frame()
+	}
+	src <- status("✻ Worked for 9s")
+	var fired []string
+	deadline = time.Now().Add(10 * time.Second)
+	for idle := false; !idle; {
+		select {
+		case e := <-events:
+			switch e.Kind {
+			case EventCommand:
+				fired = append(fired, "@"+e.Command.NS+":"+e.Command.Target+" "+e.Command.Body)
+			case EventState:
+				idle = !e.State.Busy
+			}
+		case <-time.After(time.Until(deadline)):
+			t.Fatalf("never idle after the busy cue went; screen:\n%s", s.Text())
+		}
+	}
+	if !slices.Equal(fired, []string{cmd}) {
+		t.Fatalf("fired %q, want %q once; screen:\n%s", fired, cmd, s.Text())
+	}
+}

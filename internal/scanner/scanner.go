@@ -311,7 +311,9 @@ func (s *Scanner) Write(p []byte) (int, error) {
 		default:
 		}
 	}
-	s.wake()
+	if _, due := s.clockDue(); due {
+		s.wake()
+	}
 	s.unlockAndEmit()
 	return n, nil
 }
