@@ -136,11 +136,14 @@ func (f *inflight) nakAll() {
 
 // An inbox's pull request lasts pullExpiry and the hub confirms it every
 // pullHeartbeat; two missed heartbeats make the client pull again. The
-// library's defaults (30 s, 15 s) stall an inbox for 30 s when its pull
-// met no consumer leader (a cluster node just went down, or the consumer
-// was being created): measured on a three-node cluster under load.
+// library's default heartbeat (15 s) stalls an inbox for 30 s when its
+// pull met no consumer leader (a cluster node just went down, or the
+// consumer was being created): measured on a three-node cluster under
+// load. The heartbeat, not the expiry, bounds that stall (a missed one
+// makes the client pull anew), so the expiry is the library's 30 s: an
+// idle inbox renews its pull twice a minute, not six times (issue 34).
 const (
-	pullExpiry    = 10 * time.Second
+	pullExpiry    = 30 * time.Second
 	pullHeartbeat = 2 * time.Second
 )
 

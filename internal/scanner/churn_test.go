@@ -253,3 +253,131 @@ func newPiHarness(t *testing.T) *harness {
 	})
 	return h
 }
+
+// TestWrappedTailBetweenSpinnerFrames: a TUI keeps its status row turning
+// below (drawn with the cursor saved and restored, at 12.5 fps) while a
+// command streams in above, soft-wrapped: the rows after the mention's
+// first hold no mention and change between frames, like churn, but are
+// the command's body. The command fires once, whole, however the pieces
+// fall between frames. A skip that took those rows for churn fires it
+// cut short.
+func TestWrappedTailBetweenSpinnerFrames(t *testing.T) {
+	const body = "please rebase feature/auth onto main, rerun the integration suite against the staging database and send me the names of the tests that still fail afterwards"
+	const cmd = "@relay:Bob " + body
+	cases := []struct {
+		name   string
+		piece  int // bytes of the command written at a time
+		frames int // spinner frames between two pieces
+	}{
+		{"one piece a frame", 7, 1},
+		{"pieces between several frames", 13, 3},
+		{"the tail in one piece", len(cmd) - 20, 2},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, 80, 24, "generic")
+			h.write("$ agent --task review\r\nReading the repository.\r\n\r\n")
+			i := 0
+			frames := func(n int) {
+				for range n {
+					h.clk.advance(80 * time.Millisecond)
+					h.s.Write(fmt.Appendf(nil, "\x1b7\x1b[22;1H\x1b[2K%s Thinking… (%ds)\x1b8",
+						[]string{"·", "✢", "✳", "✶", "✻", "✽"}[i%6], i/12))
+					if i%6 == 0 {
+						h.s.Tick()
+					}
+					i++
+				}
+			}
+			frames(30)
+			for rest := cmd; rest != ""; {
+				n := min(tc.piece, len(rest))
+				h.s.Write([]byte(rest[:n]))
+				rest = rest[n:]
+				frames(tc.frames)
+			}
+			h.s.Write([]byte("\r\n\r\nWaiting for Bob.\r\n"))
+			frames(100)
+			h.s.Write([]byte("\x1b7\x1b[22;1H\x1b[2K\x1b8$ "))
+			h.settle()
+			h.settle()
+			if got := h.fired(); !slices.Equal(got, []string{cmd}) {
+				t.Fatalf("fired %q, want %q once\nscreen:\n%s", got, cmd, h.s.Text())
+			}
+		})
+	}
+}
+
+// TestRunClockSleepsUnderBusySpinner: while a CLI's busy cue shows ("esc
+// to interrupt") and only its spinner turns, the state cannot change with
+// time, so Run's clock sleeps through the frames (issue 34). A command
+// printed between frames still fires once, and when the cue goes (the
+// status row redrawn without it, itself churn) the clock wakes and the
+// state turns idle after the quiet time.
+func TestRunClockSleepsUnderBusySpinner(t *testing.T) {
+	cues, _ := CuesFor("claude")
+	cues.QuietTime = 50 * time.Millisecond
+	ns, err := patterns.NewNamespaces()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New(Options{Cols: 80, Rows: 24, Cues: cues, Namespaces: ns})
+	events := make(chan Event, 1000)
+	s.Subscribe(func(e Event) { events <- e })
+	src := make(chanSource)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx, src) }()
+	t.Cleanup(func() { cancel(); <-done })
+	dormant := func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.dormant
+	}
+	status := func(text string) []byte { return []byte("\x1b7\x1b[9;1H\x1b[2K" + text + "\x1b8") }
+	i := 0
+	frame := func() {
+		src <- status(fmt.Sprintf("%s Thinking… (%ds · esc to interrupt)", []string{"·", "✢", "✳", "✶", "✻", "✽"}[i%6], i/12))
+		i++
+		time.Sleep(2 * time.Millisecond) // a spinner's pace, quickened
+	}
+	src <- []byte("❯ review the repo\r\n\r\n● Reading the code.\x1b[11;1H❯ ")
+	// The clock falls asleep under the turning spinner and stays asleep:
+	// 50 frames in a row find it so.
+	deadline := time.Now().Add(10 * time.Second)
+	for asleep := 0; asleep < 50; {
+		if time.Now().After(deadline) {
+			t.Fatalf("the clock kept ticking under a busy spinner (%d frames)", i)
+		}
+		frame()
+		if dormant() {
+			asleep++
+		} else {
+			asleep = 0
+		}
+	}
+	const cmd = "@relay:Bob please review the migration"
+	src <- []byte("\x1b[5;1H● " + cmd + "\r\n\r\n● Running the tests.\x1b[11;3H")
+	for range 100 {
+		frame()
+	}
+	src <- status("✻ Worked for 9s")
+	var fired []string
+	deadline = time.Now().Add(10 * time.Second)
+	for idle := false; !idle; {
+		select {
+		case e := <-events:
+			switch e.Kind {
+			case EventCommand:
+				fired = append(fired, "@"+e.Command.NS+":"+e.Command.Target+" "+e.Command.Body)
+			case EventState:
+				idle = !e.State.Busy
+			}
+		case <-time.After(time.Until(deadline)):
+			t.Fatalf("never idle after the busy cue went; screen:\n%s", s.Text())
+		}
+	}
+	if !slices.Equal(fired, []string{cmd}) {
+		t.Fatalf("fired %q, want %q once; screen:\n%s", fired, cmd, s.Text())
+	}
+}

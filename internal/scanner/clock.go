@@ -15,14 +15,30 @@ import "time"
 func (s *Scanner) nextTick() (time.Duration, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	d, due := s.clockDue()
+	if !due {
+		s.dormant = true
+	}
+	return d, due
+}
+
+// clockDue returns when a pass with no new output could change the
+// scanner's answer, and false when none can. Called with s.mu held.
+func (s *Scanner) clockDue() (time.Duration, bool) {
 	if !s.settled || s.contentChanged || s.pending > 0 || s.epoch != s.passEpoch || s.inj.depth > 0 || !s.inj.end.IsZero() {
 		return s.tick, true
+	}
+	if s.hasBusyCue() {
+		// Busy whatever the time while the cue shows (updateState): a
+		// CLI's spinner turning under "esc to interrupt" costs the
+		// clock no wake-up (issue 34). The output that takes the cue
+		// away wakes it (Write).
+		return 0, false
 	}
 	if left := s.quietNeed() - s.now().Sub(s.lastChange); left > 0 {
 		// Busy until the screen has been quiet: the state turns idle then.
 		return left + time.Millisecond, true
 	}
-	s.dormant = true
 	return 0, false
 }
 

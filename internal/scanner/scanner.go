@@ -309,7 +309,9 @@ func (s *Scanner) Write(p []byte) (int, error) {
 		s.dormant = false
 		s.kick.Notify()
 	}
-	s.wake()
+	if _, due := s.clockDue(); due {
+		s.wake()
+	}
 	s.unlockAndEmit()
 	return n, nil
 }

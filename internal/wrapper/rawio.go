@@ -55,6 +55,47 @@ func (r rawReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
+// readEach reads the file into buf and calls fn with each chunk, until
+// fn returns false (nil) or a read fails (the deadline, the file closed:
+// that error; the other side closed: io.EOF, or EIO). All of it is one
+// RawRead: after a short read, which took all there was, it waits for the
+// file's next readiness instead of reading again to find it empty
+// (EAGAIN), a system call less for every frame of a spinner. That is
+// safe because the netpoller is edge-triggered and every write to the
+// pty's other side after the wait began is an edge: data that came
+// during the read that took it leaves the file ready, and the next
+// read finds nothing, as the read for EAGAIN did before.
+func (r rawReader) readEach(buf []byte, fn func(p []byte) bool) error {
+	var rerr error
+	err := r.rc.Read(func(fd uintptr) bool {
+		for {
+			n, errno := rawRead(fd, buf)
+			switch {
+			case errno == syscall.EINTR:
+				continue
+			case errno == syscall.EAGAIN:
+				return false // wait for the next edge
+			case errno != 0:
+				rerr = os.NewSyscallError("read", errno)
+				return true
+			case n == 0:
+				rerr = io.EOF
+				return true
+			}
+			if !fn(buf[:n]) {
+				return true
+			}
+			if n < len(buf) {
+				return false // it took all there was
+			}
+		}
+	})
+	if err != nil {
+		return err
+	}
+	return rerr
+}
+
 // rawWriter writes all of p to the human's terminal with a raw write on
 // a non-blocking file of its own. It is not on the netpoller: a terminal's
 // file there wakes it each time the reader drains it (an edge for every

@@ -347,39 +347,52 @@ func (s *Session) outputLoop() {
 	}
 	buf := make([]byte, 64<<10)
 	var prev, last time.Time // when the last two chunks came
+	streaming := func() bool { return last.Sub(prev) < streamGap }
+	take := func(p []byte, to io.Writer) {
+		prev, last = last, time.Now()
+		s.outMu.Lock()
+		_, werr := writeAll(to, p)
+		s.outMu.Unlock()
+		if werr != nil {
+			s.log.Warn("write to human", "err", werr)
+		}
+		if s.opts.Tap != nil {
+			s.opts.Tap.Write(p)
+		}
+		if ans != nil {
+			if reply := ans.scan(p); reply != nil {
+				_ = s.input.answer(reply)
+			}
+		}
+	}
+	raw, isRaw := s.fromChild.(rawReader)
 	for {
 		// Output in a stream (a flood: the last two chunks came close
 		// together) is read and written with Go's ordinary calls, which
 		// let the runtime hand the processor to the scanner while one
 		// waits; output that comes now and then (a spinner's frames, and
 		// the read that finds nothing after each) with raw ones (rawio.go).
-		from, to := s.fromChild, s.toHuman
-		if last.Sub(prev) < streamGap {
-			from, to = s.ptmx, s.opts.Stdout
-		}
-		n, err := from.Read(buf)
-		if n > 0 {
-			prev, last = last, time.Now()
-		}
-		if n > 0 {
-			p := buf[:n]
-			s.outMu.Lock()
-			_, werr := writeAll(to, p)
-			s.outMu.Unlock()
-			if werr != nil {
-				s.log.Warn("write to human", "err", werr)
+		if streaming() || !isRaw {
+			from, to := s.fromChild, s.toHuman
+			if streaming() {
+				from, to = s.ptmx, s.opts.Stdout
 			}
-			if s.opts.Tap != nil {
-				s.opts.Tap.Write(p)
+			n, err := from.Read(buf)
+			if n > 0 {
+				take(buf[:n], to)
 			}
-			if ans != nil {
-				if reply := ans.scan(p); reply != nil {
-					_ = s.input.answer(reply)
-				}
+			if err != nil {
+				// EIO: every copy of the pty's other side is closed.
+				return
 			}
+			continue
 		}
+		// Frames, read raw until a stream starts.
+		err := raw.readEach(buf, func(p []byte) bool {
+			take(p, s.toHuman)
+			return !streaming()
+		})
 		if err != nil {
-			// EIO: every copy of the pty's other side is closed.
 			return
 		}
 	}
