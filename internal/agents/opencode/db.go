@@ -186,6 +186,10 @@ func (r *DBReader) Read(bool) (replies, prompts []string, err error) {
 // exact follows OpenCode's database for the session in the folder relay
 // starts it in.
 func exact(l agents.Launch) (agents.Setup, error) {
+	env, err := configSetup(l)
+	if err != nil {
+		l.Log.Warn("relay's MCP tools will be missing in OpenCode", "err", err)
+	}
 	path := DBPath(l.Env)
 	since := l.Started
 	if since.IsZero() {
@@ -207,13 +211,14 @@ func exact(l agents.Launch) (agents.Setup, error) {
 		}
 		return reader, nil
 	}
-	return agents.Setup{Source: agents.NewFollower("OpenCode's database", find, l.Log)}, nil
+	return agents.Setup{Env: env, Source: agents.NewFollower("OpenCode's database", find, l.Log)}, nil
 }
 
 // diagnose says where relay reads OpenCode's exact text.
 func diagnose(_ context.Context, p agents.Probe) agents.Diagnosis {
 	return agents.Diagnosis{
 		ExactText: "its database (" + DBPath(p.Env) + "), tables message and part, read-only",
+		MCP:       "registered for each session (" + ConfigContentEnv + ", its last configuration layer), server relay",
 	}
 }
 
