@@ -14,14 +14,15 @@ import (
 // touched; a value the user set is kept, relay's keys merged into it.
 const ConfigContentEnv = "OPENCODE_CONFIG_CONTENT"
 
-// configSetup returns the environment that adds relay's MCP server to
-// OpenCode's configuration for one session, nothing without one. The
+// configSetup returns the environment that adds relay's MCP server and
+// plugin (its file, "" for none) to OpenCode's configuration for one
+// session, nothing without either. The
 // server is a local one ("type": "local", "command": the relay binary and
 // its arguments) with the variables of MCPServer.Env; OpenCode starts it
 // with its own environment plus those, so PassEnv's secrets (RELAY_TOKEN)
 // reach it by inheritance and never appear in the configuration.
-func configSetup(l agents.Launch) ([]string, error) {
-	if l.MCP == nil {
+func configSetup(l agents.Launch, plugin string) ([]string, error) {
+	if l.MCP == nil && plugin == "" {
 		return nil, nil
 	}
 	cfg := map[string]any{}
@@ -33,21 +34,28 @@ func configSetup(l agents.Launch) ([]string, error) {
 			cfg = map[string]any{}
 		}
 	}
-	servers, _ := cfg["mcp"].(map[string]any)
-	if servers == nil {
-		servers = map[string]any{}
+	if l.MCP != nil {
+		servers, _ := cfg["mcp"].(map[string]any)
+		if servers == nil {
+			servers = map[string]any{}
+		}
+		env := map[string]string{}
+		for _, k := range l.MCP.EnvKeys() {
+			env[k] = l.MCP.Env[k]
+		}
+		servers[agents.MCPName] = map[string]any{
+			"type":        "local",
+			"command":     append([]string{l.MCP.Command}, l.MCP.Args...),
+			"environment": env,
+			"enabled":     true,
+		}
+		cfg["mcp"] = servers
 	}
-	env := map[string]string{}
-	for _, k := range l.MCP.EnvKeys() {
-		env[k] = l.MCP.Env[k]
+	if plugin != "" {
+		// Added to the user's list: OpenCode joins the lists of its layers.
+		list, _ := cfg["plugin"].([]any)
+		cfg["plugin"] = append(list, "file://"+plugin)
 	}
-	servers[agents.MCPName] = map[string]any{
-		"type":        "local",
-		"command":     append([]string{l.MCP.Command}, l.MCP.Args...),
-		"environment": env,
-		"enabled":     true,
-	}
-	cfg["mcp"] = servers
 	if _, ok := cfg["$schema"]; !ok {
 		cfg["$schema"] = "https://opencode.ai/config.json"
 	}
