@@ -16,6 +16,7 @@ import (
 	_ "github.com/mattn/go-sqlite3" // OpenCode's database is SQLite
 
 	"github.com/relayhq/relay/internal/agents"
+	"github.com/relayhq/relay/internal/hookrpc"
 )
 
 // DBReader returns each reply of an OpenCode session once, with its exact
@@ -186,6 +187,24 @@ func (r *DBReader) Read(bool) (replies, prompts []string, err error) {
 // exact follows OpenCode's database for the session in the folder relay
 // starts it in.
 func exact(l agents.Launch) (agents.Setup, error) {
+	var (
+		plugin string
+		srv    *hookrpc.Server
+	)
+	if l.BeforeToolCall {
+		var err error
+		if plugin, srv, err = pluginSetup(l); err != nil {
+			l.Log.Warn("BeforeToolCall handlers will not see OpenCode's tool calls", "err", err)
+		}
+	}
+	env, err := configSetup(l, plugin)
+	if err != nil {
+		l.Log.Warn("relay's MCP tools and plugin will be missing in OpenCode", "err", err)
+		if srv != nil {
+			srv.Close()
+			srv = nil
+		}
+	}
 	path := DBPath(l.Env)
 	since := l.Started
 	if since.IsZero() {
@@ -207,13 +226,19 @@ func exact(l agents.Launch) (agents.Setup, error) {
 		}
 		return reader, nil
 	}
-	return agents.Setup{Source: agents.NewFollower("OpenCode's database", find, l.Log)}, nil
+	var src agents.Source = agents.NewFollower("OpenCode's database", find, l.Log)
+	if srv != nil {
+		env = append(env, hookrpc.SocketEnv+"="+srv.Path())
+		src = &hooks{Source: src, srv: srv, log: l.Log}
+	}
+	return agents.Setup{Env: env, Source: src}, nil
 }
 
 // diagnose says where relay reads OpenCode's exact text.
 func diagnose(_ context.Context, p agents.Probe) agents.Diagnosis {
 	return agents.Diagnosis{
 		ExactText: "its database (" + DBPath(p.Env) + "), tables message and part, read-only",
+		MCP:       "registered for each session (" + ConfigContentEnv + ", its last configuration layer), server relay",
 	}
 }
 
