@@ -15,6 +15,38 @@ import (
 	"github.com/relayhq/relay/internal/scanner"
 )
 
+// PasteMax bounds one bracketed paste: at most Chars characters (Unicode
+// code points) and Lines lines (2 at least: a line break makes two). Zero
+// means no bound.
+type PasteMax struct {
+	Chars, Lines int
+}
+
+// Chunks splits text into pastes within m, on character boundaries, in
+// order: joined, they are text.
+func (m PasteMax) Chunks(text string) []string {
+	if m.Chars <= 0 && m.Lines <= 0 {
+		return []string{text}
+	}
+	maxLines := m.Lines
+	if maxLines > 0 {
+		maxLines = max(maxLines, 2)
+	}
+	var chunks []string
+	start, chars, lines := 0, 0, 1
+	for i, r := range text {
+		if (m.Chars > 0 && chars == m.Chars) || (maxLines > 0 && r == '\n' && lines == maxLines) {
+			chunks = append(chunks, text[start:i])
+			start, chars, lines = i, 0, 1
+		}
+		chars++
+		if r == '\n' {
+			lines++
+		}
+	}
+	return append(chunks, text[start:])
+}
+
 // Profile describes one agent CLI: how to recognise it, how it shows that
 // it is busy or ready, how text must be typed into it, how it learns the
 // protocol, where its exact text comes from and what doctor checks.
@@ -31,6 +63,12 @@ type Profile struct {
 	Cues scanner.Cues
 	// Paste says to type by bracketed paste when the child enabled it.
 	Paste bool
+	// PasteMax, when set, is the most one paste may hold: a longer text is
+	// typed as several pastes, one after another, each within it. Qwen
+	// Code shows a long paste as a placeholder it fills in at the Enter
+	// from a state its interface updates later; an Enter taken before
+	// that sends the placeholder to the model instead of the message.
+	PasteMax PasteMax
 	// Settle is the pause between the text and the Enter that submits it
 	// (a TUI that sees both at once may take the Enter as a newline).
 	Settle time.Duration

@@ -80,7 +80,12 @@ func (s *Session) typeInjection(ctx context.Context, injection *delivery.Injecti
 	return s.child.in.Inject(func(write func([]byte) error) error {
 		var err error
 		if paste {
-			err = write([]byte(pasteStart + text + pasteEnd))
+			// One paste, or several when the profile bounds a paste.
+			for _, chunk := range s.spec.prof.PasteMax.Chunks(text) {
+				if err = write([]byte(pasteStart + chunk + pasteEnd)); err != nil {
+					break
+				}
+			}
 		} else {
 			err = write([]byte(text))
 		}

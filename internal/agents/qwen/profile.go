@@ -34,6 +34,10 @@ func Profile() agents.Profile {
 	return agents.Profile{
 		Name: "qwen", CLI: "Qwen Code", Commands: []string{"qwen"},
 		Cues: Cues(), Paste: true, Settle: Settle,
+		// Over 1,000 characters or 10 lines, a paste becomes a
+		// placeholder (LARGE_PASTE_CHAR_THRESHOLD, _LINE_ in 0.24.4) that
+		// an early Enter sends as it is: "[Pasted Content 1488 chars]".
+		PasteMax:   agents.PasteMax{Chars: 1000, Lines: 10},
 		TypePrimer: true, Model: true, EscapeMentions: true,
 		// Its title, set once its TUI is up: before, a quiet screen is Node
 		// loading (over a minute at a load of 28), and typing is lost.
