@@ -63,6 +63,19 @@ func (s *Store) searchByMeaning(ctx context.Context, mode, text string, terms []
 	if mode == ModeSemantic {
 		depth = limit // no fusion: the limit best are the limit best
 	}
+	// The lexical part runs beside the embedder and the semantic part:
+	// a hybrid search costs the longer of the two, not their sum.
+	var lex []candidate
+	var lexErr error
+	lexDone := make(chan struct{})
+	if mode == ModeHybrid && len(terms) > 0 {
+		go func() {
+			defer close(lexDone)
+			lex, lexErr = s.lexical(ctx, terms, f, depth)
+		}()
+	} else {
+		close(lexDone)
+	}
 	var sem []hit
 	vs, err := s.opts.Embedder.Embed(ctx, []string{text})
 	switch {
@@ -70,16 +83,16 @@ func (s *Store) searchByMeaning(ctx context.Context, mode, text string, terms []
 		return fail(err)
 	case err != nil:
 		s.opts.Logger.Warn("memory: hybrid search without meaning: the embedder failed", "err", err)
+		err = nil
 	default:
-		if sem, err = s.semantic(ctx, unit(vs[0]), f, depth); err != nil {
-			return fail(err)
-		}
+		sem, err = s.semantic(ctx, unit(vs[0]), f, depth)
 	}
-	var lex []candidate
-	if mode == ModeHybrid && len(terms) > 0 {
-		if lex, err = s.lexical(ctx, terms, f, depth); err != nil {
-			return fail(err)
-		}
+	<-lexDone
+	if err != nil {
+		return fail(err)
+	}
+	if lexErr != nil {
+		return fail(lexErr)
 	}
 	scores := map[int64]*Scores{}
 	updated := map[int64]int64{}

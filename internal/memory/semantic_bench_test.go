@@ -136,9 +136,7 @@ func BenchmarkSemanticSearch(b *testing.B) {
 				lat := make([]time.Duration, 0, b.N)
 				emb := make([]time.Duration, 0, b.N)
 				cpu := make([]time.Duration, 0, b.N)
-				st.index.mu.Lock()
-				reads0 := st.index.reads
-				st.index.mu.Unlock()
+				reads0 := st.index.reads.Load()
 				b.ResetTimer()
 				for i := 0; i < b.N; i++ {
 					before, cpu0 := em.spent.Load(), cpuTime()
@@ -152,9 +150,7 @@ func BenchmarkSemanticSearch(b *testing.B) {
 					cpu = append(cpu, cpuTime()-cpu0-e)
 				}
 				b.StopTimer()
-				st.index.mu.Lock()
-				b.ReportMetric(float64(st.index.reads-reads0)/float64(b.N), "exact-reads")
-				st.index.mu.Unlock()
+				b.ReportMetric(float64(st.index.reads.Load()-reads0)/float64(b.N), "exact-reads")
 				pct := func(d []time.Duration, p float64) float64 {
 					slices.Sort(d)
 					return float64(d[min(len(d)-1, int(float64(len(d))*p))].Microseconds()) / 1000

@@ -3,11 +3,16 @@
 package memory
 
 const (
-	hasPOPCNT  = false
-	hasAVX2FMA = false
+	hasPOPCNT       = false
+	hasAVX512POPCNT = false
+	hasAVX2FMA      = false
 )
 
-func hammingRowsPOPCNT(codes []uint64, w int, q []uint64, dist []uint16) {
+func hammingGatherPOPCNT(codes []uint64, w int, q []uint64, pos []int32, dist []uint16) {
+	panic("unreachable")
+}
+
+func hammingGatherAVX512(codes []uint64, w int, q []uint64, pos []int32, dist []uint16) {
 	panic("unreachable")
 }
 
