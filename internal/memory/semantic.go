@@ -114,27 +114,28 @@ func (x *vecIndex) shortlist(ctx context.Context, s *Store, q []float32, f Filte
 			cands[i] = cand{pos: p, approx: x.approx(q, p), bound: x.bound(p)}
 		}
 	})
-	slices.SortFunc(cands, func(a, b cand) int { return cmp.Compare(b.approx, a.approx) })
-	n := min(limit, len(cands))
+	// No vector whose upper bound is below the limit-th best lower bound
+	// can be among the limit best; the limit best by approximate cosine
+	// are all above it.
 	floor := 0.0
 	if len(cands) >= limit {
-		// The limit-th best lower bound.
-		lows := make([]float64, len(cands))
+		lows := slices.Grow(x.lows[:0], len(cands))
 		for i := range cands {
-			lows[i] = cands[i].approx - cands[i].bound
+			lows = append(lows, cands[i].approx-cands[i].bound)
 		}
+		x.lows = lows
 		slices.Sort(lows)
 		floor = max(floor, lows[len(lows)-limit])
 	}
-	picks := make([]pick, 0, 2*n)
+	var picks []pick
 	for i := range cands {
 		c := &cands[i]
-		if i >= n && (c.upper() < floor || c.upper() <= 0) {
-			continue
+		if u := c.upper(); u >= floor && u > 0 {
+			m := &x.meta[c.pos]
+			picks = append(picks, pick{vseq: x.vseqs[c.pos], seq: m.seq, updated: m.updated, approx: c.approx, upper: u})
 		}
-		m := &x.meta[c.pos]
-		picks = append(picks, pick{vseq: x.vseqs[c.pos], seq: m.seq, updated: m.updated, approx: c.approx, upper: c.upper()})
 	}
+	slices.SortFunc(picks, func(a, b pick) int { return cmp.Compare(b.approx, a.approx) })
 	return picks, nil
 }
 

@@ -13,6 +13,14 @@ TEXT ·hammingGatherPOPCNT(SB), NOSPLIT, $0-104
 	JZ   pdone
 
 prow:
+	CMPQ       CX, $16 // the row 16 ahead into the cache (see below)
+	JBE        pnofetch
+	MOVLQSX    64(R11), AX
+	IMULQ      R13, AX
+	PREFETCHT0 (SI)(AX*1)
+	PREFETCHT0 64(SI)(AX*1)
+
+pnofetch:
 	MOVLQSX (R11), AX
 	IMULQ   R13, AX
 	LEAQ    (SI)(AX*1), R12
@@ -62,6 +70,17 @@ TEXT ·hammingGatherAVX512(SB), NOSPLIT, $0-104
 	JZ   zdone
 
 zrow:
+	// The row 16 ahead is fetched into the cache while this one is
+	// counted: the rows a filter passes are scattered, and the hardware
+	// does not see where the next one is.
+	CMPQ       R10, $16
+	JBE        znofetch
+	MOVLQSX    64(R11), AX
+	IMULQ      R13, AX
+	PREFETCHT0 (SI)(AX*1)
+	PREFETCHT0 64(SI)(AX*1)
+
+znofetch:
 	MOVLQSX (R11), AX
 	IMULQ   R13, AX
 	LEAQ    (SI)(AX*1), BX
@@ -138,4 +157,63 @@ sum:
 	VHADDPS      X0, X0, X0
 	VZEROUPPER
 	MOVSS        X0, ret+48(FP)
+	RET
+
+// func dotQ8AVX512(a []float32, b []int8) float32
+//
+// 64 values a round into four sums (an FMA's latency spans four), then
+// 16 a round into the first.
+TEXT ·dotQ8AVX512(SB), NOSPLIT, $0-52
+	MOVQ   a_base+0(FP), SI
+	MOVQ   b_base+24(FP), DI
+	MOVQ   b_len+32(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	CMPQ   CX, $64
+	JB     q16
+
+q64:
+	VPMOVSXBD   (DI), Z4
+	VPMOVSXBD   16(DI), Z5
+	VPMOVSXBD   32(DI), Z6
+	VPMOVSXBD   48(DI), Z7
+	VCVTDQ2PS   Z4, Z4
+	VCVTDQ2PS   Z5, Z5
+	VCVTDQ2PS   Z6, Z6
+	VCVTDQ2PS   Z7, Z7
+	VFMADD231PS (SI), Z4, Z0
+	VFMADD231PS 64(SI), Z5, Z1
+	VFMADD231PS 128(SI), Z6, Z2
+	VFMADD231PS 192(SI), Z7, Z3
+	ADDQ        $64, DI
+	ADDQ        $256, SI
+	SUBQ        $64, CX
+	CMPQ        CX, $64
+	JAE         q64
+
+q16:
+	TESTQ       CX, CX
+	JZ          qsum
+	VPMOVSXBD   (DI), Z4
+	VCVTDQ2PS   Z4, Z4
+	VFMADD231PS (SI), Z4, Z0
+	ADDQ        $16, DI
+	ADDQ        $64, SI
+	SUBQ        $16, CX
+	JMP         q16
+
+qsum:
+	VADDPS        Z1, Z0, Z0
+	VADDPS        Z3, Z2, Z2
+	VADDPS        Z2, Z0, Z0
+	VEXTRACTF64X4 $1, Z0, Y1
+	VADDPS        Y1, Y0, Y0
+	VEXTRACTF128  $1, Y0, X1
+	VADDPS        X1, X0, X0
+	VHADDPS       X0, X0, X0
+	VHADDPS       X0, X0, X0
+	VZEROUPPER
+	MOVSS         X0, ret+48(FP)
 	RET

@@ -6,6 +6,7 @@ const (
 	hasPOPCNT       = false
 	hasAVX512POPCNT = false
 	hasAVX2FMA      = false
+	hasAVX512FMA    = false
 )
 
 func hammingGatherPOPCNT(codes []uint64, w int, q []uint64, pos []int32, dist []uint16) {
@@ -17,3 +18,5 @@ func hammingGatherAVX512(codes []uint64, w int, q []uint64, pos []int32, dist []
 }
 
 func dotQ8AVX2(a []float32, b []int8) float32 { panic("unreachable") }
+
+func dotQ8AVX512(a []float32, b []int8) float32 { panic("unreachable") }

@@ -46,7 +46,7 @@ func TestSIMDMatchesGo(t *testing.T) {
 			}
 		}
 	}
-	for _, n := range []int{0, 1, 15, 16, 17, 31, 32, 100, 768} {
+	for _, n := range []int{0, 1, 15, 16, 17, 31, 32, 48, 63, 64, 65, 80, 100, 127, 128, 768} {
 		a := make([]float32, n)
 		b := make([]int8, n)
 		var sum float64
@@ -55,9 +55,18 @@ func TestSIMDMatchesGo(t *testing.T) {
 			b[i] = int8(r.IntN(255) - 127)
 			sum += math.Abs(float64(a[i]) * float64(b[i]))
 		}
-		got, want := dotQ8(a, b), dotQ8Go(a, b)
-		if d := math.Abs(float64(got) - float64(want)); d > 1e-5*max(sum, 1) {
-			t.Fatalf("n=%d: dot %v, Go %v", n, got, want)
+		want := dotQ8Go(a, b)
+		dots := map[string]func(a []float32, b []int8) float32{"dotQ8": dotQ8}
+		if m := n &^ 15; hasAVX2FMA {
+			dots["AVX2"] = func(a []float32, b []int8) float32 { return dotQ8AVX2(a[:m], b[:m]) + dotQ8Go(a[m:], b[m:]) }
+		}
+		if m := n &^ 15; hasAVX512FMA {
+			dots["AVX-512"] = func(a []float32, b []int8) float32 { return dotQ8AVX512(a[:m], b[:m]) + dotQ8Go(a[m:], b[m:]) }
+		}
+		for name, dot := range dots {
+			if got := dot(a, b); math.Abs(float64(got)-float64(want)) > 1e-5*max(sum, 1) {
+				t.Fatalf("%s, n=%d: dot %v, Go %v", name, n, got, want)
+			}
 		}
 	}
 }

@@ -70,6 +70,7 @@ type vecIndex struct {
 	local [][]int32 // each core's histogram
 	pos   []int32
 	cands []cand
+	lows  []float64
 }
 
 // rowKey is what the filter reads of every vector's memory, kept apart
@@ -299,13 +300,18 @@ func (x *vecIndex) approx(q []float32, p int32) float64 {
 }
 
 // dotQ8 is the dot product of a float32 and an int8 vector of the same
-// length: with AVX2 in eight lanes, else dotQ8Go.
+// length: with AVX-512 in sixteen lanes, or AVX2 in eight, else dotQ8Go.
 func dotQ8(a []float32, b []int8) float32 {
 	n := min(len(a), len(b)) &^ 15
-	if !hasAVX2FMA || n == 0 {
+	switch {
+	case n == 0:
 		return dotQ8Go(a, b)
+	case hasAVX512FMA:
+		return dotQ8AVX512(a[:n], b[:n]) + dotQ8Go(a[n:], b[n:])
+	case hasAVX2FMA:
+		return dotQ8AVX2(a[:n], b[:n]) + dotQ8Go(a[n:], b[n:])
 	}
-	return dotQ8AVX2(a[:n], b[:n]) + dotQ8Go(a[n:], b[n:])
+	return dotQ8Go(a, b)
 }
 
 // dotQ8Go is dotQ8 in Go. Eight products per round into four sums: the

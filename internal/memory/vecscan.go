@@ -10,9 +10,10 @@ import (
 )
 
 // maxPasses is how many filters' passing rows the index keeps. A hub's
-// searches come from a few agents in a few workspaces, each with the same
-// filter every time; at 1,000,000 vectors one entry is at most 4 MB.
-const maxPasses = 4
+// searches come from a few agents (each its own viewer) in a few
+// workspaces, each with the same filter every time; at 1,000,000 vectors
+// one entry is at most 4 MB.
+const maxPasses = 8
 
 // passEntry is the index positions, ascending, of the rows that pass
 // one filter, of the first upto rows.
