@@ -87,10 +87,10 @@ func (s *Store) semantic(ctx context.Context, q []float32, f Filter, limit int) 
 
 // shortlist brings the index up to date and returns, best approximate
 // cosine first, the vectors of the window that may be among the limit
-// best: the limit best by approximate cosine, and the others whose upper
-// bound reaches the limit-th best lower bound (no vector below it can be
-// among the limit best, since limit vectors are at least that close) and
-// zero.
+// best: those whose upper bound is above zero and reaches the limit-th
+// best lower bound (no vector below it can be among the limit best, since
+// limit vectors are at least that close; the limit best by approximate
+// cosine all reach it).
 func (x *vecIndex) shortlist(ctx context.Context, s *Store, q []float32, f Filter, limit int) ([]pick, error) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
@@ -114,9 +114,6 @@ func (x *vecIndex) shortlist(ctx context.Context, s *Store, q []float32, f Filte
 			cands[i] = cand{pos: p, approx: x.approx(q, p), bound: x.bound(p)}
 		}
 	})
-	// No vector whose upper bound is below the limit-th best lower bound
-	// can be among the limit best; the limit best by approximate cosine
-	// are all above it.
 	floor := 0.0
 	if len(cands) >= limit {
 		lows := slices.Grow(x.lows[:0], len(cands))
