@@ -63,8 +63,9 @@ func (s *Store) searchByMeaning(ctx context.Context, mode, text string, terms []
 	if mode == ModeSemantic {
 		depth = limit // no fusion: the limit best are the limit best
 	}
-	// The lexical part runs beside the embedder and the semantic part:
-	// a hybrid search costs the longer of the two, not their sum.
+	// The lexical part runs while the embedder works (a request to a
+	// model server: time spent waiting), not beside the semantic part,
+	// whose scan takes every core.
 	var lex []candidate
 	var lexErr error
 	lexDone := make(chan struct{})
@@ -78,21 +79,19 @@ func (s *Store) searchByMeaning(ctx context.Context, mode, text string, terms []
 	}
 	var sem []hit
 	vs, err := s.opts.Embedder.Embed(ctx, []string{text})
+	<-lexDone
+	if lexErr != nil {
+		return fail(lexErr)
+	}
 	switch {
 	case err != nil && mode == ModeSemantic:
 		return fail(err)
 	case err != nil:
 		s.opts.Logger.Warn("memory: hybrid search without meaning: the embedder failed", "err", err)
-		err = nil
 	default:
-		sem, err = s.semantic(ctx, unit(vs[0]), f, depth)
-	}
-	<-lexDone
-	if err != nil {
-		return fail(err)
-	}
-	if lexErr != nil {
-		return fail(lexErr)
+		if sem, err = s.semantic(ctx, unit(vs[0]), f, depth); err != nil {
+			return fail(err)
+		}
 	}
 	scores := map[int64]*Scores{}
 	updated := map[int64]int64{}

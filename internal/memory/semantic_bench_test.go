@@ -95,9 +95,8 @@ func benchVecStore(b *testing.B, n int, vocab []string, now time.Time, em *wordE
 // beside them, with the bar for p99 (bar-p99-ms) and, for
 // semantic, the share of the brute-force ten best it finds (recall@10,
 // over recallQueries queries). Modes: semantic and hybrid
-// (the latter runs the lexical search too, beside the embedder and the
-// semantic part; its p50 and p99 include the stand-in embedder's time,
-// since it overlaps). The first search of a process
+// (the latter runs the lexical search too, while the embedder works; its
+// p50 and p99 include the stand-in embedder's time, since it overlaps). The first search of a process
 // loads the index into memory (load-ms; the memory it holds, index-MB).
 //
 // The 1,000,000 size runs only with RELAY_BENCH_1M=1, as make bench sets
