@@ -63,8 +63,26 @@ func (s *Store) searchByMeaning(ctx context.Context, mode, text string, terms []
 	if mode == ModeSemantic {
 		depth = limit // no fusion: the limit best are the limit best
 	}
+	// The lexical part runs while the embedder works (a request to a
+	// model server: time spent waiting), not beside the semantic part,
+	// whose scan takes every core.
+	var lex []candidate
+	var lexErr error
+	lexDone := make(chan struct{})
+	if mode == ModeHybrid && len(terms) > 0 {
+		go func() {
+			defer close(lexDone)
+			lex, lexErr = s.lexical(ctx, terms, f, depth)
+		}()
+	} else {
+		close(lexDone)
+	}
 	var sem []hit
 	vs, err := s.opts.Embedder.Embed(ctx, []string{text})
+	<-lexDone
+	if lexErr != nil {
+		return fail(lexErr)
+	}
 	switch {
 	case err != nil && mode == ModeSemantic:
 		return fail(err)
@@ -72,12 +90,6 @@ func (s *Store) searchByMeaning(ctx context.Context, mode, text string, terms []
 		s.opts.Logger.Warn("memory: hybrid search without meaning: the embedder failed", "err", err)
 	default:
 		if sem, err = s.semantic(ctx, unit(vs[0]), f, depth); err != nil {
-			return fail(err)
-		}
-	}
-	var lex []candidate
-	if mode == ModeHybrid && len(terms) > 0 {
-		if lex, err = s.lexical(ctx, terms, f, depth); err != nil {
 			return fail(err)
 		}
 	}

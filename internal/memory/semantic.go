@@ -41,17 +41,63 @@ type cand struct {
 
 func (c *cand) upper() float64 { return c.approx + c.bound }
 
+// pick is a vector that may be among the best, copied out of the index
+// so that its exact cosine is computed without the index's lock.
+type pick struct {
+	vseq, seq, updated int64
+	approx, upper      float64
+}
+
 // semantic returns up to limit memories passing f, most similar to the
 // unit vector q first (ties: the later saved), with a cosine similarity
 // above zero.
+//
+// The index's lock is held only while the candidates are chosen (steps 1
+// to 3, all in memory); the vectors are read from the file without it, so
+// concurrent searches wait for each other's scan, not for SQLite.
 func (s *Store) semantic(ctx context.Context, q []float32, f Filter, limit int) ([]hit, error) {
-	x := s.index
+	picks, err := s.index.shortlist(ctx, s, q, f, limit)
+	if err != nil || len(picks) == 0 {
+		return nil, err
+	}
+	// Exact cosines, in two rounds: first of the limit best by
+	// approximate cosine; then of the others whose upper bound reaches
+	// the limit-th best exact cosine of the first (none below it can be
+	// among the limit best) and zero (a cosine must be above zero).
+	n := min(limit, len(picks))
+	out, err := s.exact(ctx, q, picks[:n], nil)
+	if err != nil {
+		return nil, err
+	}
+	floor := 0.0
+	if len(out) >= limit {
+		floor = max(floor, out[limit-1].cos)
+	}
+	more := picks[n:n] // in place: picks[n:] is read ahead of what is kept
+	for _, p := range picks[n:] {
+		if p.upper >= floor && p.upper > 0 {
+			more = append(more, p)
+		}
+	}
+	if out, err = s.exact(ctx, q, more, out); err != nil {
+		return nil, err
+	}
+	return out[:min(limit, len(out))], nil
+}
+
+// shortlist brings the index up to date and returns, best approximate
+// cosine first, the vectors of the window that may be among the limit
+// best: those whose upper bound is above zero and reaches the limit-th
+// best lower bound (no vector below it can be among the limit best, since
+// limit vectors are at least that close; the limit best by approximate
+// cosine all reach it).
+func (x *vecIndex) shortlist(ctx context.Context, s *Store, q []float32, f Filter, limit int) ([]pick, error) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if err := x.refresh(ctx, s, s.opts.Embedder.Model()); err != nil {
 		return nil, fmt.Errorf("load vectors: %w", err)
 	}
-	if x.dims == 0 || len(q) != x.dims {
+	if x.dims == 0 || len(q) != x.dims || limit <= 0 {
 		return nil, nil // no vectors, or the query is not comparable
 	}
 	mf := x.filter(f)
@@ -68,51 +114,41 @@ func (s *Store) semantic(ctx context.Context, q []float32, f Filter, limit int) 
 			cands[i] = cand{pos: p, approx: x.approx(q, p), bound: x.bound(p)}
 		}
 	})
-	// Exact cosines, in two rounds: first of the limit best by
-	// approximate cosine; then of the others whose upper bound reaches
-	// the limit-th best exact cosine of the first (none below it can be
-	// among the limit best) and zero (a cosine must be above zero).
-	slices.SortFunc(cands, func(a, b cand) int { return cmp.Compare(b.approx, a.approx) })
-	n := min(limit, len(cands))
-	out, err := s.exact(ctx, x, q, cands[:n], nil)
-	if err != nil {
-		return nil, err
-	}
 	floor := 0.0
-	if len(out) >= limit {
-		floor = max(floor, out[limit-1].cos)
+	if len(cands) >= limit {
+		lows := slices.Grow(x.lows[:0], len(cands))
+		for i := range cands {
+			lows = append(lows, cands[i].approx-cands[i].bound)
+		}
+		x.lows = lows
+		slices.Sort(lows)
+		floor = max(floor, lows[len(lows)-limit])
 	}
-	more := cands[n:n] // in place: cands[n:] is read ahead of what is kept
-	for _, c := range cands[n:] {
+	var picks []pick
+	for i := range cands {
+		c := &cands[i]
 		if u := c.upper(); u >= floor && u > 0 {
-			more = append(more, c)
+			m := &x.meta[c.pos]
+			picks = append(picks, pick{vseq: x.vseqs[c.pos], seq: m.seq, updated: m.updated, approx: c.approx, upper: u})
 		}
 	}
-	if out, err = s.exact(ctx, x, q, more, out); err != nil {
-		return nil, err
-	}
-	return out[:min(limit, len(out))], nil
+	slices.SortFunc(picks, func(a, b pick) int { return cmp.Compare(b.approx, a.approx) })
+	return picks, nil
 }
 
-// exact reads the vectors of cs from the file and adds to out those with
+// exact reads the vectors of ps from the file and adds to out those with
 // an exact cosine above zero, returning out sorted: higher cosine first,
 // ties to the later saved.
-func (s *Store) exact(ctx context.Context, x *vecIndex, q []float32, cs []cand, out []hit) ([]hit, error) {
-	if len(cs) == 0 {
+func (s *Store) exact(ctx context.Context, q []float32, ps []pick, out []hit) ([]hit, error) {
+	if len(ps) == 0 {
 		return out, nil
 	}
-	if x.at == nil {
-		x.at = map[int64]int32{}
+	at := make(map[int64]int, len(ps))
+	args := make([]any, len(ps))
+	for i, p := range ps {
+		at[p.vseq], args[i] = i, p.vseq
 	}
-	pos := x.at
-	clear(pos)
-	args := slices.Grow(x.args[:0], len(cs))[:len(cs)]
-	x.args = args
-	for i, c := range cs {
-		vseq := x.vseqs[c.pos]
-		pos[vseq], args[i] = c.pos, vseq
-	}
-	x.reads += int64(len(cs))
+	s.index.reads.Add(int64(len(ps)))
 	// A vector replaced or deleted since the index was read is gone from
 	// the file: it is not found.
 	rows, err := s.db.QueryContext(ctx, `SELECT vseq, vec FROM vectors_data
@@ -127,9 +163,9 @@ func (s *Store) exact(ctx context.Context, x *vecIndex, q []float32, cs []cand, 
 		if err := rows.Scan(&vseq, &b); err != nil {
 			return nil, err
 		}
-		m := &x.meta[pos[vseq]]
+		p := &ps[at[vseq]]
 		if cos := float64(dotBlob(q, b)); cos > 0 {
-			out = append(out, hit{seq: m.seq, updated: m.updated, cos: cos})
+			out = append(out, hit{seq: p.seq, updated: p.updated, cos: cos})
 		}
 	}
 	if err := rows.Err(); err != nil {

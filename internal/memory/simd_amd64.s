@@ -1,35 +1,130 @@
 #include "textflag.h"
 
-// func hammingRowsPOPCNT(codes []uint64, w int, q []uint64, dist []uint16)
-TEXT ·hammingRowsPOPCNT(SB), NOSPLIT, $0-80
+// func hammingGatherPOPCNT(codes []uint64, w int, q []uint64, pos []int32, dist []uint16)
+TEXT ·hammingGatherPOPCNT(SB), NOSPLIT, $0-104
 	MOVQ codes_base+0(FP), SI
 	MOVQ w+24(FP), R8
 	MOVQ q_base+32(FP), R9
-	MOVQ dist_base+56(FP), DI
-	MOVQ dist_len+64(FP), CX
+	MOVQ pos_base+56(FP), R11
+	MOVQ pos_len+64(FP), CX
+	MOVQ dist_base+80(FP), DI
+	LEAQ (R8*8), R13 // bytes a row
 	TESTQ CX, CX
-	JZ   done
+	JZ   pdone
 
-row:
-	XORQ AX, AX
-	MOVQ R8, DX
-	MOVQ R9, BX
+prow:
+	CMPQ       CX, $16 // the row 16 ahead into the cache (see below)
+	JBE        pnofetch
+	MOVLQSX    64(R11), AX
+	IMULQ      R13, AX
+	PREFETCHT0 (SI)(AX*1)
+	PREFETCHT0 64(SI)(AX*1)
 
-word:
-	MOVQ    (SI), R10
+pnofetch:
+	MOVLQSX (R11), AX
+	IMULQ   R13, AX
+	LEAQ    (SI)(AX*1), R12
+	XORQ    AX, AX
+	MOVQ    R8, DX
+	MOVQ    R9, BX
+
+pword:
+	MOVQ    (R12), R10
 	XORQ    (BX), R10
 	POPCNTQ R10, R10
 	ADDQ    R10, AX
-	ADDQ    $8, SI
+	ADDQ    $8, R12
 	ADDQ    $8, BX
 	DECQ    DX
-	JNZ     word
+	JNZ     pword
 	MOVW    AX, (DI)
+	ADDQ    $4, R11
 	ADDQ    $2, DI
 	DECQ    CX
-	JNZ     row
+	JNZ     prow
 
-done:
+pdone:
+	RET
+
+// func hammingGatherAVX512(codes []uint64, w int, q []uint64, pos []int32, dist []uint16)
+//
+// Eight words a step (VPOPCNTQ), the last w%8 under a mask K1 (masked-off
+// words are neither read nor faulted on).
+TEXT ·hammingGatherAVX512(SB), NOSPLIT, $0-104
+	MOVQ codes_base+0(FP), SI
+	MOVQ w+24(FP), R8
+	MOVQ q_base+32(FP), R9
+	MOVQ pos_base+56(FP), R11
+	MOVQ pos_len+64(FP), R10
+	MOVQ dist_base+80(FP), DI
+	LEAQ (R8*8), R13 // bytes a row
+	MOVQ R8, CX
+	ANDQ $7, CX      // words in the tail
+	MOVQ $1, DX
+	SHLQ CX, DX
+	DECQ DX
+	KMOVW DX, K1     // the tail's mask
+	MOVQ R8, R12
+	SHRQ $3, R12     // whole steps a row
+	TESTQ R10, R10
+	JZ   zdone
+
+zrow:
+	// The row 16 ahead is fetched into the cache while this one is
+	// counted: the rows a filter passes are scattered, and the hardware
+	// does not see where the next one is.
+	CMPQ       R10, $16
+	JBE        znofetch
+	MOVLQSX    64(R11), AX
+	IMULQ      R13, AX
+	PREFETCHT0 (SI)(AX*1)
+	PREFETCHT0 64(SI)(AX*1)
+
+znofetch:
+	MOVLQSX (R11), AX
+	IMULQ   R13, AX
+	LEAQ    (SI)(AX*1), BX
+	MOVQ    R9, DX
+	VPXORQ  Z0, Z0, Z0
+	MOVQ    R12, AX
+	TESTQ   AX, AX
+	JZ      ztail
+
+zstep:
+	VMOVDQU64 (BX), Z1
+	VPXORQ    (DX), Z1, Z1
+	VPOPCNTQ  Z1, Z1
+	VPADDQ    Z1, Z0, Z0
+	ADDQ      $64, BX
+	ADDQ      $64, DX
+	DECQ      AX
+	JNZ       zstep
+
+ztail:
+	TESTQ       CX, CX
+	JZ          zsum
+	VMOVDQU64.Z (BX), K1, Z1
+	VMOVDQU64.Z (DX), K1, Z2
+	VPXORQ      Z2, Z1, Z1
+	VPOPCNTQ    Z1, Z1
+	VPADDQ      Z1, Z0, Z0
+
+zsum:
+	VEXTRACTI64X4 $1, Z0, Y1
+	VPADDQ        Y1, Y0, Y0
+	VEXTRACTI128  $1, Y0, X1
+	VPADDQ        X1, X0, X0
+	VPSHUFD       $0x4e, X0, X1
+	VPADDQ        X1, X0, X0
+	VMOVQ         X0, AX
+	MOVW          AX, (DI)
+	ADDQ          $4, R11
+	ADDQ          $2, DI
+	DECQ          R10
+	JNZ           zrow
+
+zdone:
+	VZEROUPPER
 	RET
 
 // func dotQ8AVX2(a []float32, b []int8) float32
@@ -62,4 +157,63 @@ sum:
 	VHADDPS      X0, X0, X0
 	VZEROUPPER
 	MOVSS        X0, ret+48(FP)
+	RET
+
+// func dotQ8AVX512(a []float32, b []int8) float32
+//
+// 64 values a round into four sums (an FMA's latency spans four), then
+// 16 a round into the first.
+TEXT ·dotQ8AVX512(SB), NOSPLIT, $0-52
+	MOVQ   a_base+0(FP), SI
+	MOVQ   b_base+24(FP), DI
+	MOVQ   b_len+32(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	CMPQ   CX, $64
+	JB     q16
+
+q64:
+	VPMOVSXBD   (DI), Z4
+	VPMOVSXBD   16(DI), Z5
+	VPMOVSXBD   32(DI), Z6
+	VPMOVSXBD   48(DI), Z7
+	VCVTDQ2PS   Z4, Z4
+	VCVTDQ2PS   Z5, Z5
+	VCVTDQ2PS   Z6, Z6
+	VCVTDQ2PS   Z7, Z7
+	VFMADD231PS (SI), Z4, Z0
+	VFMADD231PS 64(SI), Z5, Z1
+	VFMADD231PS 128(SI), Z6, Z2
+	VFMADD231PS 192(SI), Z7, Z3
+	ADDQ        $64, DI
+	ADDQ        $256, SI
+	SUBQ        $64, CX
+	CMPQ        CX, $64
+	JAE         q64
+
+q16:
+	TESTQ       CX, CX
+	JZ          qsum
+	VPMOVSXBD   (DI), Z4
+	VCVTDQ2PS   Z4, Z4
+	VFMADD231PS (SI), Z4, Z0
+	ADDQ        $16, DI
+	ADDQ        $64, SI
+	SUBQ        $16, CX
+	JMP         q16
+
+qsum:
+	VADDPS        Z1, Z0, Z0
+	VADDPS        Z3, Z2, Z2
+	VADDPS        Z2, Z0, Z0
+	VEXTRACTF64X4 $1, Z0, Y1
+	VADDPS        Y1, Y0, Y0
+	VEXTRACTF128  $1, Y0, X1
+	VADDPS        X1, X0, X0
+	VHADDPS       X0, X0, X0
+	VHADDPS       X0, X0, X0
+	VZEROUPPER
+	MOVSS         X0, ret+48(FP)
 	RET

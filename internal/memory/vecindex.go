@@ -53,7 +53,15 @@ type vecIndex struct {
 	strs    map[string]uint32
 	window  int // the window; 0 means semWindow (tests set less)
 
-	reads int64 // vectors read from the file to rank exactly, in all
+	reads atomic.Int64 // vectors read from the file to rank exactly, in all
+
+	// What passes recent filters (vecscan.go), valid while keyGen (a
+	// row's key changed: it died, or the index was reset) and, for a
+	// filter on tags, tagGen (a row's tags changed) stay as they were;
+	// rows appended since are filtered on the next use.
+	keyGen, tagGen uint64
+	passes         []*passEntry
+	tick           uint64
 
 	// Scratch space kept between searches (under mu), so that a search
 	// allocates little.
@@ -62,8 +70,7 @@ type vecIndex struct {
 	local [][]int32 // each core's histogram
 	pos   []int32
 	cands []cand
-	args  []any
-	at    map[int64]int32
+	lows  []float64
 }
 
 // rowKey is what the filter reads of every vector's memory, kept apart
@@ -96,6 +103,9 @@ func (x *vecIndex) reset(model string) {
 	x.model, x.dims, x.words, x.last, x.lastSeq = model, 0, 0, 0, 0
 	x.vseqs, x.keys, x.meta, x.codes, x.q8, x.scale, x.errb = nil, nil, nil, nil, nil, nil, nil
 	x.byID, x.strs, x.seen = map[string]int32{}, nil, [4]int64{}
+	x.passes = nil
+	x.keyGen++
+	x.tagGen++
 }
 
 // refresh loads the vectors of model written, and the memories changed,
@@ -158,6 +168,7 @@ func (x *vecIndex) refresh(ctx context.Context, s *Store, model string) error {
 		}
 		if old, ok := x.byID[id]; ok {
 			x.keys[old].scope = 0
+			x.keyGen++
 		}
 		k.author, k.workspace, k.scope, m.tags = x.intern(author), x.intern(workspace), x.intern(scope), " "+tags+" "
 		x.lastSeq = max(x.lastSeq, m.seq)
@@ -193,7 +204,11 @@ func (x *vecIndex) refresh(ctx context.Context, s *Store, model string) error {
 		x.lastSeq = max(x.lastSeq, seq)
 		if p, ok := x.byID[id]; ok {
 			m := &x.meta[p]
-			m.seq, m.updated, m.tags = seq, updated, " "+tags+" "
+			if t := " " + tags + " "; t != m.tags {
+				m.tags = t
+				x.tagGen++
+			}
+			m.seq, m.updated = seq, updated
 		}
 	}
 	if err := rows.Err(); err != nil {
@@ -285,13 +300,18 @@ func (x *vecIndex) approx(q []float32, p int32) float64 {
 }
 
 // dotQ8 is the dot product of a float32 and an int8 vector of the same
-// length: with AVX2 in eight lanes, else dotQ8Go.
+// length: with AVX-512 in sixteen lanes, or AVX2 in eight, else dotQ8Go.
 func dotQ8(a []float32, b []int8) float32 {
 	n := min(len(a), len(b)) &^ 15
-	if !hasAVX2FMA || n == 0 {
+	switch {
+	case n == 0:
 		return dotQ8Go(a, b)
+	case hasAVX512FMA:
+		return dotQ8AVX512(a[:n], b[:n]) + dotQ8Go(a[n:], b[n:])
+	case hasAVX2FMA:
+		return dotQ8AVX2(a[:n], b[:n]) + dotQ8Go(a[n:], b[n:])
 	}
-	return dotQ8AVX2(a[:n], b[:n]) + dotQ8Go(a[n:], b[n:])
+	return dotQ8Go(a, b)
 }
 
 // dotQ8Go is dotQ8 in Go. Eight products per round into four sums: the
@@ -328,102 +348,6 @@ func parallel(n, minPar int, work func(lo, hi int)) {
 	}
 	work(0, min(chunk, n))
 	wg.Wait()
-}
-
-// nearest returns the index positions of the n rows passing mf whose
-// codes are nearest q by Hamming distance (all of them when no more than
-// n pass), in a slice valid until the next call.
-func (x *vecIndex) nearest(q []uint64, mf *memFilter, n int) []int32 {
-	total := len(x.vseqs)
-	if cap(x.dist) < total {
-		x.dist = make([]uint16, total+total/4)
-	}
-	dist := x.dist[:total]
-	w := x.words
-	const out = ^uint16(0) // filtered out
-	if len(x.hist) != 64*w+1 {
-		x.hist = make([]int32, 64*w+1)
-		x.local = nil
-	}
-	hist := x.hist
-	clear(hist)
-	procs := runtime.GOMAXPROCS(0)
-	for len(x.local) < procs {
-		x.local = append(x.local, make([]int32, len(hist)))
-	}
-	count := 0
-	var mu sync.Mutex
-	var part atomic.Int32
-	parallel(total, 50_000, func(lo, hi int) {
-		// Each part counts its distances apart, then adds them in.
-		local := x.local[int(part.Add(1)-1)%len(x.local)]
-		clear(local)
-		keys, meta := x.keys[lo:hi], x.meta[lo:hi]
-		d := dist[lo:hi]
-		// Every row's distance first (one tight loop), then the filter.
-		hammingRows(x.codes[lo*w:hi*w], w, q, d)
-		k := 0
-		plain := len(mf.tags) == 0
-		for i := range keys {
-			if !mf.passKey(&keys[i]) || !plain && !mf.passTags(&meta[i]) {
-				d[i] = out
-				continue
-			}
-			local[d[i]]++
-			k++
-		}
-		mu.Lock()
-		for d, c := range local {
-			hist[d] += c
-		}
-		count += k
-		mu.Unlock()
-	})
-	x.pos = x.pos[:0]
-	if n >= count {
-		for i, d := range dist {
-			if d != out {
-				x.pos = append(x.pos, int32(i))
-			}
-		}
-		return x.pos
-	}
-	// The n smallest: those below the distance where the histogram
-	// reaches n, and enough of those at it.
-	limit, below := 0, 0
-	for limit = range hist {
-		if below+int(hist[limit]) >= n {
-			break
-		}
-		below += int(hist[limit])
-	}
-	atLimit := n - below
-	lim := uint16(limit)
-	for i, d := range dist {
-		switch {
-		case d < lim:
-			x.pos = append(x.pos, int32(i))
-		case d == lim && atLimit > 0:
-			x.pos = append(x.pos, int32(i))
-			atLimit--
-		}
-	}
-	return x.pos
-}
-
-// hammingRows sets dist[i] to the Hamming distance of q and the i-th
-// code of w words in codes, with POPCNT where the CPU has it.
-func hammingRows(codes []uint64, w int, q []uint64, dist []uint16) {
-	if w < 1 || len(q) < w || len(codes) < len(dist)*w {
-		panic("memory: hammingRows: lengths do not match")
-	}
-	if hasPOPCNT {
-		hammingRowsPOPCNT(codes, w, q[:w], dist)
-		return
-	}
-	for i := range dist {
-		dist[i] = uint16(hamming(codes[i*w:i*w+w:i*w+w], q))
-	}
 }
 
 // hamming is the number of bits that differ between a and b, four words
