@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
+	"syscall"
 	"testing"
 )
 
@@ -50,6 +52,13 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	runDir = dir
+	// Started under nohup (SIGHUP ignored), every relay these tests run
+	// would inherit the ignored SIGHUP, and the tests that hang relay up
+	// before it catches signals would wait for a death that never comes.
+	// A caught signal is reset to its default in a child: catch it here.
+	if signal.Ignored(syscall.SIGHUP) {
+		signal.Notify(make(chan os.Signal, 1), syscall.SIGHUP)
+	}
 	if relayBin, err = testedRelay(dir); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
