@@ -84,8 +84,8 @@ func ClusterConf(t testing.TB, n int, include string) []*server.Server {
 }
 
 // cluster starts n servers with the options base returns for each name,
-// on loopback ports routed to each other, and waits for JetStream's meta
-// leader.
+// on loopback ports routed to each other, and waits until JetStream's meta
+// leader can place a stream on all n of them.
 func cluster(t testing.TB, n int, base func(name string) *server.Options) []*server.Server {
 	t.Helper()
 	ports := make([]int, n)
@@ -119,18 +119,23 @@ func cluster(t testing.TB, n int, base func(name string) *server.Options) []*ser
 			t.Fatalf("server %s not ready", s.Name())
 		}
 	}
+	// A meta leader alone is not enough: a stream of n replicas is placed
+	// only on peers whose JetStream statistics the leader has received,
+	// and before that it fails with "no suitable peers for placement".
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		leader, current := false, true
+		placeable, current := 0, true
 		for _, s := range srvs {
-			leader = leader || s.JetStreamIsLeader()
+			if s.JetStreamIsLeader() {
+				placeable = len(s.JetStreamClusterPeers())
+			}
 			current = current && s.JetStreamIsClustered() && s.JetStreamIsCurrent()
 		}
-		if leader && current {
+		if placeable == n && current {
 			return srvs
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("JetStream cluster of %d has no leader after 30s", n)
+			t.Fatalf("JetStream cluster of %d: leader can place on %d peers after 30s", n, placeable)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
