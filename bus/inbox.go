@@ -226,7 +226,7 @@ func (c *Client) consume(ctx context.Context, hold int, each func(d *Delivery, p
 		if time.Since(began) > rebuildLast {
 			wait = rebuildFirst // it served a while: this is a new failure
 		}
-		c.log.Error("inbox stopped; rebuilding it", "agent", name, "err", err, "in", wait)
+		c.log.Error("inbox stopped; rebuilding it", "err", err, "in", wait)
 		select {
 		case <-ctx.Done():
 			return nil
