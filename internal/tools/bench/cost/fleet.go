@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/relayhq/relay/bus"
 )
 
 // fleetPhase starts o.shells wrapped shells at once, times how long after
@@ -45,13 +47,18 @@ func fleetPhase(ctx context.Context, h *harness, o options) ([]row, error) {
 	for i, n := range names {
 		tok := fmt.Sprintf("f%dq", i)
 		t0 := time.Now()
-		if _, err := h.bc.Send(ctx, n, tok+" one message"); err != nil {
+		env, err := h.bc.Send(ctx, n, tok+" one message")
+		if err != nil {
 			return rows, err
 		}
 		if err := terms[i].waitFor(tok, 20*time.Second); err != nil {
 			return rows, fmt.Errorf("%s: %w (its log: %s)", n, err, h.logTail(n))
 		}
-		ds = append(ds, time.Since(t0))
+		d := time.Since(t0)
+		ds = append(ds, d)
+		if d > slowMessage {
+			fmt.Fprintf(os.Stderr, "cost: %s took %v: %s\n", n, d.Round(time.Millisecond), h.stages(ctx, env, t0))
+		}
 	}
 	slices.Sort(ds)
 	p := func(q float64) time.Duration {
@@ -61,6 +68,29 @@ func fleetPhase(ctx context.Context, h *harness, o options) ([]row, error) {
 		figure: fmt.Sprintf("p50 %v p99 %v max %v", p(0.5), p(0.99), ds[len(ds)-1].Round(10*time.Microsecond)),
 		bar:    "p99 < 20ms"})
 	return rows, nil
+}
+
+// slowMessage is how long a fleet message may take before the phase says
+// where its time went.
+const slowMessage = 100 * time.Millisecond
+
+// stages says when each receipt of env came, from t0, so that a slow
+// message shows whether the hub, the wrapper's inbox or its typing took
+// the time.
+func (h *harness) stages(ctx context.Context, env bus.Envelope, t0 time.Time) string {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	var parts []string
+	err := h.bc.Log(ctx, bus.LogOptions{ID: env.ID, From: env.From, Since: env.Created}, func(e bus.Entry) error {
+		for _, s := range e.Stages {
+			parts = append(parts, fmt.Sprintf("%s +%v", s.Stage, s.At.Sub(t0).Round(time.Millisecond)))
+		}
+		return nil
+	})
+	if err != nil {
+		return err.Error()
+	}
+	return strings.Join(parts, ", ")
 }
 
 // logTail returns the last lines of the wrapper log of the agent name, to
