@@ -80,6 +80,8 @@ const slowMessage = 100 * time.Millisecond
 func (h *harness) stages(ctx context.Context, env bus.Envelope, t0 time.Time) string {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
+	// Its text is on the screen: the delivered receipt is on its way.
+	_, _ = h.bc.Await(ctx, env, bus.StatusDelivered)
 	var parts []string
 	err := h.bc.Log(ctx, bus.LogOptions{ID: env.ID, From: env.From, Since: env.Created}, func(e bus.Entry) error {
 		for _, s := range e.Stages {
