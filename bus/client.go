@@ -162,6 +162,11 @@ type Client struct {
 	// that changes nothing sends the same bytes without encoding them.
 	enc   encodedRecord
 	ident identity
+
+	// batchWait is the batcher's fallback wait (batchWait; tests that
+	// check how a burst is cut set it long, so that only the hub's
+	// pending counts decide).
+	batchWait time.Duration
 }
 
 // Connect connects to the hub and makes sure the workspace's stream and
@@ -171,7 +176,7 @@ func Connect(ctx context.Context, o Options) (*Client, error) {
 	if err := o.fill(); err != nil {
 		return nil, err
 	}
-	c := &Client{opts: o, log: o.Logger.With("workspace", o.Workspace, "agent", o.Name), closed: make(chan struct{}), dedupKey: newDedupKey(o), ident: readIdentity()}
+	c := &Client{opts: o, log: o.Logger.With("workspace", o.Workspace, "agent", o.Name), closed: make(chan struct{}), dedupKey: newDedupKey(o), ident: readIdentity(), batchWait: batchWait}
 	c.receipts = newReceipter(c)
 	c.cli.Store("")
 	name := "relay"

@@ -41,7 +41,7 @@ func (c *Client) InboxBatches(ctx context.Context, handle func(context.Context, 
 // for a whole block. The inbox holds HoldOf(n) deliveries unsettled at
 // most; the rest wait on the hub.
 func (c *Client) InboxBatchesOf(ctx context.Context, n int, handle func(context.Context, []*Delivery)) error {
-	b := &batcher{ctx: ctx, handle: handle, max: max(n, 1), wake: mailbox.NewSignal(), stop: make(chan struct{}), done: make(chan struct{})}
+	b := &batcher{ctx: ctx, handle: handle, max: max(n, 1), wait: c.batchWait, wake: mailbox.NewSignal(), stop: make(chan struct{}), done: make(chan struct{})}
 	go b.run()
 	err := c.consume(ctx, HoldOf(b.max), b.add)
 	close(b.stop)
@@ -65,6 +65,7 @@ type batcher struct {
 	ctx    context.Context
 	handle func(context.Context, []*Delivery)
 	max    int
+	wait   time.Duration // batchWait
 
 	wake mailbox.Signal // a batch is complete
 	stop chan struct{}  // the inbox ended: run returns
@@ -101,9 +102,9 @@ func (b *batcher) add(d *Delivery, pending uint64) {
 	if !b.waiting {
 		b.waiting = true
 		if b.timer == nil {
-			b.timer = time.AfterFunc(batchWait, b.expire)
+			b.timer = time.AfterFunc(b.wait, b.expire)
 		} else {
-			b.timer.Reset(batchWait)
+			b.timer.Reset(b.wait)
 		}
 	}
 	b.mu.Unlock()
@@ -117,7 +118,7 @@ func (b *batcher) expire() {
 		b.mu.Unlock()
 		return
 	}
-	if left := batchWait - time.Since(b.last); left > 0 {
+	if left := b.wait - time.Since(b.last); left > 0 {
 		b.timer.Reset(left)
 		b.mu.Unlock()
 		return
