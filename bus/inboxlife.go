@@ -177,7 +177,7 @@ func (c *Client) serveInbox(ctx context.Context, cons jetstream.Consumer, fl *in
 		handing.Add(1)
 		defer handing.Add(-1)
 		c.deliver(ctx, m, fl, each)
-	}, jetstream.PullMaxMessages(pullBatch), jetstream.PullExpiry(pullExpiry), jetstream.PullHeartbeat(pullHeartbeat), jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
+	}, jetstream.PullMaxMessages(pullBatch), jetstream.PullExpiry(pullExpiry), jetstream.PullHeartbeat(pullHeartbeatOf(c.nc)), jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
 		if ctx.Err() != nil || c.isClosed() {
 			return
 		}

@@ -14,8 +14,13 @@
 //     timed from the send until its text is on that shell's terminal).
 //
 // Every wrapper joins an embedded hub that this program runs, with its
-// own empty configuration. CPU and memory are the wrapper process's alone
-// (/proc/PID/stat and status), never its child's.
+// own empty configuration, as a user's wrapper joins the hub `relay up`
+// runs in a process of its own: the wrapper hosts no hub (`--hub URL`),
+// so none of the hub's costs (JetStream's timers, nats-server's sampling
+// of /proc) are in its figures. CPU and memory are the wrapper process's
+// alone (/proc/PID/task/*/schedstat and status), never its child's. The
+// CPU phase also measures a bare pass-through of the same spinner (floor.go),
+// the least any Go program showing it pays on this machine.
 //
 //	go run -tags sqlite_fts5 ./internal/tools/bench/cost -relay bin/relay [-phases cpu,rss,start,pass,fleet] [-window 30s]
 package main
@@ -215,6 +220,8 @@ func child(mode string) {
 	switch mode {
 	case "spinner":
 		spinner()
+	case "floor":
+		floor()
 	default:
 		fmt.Fprintln(os.Stderr, "cost: unknown child", mode)
 		os.Exit(2)

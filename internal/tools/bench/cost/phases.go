@@ -17,7 +17,8 @@ import (
 const settle = 3 * time.Second
 
 // cpuPhase counts the CPU of a wrapper whose child redraws a spinner, and
-// of one around an idle shell, over the same window.
+// of one around an idle shell, over the same window, beside a bare
+// pass-through of the same spinner (floor.go) and the load average.
 func cpuPhase(ctx context.Context, h *harness, o options) ([]row, error) {
 	spin, err := h.wrap("Spinner", false, h.self, "-child", "spinner")
 	if err != nil {
@@ -29,19 +30,27 @@ func cpuPhase(ctx context.Context, h *harness, o options) ([]row, error) {
 		return nil, err
 	}
 	defer idle.stop()
+	bare, err := startTerm([]string{h.self, "-child", "floor"}, h.env(), h.dir, false)
+	if err != nil {
+		return nil, err
+	}
+	defer bare.stop()
 	if err := h.waitOnline(ctx, 20*time.Second, "Spinner", "Idle"); err != nil {
 		return nil, err
 	}
 	time.Sleep(settle)
-	s0, i0 := cpuTime(spin.pid()), cpuTime(idle.pid())
+	l0 := loadAvg()
+	s0, i0, b0 := cpuTime(spin.pid()), cpuTime(idle.pid()), cpuTime(bare.pid())
 	time.Sleep(o.window)
-	s1, i1 := cpuTime(spin.pid()), cpuTime(idle.pid())
+	s1, i1, b1 := cpuTime(spin.pid()), cpuTime(idle.pid()), cpuTime(bare.pid())
+	load := fmt.Sprintf("; load %s-%s", l0, loadAvg())
 	perMin := func(d time.Duration) string {
-		return fmt.Sprintf("%.3f s/min (%v in %v)", d.Seconds()*float64(time.Minute)/float64(o.window), d.Round(time.Millisecond), o.window)
+		return fmt.Sprintf("%.3f s/min (%v in %v%s)", d.Seconds()*float64(time.Minute)/float64(o.window), d.Round(time.Millisecond), o.window, load)
 	}
 	return []row{
 		{what: "wrapper CPU, 12.5 fps spinner child", figure: perMin(s1 - s0), bar: "<= 0.18 s/min"},
 		{what: "wrapper CPU, idle wrapped bash", figure: perMin(i1 - i0), bar: "<= 0.03 s/min"},
+		{what: "  reference: bare pass-through of the spinner", figure: perMin(b1 - b0), bar: "(no bar: the floor)"},
 	}, nil
 }
 

@@ -92,3 +92,13 @@ func status(pid int, field string) int64 {
 
 // mb formats KiB as MB.
 func mb(kib int64) string { return fmt.Sprintf("%.1f MB", float64(kib)/1024) }
+
+// loadAvg returns the machine's one-minute load average, "?" if unknown:
+// five helpers share it, and CPU seconds are not immune to the load.
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(b)); err == nil && len(f) > 0 {
+		return f[0]
+	}
+	return "?"
+}
