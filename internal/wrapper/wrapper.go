@@ -383,6 +383,7 @@ func (s *Session) outputLoop() {
 			}
 			if err != nil {
 				// EIO: every copy of the pty's other side is closed.
+				s.sweep(err, buf, func(p []byte) { take(p, to) })
 				return
 			}
 			continue
@@ -393,8 +394,47 @@ func (s *Session) outputLoop() {
 			return !streaming()
 		})
 		if err != nil {
+			s.sweep(err, buf, func(p []byte) { take(p, s.toHuman) })
 			return
 		}
+	}
+}
+
+// sweepMax bounds the final sweep: more than a terminal's buffers hold,
+// so that a background grandchild that writes without end cannot hold the
+// wrapper open through it.
+const sweepMax = 1 << 20
+
+// sweep hands to take what the child's terminal still holds when the
+// drain after the child's exit ended on its deadline (err). The deadline
+// bounds waiting for a background grandchild's output, but it also runs
+// while the loop is blocked writing to a slow human terminal (a flood on
+// a loaded machine, a paused screen), and then the child's last output is
+// still in the pty, unread: it is read here without waiting, until the
+// terminal is empty, so that nothing the child wrote is lost.
+func (s *Session) sweep(err error, buf []byte, take func([]byte)) {
+	if !errors.Is(err, os.ErrDeadlineExceeded) {
+		return
+	}
+	rc, cerr := s.ptmx.SyscallConn()
+	if cerr != nil {
+		return
+	}
+	for total := 0; total < sweepMax; {
+		var n int
+		var rerr error
+		if cerr := rc.Control(func(fd uintptr) {
+			for {
+				n, rerr = unix.Read(int(fd), buf)
+				if rerr != unix.EINTR {
+					return
+				}
+			}
+		}); cerr != nil || rerr != nil || n <= 0 {
+			return // EAGAIN: it is empty; EIO: every writer is gone
+		}
+		take(buf[:n])
+		total += n
 	}
 }
 
