@@ -182,6 +182,11 @@ func (s *Session) exactTexts(ctx context.Context, texts []string) {
 // handleCommands runs the handlers of each command the agent wrote, one at
 // a time, in order, and types back what they return.
 func (s *Session) handleCommands(ctx context.Context) {
+	// Nothing the agent wrote is acted on before its name is its own: a
+	// refused session's commands never reach a peer (overlap.go).
+	if !s.claimed(ctx) {
+		return
+	}
 	for {
 		c, ok := s.cmds.queue.Get(ctx)
 		if !ok {

@@ -55,10 +55,13 @@ type hubLink struct {
 	out      outgoing
 	presence *presenceStage
 	screen   screenPub
+	// claim is the first name claim's answer (overlap.go): settled before
+	// the child starts, or beside it in an overlapped start.
+	claim *claim
 }
 
 func newHubLink() hubLink {
-	return hubLink{presence: newPresenceStage(), screen: newScreenPub()}
+	return hubLink{presence: newPresenceStage(), screen: newScreenPub(), claim: settledClaim()}
 }
 
 func (s *Session) alone() bool { return s.cfg.Hub == NoHub }
@@ -66,11 +69,21 @@ func (s *Session) alone() bool { return s.cfg.Hub == NoHub }
 // connect reaches the hub and claims the name; with AutoName, a taken name
 // is made unique with a number (claude-2, claude-3, ...).
 func (s *Session) connect(ctx context.Context) error {
+	o, err := s.hubOptions(ctx)
+	if err != nil {
+		return err
+	}
+	return s.claimName(ctx, o)
+}
+
+// hubOptions finds the hub (starting the local one if need be) and returns
+// how to reach it; the name is not claimed yet.
+func (s *Session) hubOptions(ctx context.Context) (bus.Options, error) {
 	o := bus.Options{URL: s.cfg.Hub, Token: s.cfg.Token}
 	if o.URL == "" {
 		ep, err := s.ensureHub(ctx)
 		if err != nil {
-			return err
+			return o, err
 		}
 		o = hubdial.Local(s.cfg.Home, ep)
 	}
@@ -79,6 +92,12 @@ func (s *Session) connect(ctx context.Context) error {
 	if o.Creds != "" { // an agent's own credentials read only its replies
 		o.InboxPrefix = natscreds.InboxPrefix(o.Creds)
 	}
+	return o, nil
+}
+
+// claimName connects with o and claims the agent's name: the client is
+// stored, and the outbox opened, only once the hub granted it.
+func (s *Session) claimName(ctx context.Context, o bus.Options) error {
 	prefix := o.InboxPrefix
 	url, pin := o.URL, o.TLSPin
 	base := s.cfg.Name
@@ -202,6 +221,10 @@ func (s *Session) openJournal(name string) error {
 // while, and tells the human what was not sent) and closes the hub
 // connection and the journal.
 func (s *Session) closeAll() {
+	// A claim still under way (an overlapped start that ended early) is
+	// given up: nothing may join the team after the session ended.
+	s.link.claim.cancel()
+	s.link.claim.wait(context.Background())
 	s.flushOutbox()
 	if c := s.link.client.Load(); c != nil {
 		s.revokeCredential(c)
@@ -312,7 +335,7 @@ func (s *Session) joinFailed(err error) error {
 		return nil
 	}
 	name := s.name()
-	if errors.Is(err, bus.ErrUntrustedHub) || errors.Is(err, bus.ErrUnauthorized) || errors.Is(err, statedir.ErrUnsafe) || errors.Is(err, ErrNoHub) {
+	if fatalJoin(err) {
 		return fmt.Errorf("%s cannot join its team, so it was not started: %w", name, err)
 	}
 	s.log.Warn("hub not reachable; the agent starts alone and relay keeps trying", "err", err)
@@ -320,8 +343,14 @@ func (s *Session) joinFailed(err error) error {
 	if errors.Is(err, bus.ErrHubFull) {
 		why = "the hub's message store is full: free disk space where the hub keeps its store, or give it more with relay up --max-store; it starts alone and joins once there is room"
 	}
-	fmt.Fprintf(s.stderr(), "relay: %s has not joined workspace %s: %s.\n", termsafe.Line(name), termsafe.Line(s.cfg.Workspace), termsafe.Line(why))
+	s.tell(fmt.Sprintf("relay: %s has not joined workspace %s: %s.", termsafe.Line(name), termsafe.Line(s.cfg.Workspace), termsafe.Line(why)))
 	return nil
+}
+
+// fatalJoin says whether a failure to join the team at start refuses the
+// session (joinFailed).
+func fatalJoin(err error) bool {
+	return errors.Is(err, bus.ErrUntrustedHub) || errors.Is(err, bus.ErrUnauthorized) || errors.Is(err, statedir.ErrUnsafe) || errors.Is(err, ErrNoHub)
 }
 
 // stderr is where the session speaks to the human before the agent starts.

@@ -53,7 +53,7 @@ func newInboxStage() inboxStage { return inboxStage{waiting: newWaiters()} }
 // hub sent together at once, so that a burst is typed as one injection.
 // Each message is acknowledged to the hub as soon as it was typed in.
 func (s *Session) serveInbox(ctx context.Context) {
-	if s.alone() {
+	if s.alone() || !s.claimed(ctx) {
 		return
 	}
 	for s.link.client.Load() == nil {
