@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bytes"
 	"io"
 	"net"
 	"strings"
@@ -8,16 +9,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/relayhq/relay/bus"
 	"github.com/relayhq/relay/internal/testing/ptytest"
 )
 
 // TestOverlappedStartNameClash: relay wrap --name Alice starts its agent
 // while the hub answers the name claim (issue 34), and with a live Alice
 // the session is still refused before anything the agent wrote reaches a
-// peer. The hub is reached through a gate that holds the wrapper's bytes
-// until the human's terminal shows the agent's first line, an @relay line
-// to Bob: so the agent has run and written before the claim could be
-// answered, on every run. Then the wrapper exits 2 saying the name is
+// peer. The hub is reached through a gate that holds the wrapper's claim
+// of the name until the human's terminal shows the agent's first line, an
+// @relay line to Bob: so the agent has run and written before the claim
+// could be answered, on every run. Then the wrapper exits 2 saying the name is
 // taken, and Bob's log has nothing from Alice. (Before the overlapped start
 // the agent never ran: the line never showed.)
 func TestOverlappedStartNameClash(t *testing.T) {
@@ -27,7 +29,7 @@ func TestOverlappedStartNameClash(t *testing.T) {
 	tm.agent("Bob", script()...)
 	tm.waitAgents("Alice", "Bob")
 
-	g := newHubGate(t, strings.TrimPrefix(tm.hub.URL(), "nats://"))
+	g := newHubGate(t, strings.TrimPrefix(tm.hub.URL(), "nats://"), bus.ClaimSubject("default", "Alice"))
 	env := append(append([]string{}, tm.env...), "RELAY_HUB=nats://"+g.addr())
 	second := ptytest.Start(t, ptytest.Options{Env: env, Cols: 100, Rows: 30},
 		relayBin, "wrap", "--name", "Alice", "--", "sh", "-c", `printf '@relay:Bob clash-%s\n\n' marker; exec sleep 30`)
@@ -48,21 +50,24 @@ func TestOverlappedStartNameClash(t *testing.T) {
 	}
 }
 
-// hubGate is a TCP relay to the hub that holds what clients send until
-// open: a client reaches the hub, but nothing it asks is answered before.
+// hubGate is a TCP relay to the hub that passes a client's traffic until
+// the client first names the subject hold (the claim of a name), and the
+// rest of it only once open was called: the client connects, finds its
+// streams, and waits for the claim's answer.
 type hubGate struct {
 	ln     net.Listener
+	hold   []byte
 	opened chan struct{}
 	once   sync.Once
 }
 
-func newHubGate(t *testing.T, hubAddr string) *hubGate {
+func newHubGate(t *testing.T, hubAddr, hold string) *hubGate {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := &hubGate{ln: ln, opened: make(chan struct{})}
+	g := &hubGate{ln: ln, hold: []byte(" " + hold + " "), opened: make(chan struct{})}
 	t.Cleanup(func() { ln.Close(); g.open() })
 	go func() {
 		for {
@@ -76,14 +81,44 @@ func newHubGate(t *testing.T, hubAddr string) *hubGate {
 				continue
 			}
 			go func() { _, _ = io.Copy(c, h); c.Close() }()
-			go func() {
-				<-g.opened
-				_, _ = io.Copy(h, c)
-				h.Close()
-			}()
+			go func() { g.pass(h, c); h.Close() }()
 		}
 	}()
 	return g
+}
+
+// pass copies from to to, holding everything from the first hold on until
+// the gate opens. A part of hold may pass before: the hub acts on a whole
+// line only.
+func (g *hubGate) pass(to io.Writer, from io.Reader) {
+	var tail []byte
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := from.Read(buf)
+		if n > 0 {
+			chunk := buf[:n]
+			seen := append(tail, chunk...)
+			if i := bytes.Index(seen, g.hold); i >= 0 {
+				cut := max(0, i-len(tail))
+				if _, err := to.Write(chunk[:cut]); err != nil {
+					return
+				}
+				<-g.opened
+				if _, err := to.Write(chunk[cut:]); err != nil {
+					return
+				}
+				_, _ = io.Copy(to, from)
+				return
+			}
+			if _, err := to.Write(chunk); err != nil {
+				return
+			}
+			tail = append([]byte{}, seen[max(0, len(seen)-len(g.hold)):]...)
+		}
+		if err != nil {
+			return
+		}
+	}
 }
 
 func (g *hubGate) addr() string { return g.ln.Addr().String() }

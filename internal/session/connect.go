@@ -98,55 +98,67 @@ func (s *Session) hubOptions(ctx context.Context) (bus.Options, error) {
 // claimName connects with o and claims the agent's name: the client is
 // stored, and the outbox opened, only once the hub granted it.
 func (s *Session) claimName(ctx context.Context, o bus.Options) error {
-	prefix := o.InboxPrefix
-	url, pin := o.URL, o.TLSPin
 	base := s.cfg.Name
 	for n := 1; ; n++ {
 		name := base
 		if n > 1 {
 			name = fmt.Sprintf("%s-%d", base, n)
 		}
-		o.Name = name
-		o.OnRefused = func(err error) { s.hubRefused(name, err) }
-		c, err := bus.Connect(ctx, o)
+		c, err := s.dial(ctx, o, name)
 		if err != nil {
 			return err
 		}
-		err = c.Register(ctx)
+		err = s.register(ctx, c, o, name)
 		if errors.Is(err, bus.ErrNameTaken) && s.cfg.AutoName && n < 50 {
-			c.Close()
 			continue
 		}
-		if err != nil {
-			c.Close()
-			return err
-		}
-		c.SetCLI(s.spec.prof.CLI)
-		var cred hub.Credential
-		if prefix == "" { // with its own credentials, the agent has them already
-			cred = s.issueCredential(c, name)
-		}
-		s.link.ident.hubAuth(url, pin, cred)
-		s.link.ident.rewrite(s.log) // after a reconnection; no file yet at the first
-		s.do(func(st *state) {
-			st.name, st.url = name, url
-			// Tell the hub the agent's state now: it may have changed
-			// while the hub was away (an agent joining late is not left
-			// "starting").
-			st.presenceSent = false
-			if st.started {
-				s.push(st)
-			}
-		})
-		s.watchScreen(c)
-		s.link.client.Store(c)
-		s.link.presence.poke() // a state set before the client was stored
-		// Open the outbox now, not when the inbox starts: what the agent
-		// writes in its first moments goes out at once, and it is not told
-		// that a hub it has just reached is unreachable.
-		s.startOutbox(c)
-		return nil
+		return err
 	}
+}
+
+// dial connects to the hub as agent name: the workspace's stream and
+// presence bucket are there (a full hub or refused credentials say so
+// here), the name is not claimed yet.
+func (s *Session) dial(ctx context.Context, o bus.Options, name string) (*bus.Client, error) {
+	o.Name = name
+	o.OnRefused = func(err error) { s.hubRefused(name, err) }
+	return bus.Connect(ctx, o)
+}
+
+// register claims name with c (closed when it fails) and, once the hub
+// granted it, makes c the session's client: the agent's credential, its
+// state, the outbox.
+func (s *Session) register(ctx context.Context, c *bus.Client, o bus.Options, name string) error {
+	if err := c.Register(ctx); err != nil {
+		c.Close()
+		return err
+	}
+	c.SetCLI(s.spec.prof.CLI)
+	var cred hub.Credential
+	if o.InboxPrefix == "" { // with its own credentials, the agent has them already
+		cred = s.issueCredential(c, name)
+	}
+	url := o.URL
+	s.link.ident.hubAuth(url, o.TLSPin, cred)
+	s.link.ident.rewrite(s.log) // after a reconnection or an overlapped start; no file yet at the first
+	s.do(func(st *state) {
+		st.name, st.url = name, url
+		// Tell the hub the agent's state now: it may have changed
+		// while the hub was away (an agent joining late is not left
+		// "starting").
+		st.presenceSent = false
+		if st.started {
+			s.push(st)
+		}
+	})
+	s.watchScreen(c)
+	s.link.client.Store(c)
+	s.link.presence.poke() // a state set before the client was stored
+	// Open the outbox now, not when the inbox starts: what the agent
+	// writes in its first moments goes out at once, and it is not told
+	// that a hub it has just reached is unreachable.
+	s.startOutbox(c)
+	return nil
 }
 
 // peers lists the other agents online now, for the primer.

@@ -66,15 +66,15 @@ func (s *Session) overlapStart() bool {
 	return !s.spec.prof.Model || s.cfg.NoPrimer
 }
 
-// beginClaim claims the name with o beside the starting child: the answer
-// settles s.link.claim.
-func (s *Session) beginClaim(ctx context.Context, o bus.Options) {
+// beginClaim claims the name with c, connected with o, beside the
+// starting child: the answer settles s.link.claim.
+func (s *Session) beginClaim(ctx context.Context, c *bus.Client, o bus.Options) {
 	cl := s.link.claim
 	cctx, cancel := context.WithTimeout(ctx, connectWait)
 	cl.cancel = cancel
 	s.grp.Go(func() {
 		defer cancel()
-		cl.settle(s.claimName(cctx, o))
+		cl.settle(s.register(cctx, c, o, s.cfg.Name))
 	})
 }
 

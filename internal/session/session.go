@@ -151,15 +151,19 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 
 	// Join the team first (briefly), so that a name clash is said before
 	// the agent starts and the primer can name the peers; or, when nothing
-	// the child is given waits for the hub's answer (overlapStart), find
-	// the hub only and claim the name while the child starts.
+	// the child is given waits for the hub's answer (overlapStart),
+	// connect only and claim the name while the child starts.
 	var err error
 	overlap := s.overlapStart()
 	var hubOpts bus.Options
+	var dialed *bus.Client
 	if !s.alone() {
 		cctx, ccancel := context.WithTimeout(startCtx, connectWait)
 		if overlap {
 			hubOpts, err = s.hubOptions(cctx)
+			if err == nil {
+				dialed, err = s.dial(cctx, hubOpts, cfg.Name)
+			}
 			overlap = err == nil
 		} else {
 			err = s.connect(cctx)
@@ -167,23 +171,29 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 		ccancel()
 	}
 	if sig, ok := sigs.Caught(); ok {
+		if dialed != nil {
+			dialed.Close()
+		}
 		s.closeAll() // leaves the team it may have joined
 		return s.signalled(sig), nil
 	}
 	if err := s.refusal(err); err != nil {
 		return 0, err
 	}
+	name := s.name()
+	if err := s.openJournal(name); err != nil {
+		if dialed != nil {
+			dialed.Close()
+		}
+		return 0, err
+	}
+	defer s.closeAll()
 	if overlap {
 		s.link.claim = newClaim()
 		s.link.ident.hubAuth(hubOpts.URL, hubOpts.TLSPin, hub.Credential{})
 		s.do(func(st *state) { st.url = hubOpts.URL })
-		s.beginClaim(ctx, hubOpts)
+		s.beginClaim(ctx, dialed, hubOpts)
 	}
-	name := s.name()
-	if err := s.openJournal(name); err != nil {
-		return 0, err
-	}
-	defer s.closeAll()
 
 	env := cfg.Env
 	if env == nil {
