@@ -291,8 +291,14 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 	}
 	endStart()
 	s.child.human.attach(ws)
+	claimSeen := make(chan struct{}) // closed once a refusal is known (or not)
 	if overlap {
-		s.grp.Go(func() { s.awaitClaim(ctx, ws.End) })
+		s.grp.Go(func() {
+			defer close(claimSeen)
+			s.awaitClaim(ctx, ws.End)
+		})
+	} else {
+		close(claimSeen)
 	}
 	s.child.scr, s.child.in, s.child.pid, s.child.fg = scan, ws.Input(), ws.Pid, ws.Foreground
 	s.grp.(*termGroup).attach(ws) // a panic from now on restores the terminal
@@ -314,7 +320,7 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 	tap.Close()
 	// What the agent wrote before it exited is read to the end and its
 	// commands handled; closeAll then waits for the outbox.
-	s.link.claim.wait(context.Background()) // bounded by connectWait
+	<-claimSeen // the claim's answer, bounded by connectWait
 	s.lastWords(scanned)
 	if r := s.end.refused.Load(); r != nil {
 		return 0, *r
