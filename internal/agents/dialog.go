@@ -1,7 +1,7 @@
 package agents
 
 import (
-	"regexp"
+	"github.com/relayhq/relay/internal/lazyre"
 	"strconv"
 	"strings"
 )
@@ -45,8 +45,8 @@ func (o DialogOption) Keys() []byte {
 // optionRow is a numbered option's row once borders and the selection mark
 // are gone; optionKey its shortcut at the end.
 var (
-	optionRow = regexp.MustCompile(`^(\d)\.\s+(\S.*)$`)
-	optionKey = regexp.MustCompile(`\s+\(([[:alnum:]]|esc)\)$`)
+	optionRow = lazyre.New(`^(\d)\.\s+(\S.*)$`)
+	optionKey = lazyre.New(`\s+\(([[:alnum:]]|esc)\)$`)
 )
 
 // DialogRow is a row of a dialog without the box around it (│ … │), its
@@ -74,7 +74,7 @@ func DialogRow(row string) string {
 // none.
 func ReadOptions(rows []string) ([]DialogOption, int) {
 	for start := len(rows) - 1; start >= 0; start-- {
-		m := optionRow.FindStringSubmatch(DialogRow(rows[start]))
+		m := optionRow().FindStringSubmatch(DialogRow(rows[start]))
 		if m == nil || m[1] != "1" {
 			continue
 		}
@@ -84,7 +84,7 @@ func ReadOptions(rows []string) ([]DialogOption, int) {
 			if r == "" || strings.Trim(r, "╰─╯") == "" {
 				break
 			}
-			m := optionRow.FindStringSubmatch(r)
+			m := optionRow().FindStringSubmatch(r)
 			switch {
 			case m != nil && m[1] == strconv.Itoa(len(opts)+1):
 				opts = append(opts, DialogOption{N: len(opts) + 1, Label: m[2]})
@@ -102,7 +102,7 @@ func ReadOptions(rows []string) ([]DialogOption, int) {
 // finishOptions takes each option's shortcut off its label.
 func finishOptions(opts []DialogOption) []DialogOption {
 	for i := range opts {
-		if m := optionKey.FindStringSubmatchIndex(opts[i].Label); m != nil {
+		if m := optionKey().FindStringSubmatchIndex(opts[i].Label); m != nil {
 			opts[i].Key = opts[i].Label[m[2]:m[3]]
 			opts[i].Label = opts[i].Label[:m[0]]
 		}

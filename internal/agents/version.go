@@ -5,10 +5,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"github.com/relayhq/relay/internal/lazyre"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -62,12 +62,12 @@ func CachedVersion(ctx context.Context, home, path string) (string, error) {
 	return v, nil
 }
 
-var semverRE = regexp.MustCompile(`(\d+)\.(\d+)\.(\d+)`)
+var semverRE = lazyre.New(`(\d+)\.(\d+)\.(\d+)`)
 
 // Major returns the major number of the first x.y.z in a version line, and
 // that x.y.z; false when there is none.
 func Major(version string) (int, string, bool) {
-	m := semverRE.FindStringSubmatch(version)
+	m := semverRE().FindStringSubmatch(version)
 	if m == nil {
 		return 0, "", false
 	}

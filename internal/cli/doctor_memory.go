@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
+	"github.com/relayhq/relay/internal/lazyre"
 	"strings"
 	"time"
 
@@ -62,7 +62,7 @@ func checkEmbedder(ctx context.Context, env *Env, e config.Embedder) (doctorChec
 			if e.Provider == "ollama" {
 				c.Fix = fmt.Sprintf("`ollama pull %s`, or name one the service has in [memory.embedder] model", e.Model)
 			}
-		case func() bool { got = dimsRE.FindStringSubmatch(err.Error()); return got != nil }():
+		case func() bool { got = dimsRE().FindStringSubmatch(err.Error()); return got != nil }():
 			c.Fix = fmt.Sprintf("set [memory.embedder] dimensions = %s, or use a model that gives %d", got[1], e.Dimensions)
 		case errors.Is(err, memory.ErrEmbedder):
 			c.Fix = "check [memory.embedder] provider, url and model against the service"
@@ -74,7 +74,7 @@ func checkEmbedder(ctx context.Context, env *Env, e config.Embedder) (doctorChec
 	return c, r.Dimensions
 }
 
-var dimsRE = regexp.MustCompile(`gives (\d+) dimensions; the config says`)
+var dimsRE = lazyre.New(`gives (\d+) dimensions; the config says`)
 
 // checkQdrant checks the Qdrant server of backend = "qdrant": that it
 // answers at [memory.qdrant] url, and that the collection, when it

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"github.com/relayhq/relay/internal/lazyre"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -21,9 +22,9 @@ func builtinNamespaces() []string { return []string{"relay", "broadcast", "memor
 var (
 	// nameRE is the shape of agent and workspace names: they become NATS
 	// subject tokens, so no dots, spaces or wildcards.
-	nameRE = shape{regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`), 64}
+	nameRE = shape{lazyre.New(`^[A-Za-z0-9][A-Za-z0-9_-]*$`), 64}
 	// namespaceRE is the shape of a user namespace (compared in lower case).
-	namespaceRE = shape{regexp.MustCompile(`^[a-z][a-z0-9_-]*$`), 64}
+	namespaceRE = shape{lazyre.New(`^[a-z][a-z0-9_-]*$`), 64}
 )
 
 // shape is a regular expression of ASCII characters and the most bytes it
@@ -31,12 +32,12 @@ var (
 // many copies of its class, thousands of allocations in every relay
 // process's start (issue 34).
 type shape struct {
-	re  *regexp.Regexp
+	re  func() *regexp.Regexp
 	max int
 }
 
 // MatchString reports whether v has the shape.
-func (s shape) MatchString(v string) bool { return len(v) <= s.max && s.re.MatchString(v) }
+func (s shape) MatchString(v string) bool { return len(v) <= s.max && s.re().MatchString(v) }
 
 // applier applies one file's values onto the merged Config, checking each
 // and recording its source.

@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/relayhq/relay/internal/lazyre"
 	"reflect"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -164,13 +164,13 @@ func parseFile(name string, data []byte) (*parsedFile, Errors) {
 	return f, f.decodePatterns()
 }
 
-var typeErrRE = regexp.MustCompile(`^toml: cannot decode TOML (\w+(?: \w+)?) into (?:struct field \S+ of type )?(\S+)$`)
+var typeErrRE = lazyre.New(`^toml: cannot decode TOML (\w+(?: \w+)?) into (?:struct field \S+ of type )?(\S+)$`)
 
 // decodeMessage turns go-toml's message into the user's words: Go type
 // names become TOML ones.
 func decodeMessage(de *toml.DecodeError) string {
 	msg := de.Error()
-	if m := typeErrRE.FindStringSubmatch(msg); m != nil {
+	if m := typeErrRE().FindStringSubmatch(msg); m != nil {
 		return fmt.Sprintf("wrong type: want %s, have %s", tomlTypeName(m[2]), article(m[1]))
 	}
 	if strings.HasSuffix(msg, "is already defined") {

@@ -4,10 +4,10 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"github.com/relayhq/relay/internal/lazyre"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 )
 
@@ -263,7 +263,7 @@ func dropConsequences(errs Errors) Errors {
 	out := errs[:0:0]
 	for _, e := range errs {
 		if strings.HasPrefix(e.Msg, "missing command") || strings.HasPrefix(e.Msg, "no hooks") {
-			table := indexRE.ReplaceAllString(e.Key, "") + "."
+			table := indexRE().ReplaceAllString(e.Key, "") + "."
 			caused := false
 			for _, u := range unknown {
 				caused = caused || strings.HasPrefix(u, table) || strings.HasPrefix(u, e.Key+".")
@@ -277,4 +277,4 @@ func dropConsequences(errs Errors) Errors {
 	return out
 }
 
-var indexRE = regexp.MustCompile(`\[[0-9]+\]`)
+var indexRE = lazyre.New(`\[[0-9]+\]`)

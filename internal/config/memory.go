@@ -1,8 +1,8 @@
 package config
 
 import (
+	"github.com/relayhq/relay/internal/lazyre"
 	"net/url"
-	"regexp"
 )
 
 // Memory backends ([memory] backend).
@@ -58,8 +58,8 @@ type fileQdrant struct {
 }
 
 var (
-	envNameRE    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	collectionRE = shape{regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`), 255}
+	envNameRE    = lazyre.New(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	collectionRE = shape{lazyre.New(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`), 255}
 )
 
 // memoryStore applies [memory] backend, [memory.embedder] and
@@ -118,7 +118,7 @@ func (a *applier) envName(key string, v *string, dst *string) {
 	if v == nil {
 		return
 	}
-	if !envNameRE.MatchString(*v) {
+	if !envNameRE().MatchString(*v) {
 		a.fail(key, "%q is not an environment variable name: give the variable's name, never the key", *v)
 		return
 	}

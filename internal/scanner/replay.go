@@ -7,10 +7,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/relayhq/relay/internal/lazyre"
 	"io"
 	"math"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -244,12 +244,12 @@ func parseCastEvent(line []byte) (time.Duration, string, string, error) {
 	return time.Duration(secs * float64(time.Second)), code, data, nil
 }
 
-var sizeInName = regexp.MustCompile(`-(\d{1,4})x(\d{1,4})(\.[^.]*)?$`)
+var sizeInName = lazyre.New(`-(\d{1,4})x(\d{1,4})(\.[^.]*)?$`)
 
 // SizeFromName reads a terminal size from a recording's file name, such as
 // multi-80x24.raw or session-120x40.cast.
 func SizeFromName(name string) (cols, rows int, ok bool) {
-	m := sizeInName.FindStringSubmatch(filepath.Base(name))
+	m := sizeInName().FindStringSubmatch(filepath.Base(name))
 	if m == nil {
 		return 0, 0, false
 	}

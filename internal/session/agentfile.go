@@ -116,13 +116,16 @@ func (s *Session) startAgentFile(ctx context.Context, name string) ([]string, er
 		return nil, fmt.Errorf("agent socket: %w", err)
 	}
 	srv.ErrorLog = func(err error) { s.log.Warn("agent socket", "err", err) }
+	path := filepath.Join(dir, "identity.json")
 	a := &s.link.ident
 	a.mu.Lock()
-	a.path, a.srv = filepath.Join(dir, "identity.json"), srv
+	a.path, a.srv = path, srv
 	a.f.Name, a.f.Workspace, a.f.SessionID, a.f.Socket = name, s.cfg.Workspace, s.spec.sid, srv.Path()
-	f, path := a.f, a.path
+	// Written under the lock: a claim answered beside the starting child
+	// rewrites the file with the credential, and the later write wins.
+	err = identity.Write(a.path, a.f)
 	a.mu.Unlock()
-	if err := identity.Write(path, f); err != nil {
+	if err != nil {
 		srv.Close()
 		return nil, err
 	}
@@ -133,12 +136,11 @@ func (s *Session) startAgentFile(ctx context.Context, name string) ([]string, er
 // rewrite writes the identity file again (a new credential).
 func (a *agentFile) rewrite(log *slog.Logger) {
 	a.mu.Lock()
-	f, path := a.f, a.path
-	a.mu.Unlock()
-	if path == "" {
+	defer a.mu.Unlock()
+	if a.path == "" {
 		return
 	}
-	if err := identity.Write(path, f); err != nil {
+	if err := identity.Write(a.path, a.f); err != nil {
 		log.Warn("rewrite agent file", "err", err)
 	}
 }
@@ -172,6 +174,8 @@ func (s *Session) serveAgent(ctx context.Context, req hookrpc.Request) hookrpc.R
 		reply.Notice = n
 	} else if s.alone() {
 		reply.Notice = "Not sent: this agent runs without a hub (--hub none)."
+	} else if !s.claimed(ctx) {
+		reply.Notice = "Not sent: this agent's session was refused (its name is taken)."
 	} else {
 		s.log.Info("relay send from the agent", "to", sr.To, "bytes", len(sr.Body))
 		reply.Notice, reply.Sent = s.relayOut(ctx, msg)

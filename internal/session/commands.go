@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
+	"github.com/relayhq/relay/internal/lazyre"
 	"strings"
 	"time"
 
@@ -182,6 +182,11 @@ func (s *Session) exactTexts(ctx context.Context, texts []string) {
 // handleCommands runs the handlers of each command the agent wrote, one at
 // a time, in order, and types back what they return.
 func (s *Session) handleCommands(ctx context.Context) {
+	// Nothing the agent wrote is acted on before its name is its own: a
+	// refused session's commands never reach a peer (overlap.go).
+	if !s.claimed(ctx) {
+		return
+	}
 	for {
 		c, ok := s.cmds.queue.Get(ctx)
 		if !ok {
@@ -289,14 +294,14 @@ func splitErrors(err error) []error {
 }
 
 // didYouMeanRE finds the bus's hint for a name that differs only in case.
-var didYouMeanRE = regexp.MustCompile(`\(did you mean "([^"]+)"\?\)`)
+var didYouMeanRE = lazyre.New(`\(did you mean "([^"]+)"\?\)`)
 
 // unknownAgentNotice tells the agent, in one sentence, that its message
 // went to a name nobody has joined under, with the bus's "did you mean
 // Bob?" when a name differs only in case.
 func unknownAgentNotice(env bus.Envelope, workspace string, err error) string {
 	hint := ""
-	if m := didYouMeanRE.FindStringSubmatch(err.Error()); m != nil {
+	if m := didYouMeanRE().FindStringSubmatch(err.Error()); m != nil {
 		hint = fmt.Sprintf(" (did you mean %s?)", m[1])
 	}
 	return fmt.Sprintf("No agent named %s has joined workspace %s yet%s; your message (id %s) waits in its inbox in case one does.",

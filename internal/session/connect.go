@@ -55,10 +55,13 @@ type hubLink struct {
 	out      outgoing
 	presence *presenceStage
 	screen   screenPub
+	// claim is the first name claim's answer (overlap.go): settled before
+	// the child starts, or beside it in an overlapped start.
+	claim *claim
 }
 
 func newHubLink() hubLink {
-	return hubLink{presence: newPresenceStage(), screen: newScreenPub()}
+	return hubLink{presence: newPresenceStage(), screen: newScreenPub(), claim: settledClaim()}
 }
 
 func (s *Session) alone() bool { return s.cfg.Hub == NoHub }
@@ -66,11 +69,21 @@ func (s *Session) alone() bool { return s.cfg.Hub == NoHub }
 // connect reaches the hub and claims the name; with AutoName, a taken name
 // is made unique with a number (claude-2, claude-3, ...).
 func (s *Session) connect(ctx context.Context) error {
+	o, err := s.hubOptions(ctx)
+	if err != nil {
+		return err
+	}
+	return s.claimName(ctx, o)
+}
+
+// hubOptions finds the hub (starting the local one if need be) and returns
+// how to reach it; the name is not claimed yet.
+func (s *Session) hubOptions(ctx context.Context) (bus.Options, error) {
 	o := bus.Options{URL: s.cfg.Hub, Token: s.cfg.Token}
 	if o.URL == "" {
 		ep, err := s.ensureHub(ctx)
 		if err != nil {
-			return err
+			return o, err
 		}
 		o = hubdial.Local(s.cfg.Home, ep)
 	}
@@ -79,55 +92,73 @@ func (s *Session) connect(ctx context.Context) error {
 	if o.Creds != "" { // an agent's own credentials read only its replies
 		o.InboxPrefix = natscreds.InboxPrefix(o.Creds)
 	}
-	prefix := o.InboxPrefix
-	url, pin := o.URL, o.TLSPin
+	return o, nil
+}
+
+// claimName connects with o and claims the agent's name: the client is
+// stored, and the outbox opened, only once the hub granted it.
+func (s *Session) claimName(ctx context.Context, o bus.Options) error {
 	base := s.cfg.Name
 	for n := 1; ; n++ {
 		name := base
 		if n > 1 {
 			name = fmt.Sprintf("%s-%d", base, n)
 		}
-		o.Name = name
-		o.OnRefused = func(err error) { s.hubRefused(name, err) }
-		c, err := bus.Connect(ctx, o)
+		c, err := s.dial(ctx, o, name)
 		if err != nil {
 			return err
 		}
-		err = c.Register(ctx)
+		err = s.register(ctx, c, o, name)
 		if errors.Is(err, bus.ErrNameTaken) && s.cfg.AutoName && n < 50 {
-			c.Close()
 			continue
 		}
-		if err != nil {
-			c.Close()
-			return err
-		}
-		c.SetCLI(s.spec.prof.CLI)
-		var cred hub.Credential
-		if prefix == "" { // with its own credentials, the agent has them already
-			cred = s.issueCredential(c, name)
-		}
-		s.link.ident.hubAuth(url, pin, cred)
-		s.link.ident.rewrite(s.log) // after a reconnection; no file yet at the first
-		s.do(func(st *state) {
-			st.name, st.url = name, url
-			// Tell the hub the agent's state now: it may have changed
-			// while the hub was away (an agent joining late is not left
-			// "starting").
-			st.presenceSent = false
-			if st.started {
-				s.push(st)
-			}
-		})
-		s.watchScreen(c)
-		s.link.client.Store(c)
-		s.link.presence.poke() // a state set before the client was stored
-		// Open the outbox now, not when the inbox starts: what the agent
-		// writes in its first moments goes out at once, and it is not told
-		// that a hub it has just reached is unreachable.
-		s.startOutbox(c)
-		return nil
+		return err
 	}
+}
+
+// dial connects to the hub as agent name: the workspace's stream and
+// presence bucket are there (a full hub or refused credentials say so
+// here), the name is not claimed yet.
+func (s *Session) dial(ctx context.Context, o bus.Options, name string) (*bus.Client, error) {
+	o.Name = name
+	o.OnRefused = func(err error) { s.hubRefused(name, err) }
+	return bus.Connect(ctx, o)
+}
+
+// register claims name with c (closed when it fails) and, once the hub
+// granted it, makes c the session's client: the agent's credential, its
+// state, the outbox.
+func (s *Session) register(ctx context.Context, c *bus.Client, o bus.Options, name string) error {
+	if err := c.Register(ctx); err != nil {
+		c.Close()
+		return err
+	}
+	c.SetCLI(s.spec.prof.CLI)
+	var cred hub.Credential
+	if o.InboxPrefix == "" { // with its own credentials, the agent has them already
+		cred = s.issueCredential(c, name)
+	}
+	url := o.URL
+	s.link.ident.hubAuth(url, o.TLSPin, cred)
+	s.link.ident.rewrite(s.log) // after a reconnection or an overlapped start; no file yet at the first
+	s.do(func(st *state) {
+		st.name, st.url = name, url
+		// Tell the hub the agent's state now: it may have changed
+		// while the hub was away (an agent joining late is not left
+		// "starting").
+		st.presenceSent = false
+		if st.started {
+			s.push(st)
+		}
+	})
+	s.watchScreen(c)
+	s.link.client.Store(c)
+	s.link.presence.poke() // a state set before the client was stored
+	// Open the outbox now, not when the inbox starts: what the agent
+	// writes in its first moments goes out at once, and it is not told
+	// that a hub it has just reached is unreachable.
+	s.startOutbox(c)
+	return nil
 }
 
 // peers lists the other agents online now, for the primer.
@@ -202,6 +233,10 @@ func (s *Session) openJournal(name string) error {
 // while, and tells the human what was not sent) and closes the hub
 // connection and the journal.
 func (s *Session) closeAll() {
+	// A claim still under way (an overlapped start that ended early) is
+	// given up: nothing may join the team after the session ended.
+	s.link.claim.cancel()
+	s.link.claim.wait(context.Background())
 	s.flushOutbox()
 	if c := s.link.client.Load(); c != nil {
 		s.revokeCredential(c)
@@ -312,7 +347,7 @@ func (s *Session) joinFailed(err error) error {
 		return nil
 	}
 	name := s.name()
-	if errors.Is(err, bus.ErrUntrustedHub) || errors.Is(err, bus.ErrUnauthorized) || errors.Is(err, statedir.ErrUnsafe) || errors.Is(err, ErrNoHub) {
+	if fatalJoin(err) {
 		return fmt.Errorf("%s cannot join its team, so it was not started: %w", name, err)
 	}
 	s.log.Warn("hub not reachable; the agent starts alone and relay keeps trying", "err", err)
@@ -320,8 +355,14 @@ func (s *Session) joinFailed(err error) error {
 	if errors.Is(err, bus.ErrHubFull) {
 		why = "the hub's message store is full: free disk space where the hub keeps its store, or give it more with relay up --max-store; it starts alone and joins once there is room"
 	}
-	fmt.Fprintf(s.stderr(), "relay: %s has not joined workspace %s: %s.\n", termsafe.Line(name), termsafe.Line(s.cfg.Workspace), termsafe.Line(why))
+	s.tell(fmt.Sprintf("relay: %s has not joined workspace %s: %s.", termsafe.Line(name), termsafe.Line(s.cfg.Workspace), termsafe.Line(why)))
 	return nil
+}
+
+// fatalJoin says whether a failure to join the team at start refuses the
+// session (joinFailed).
+func fatalJoin(err error) bool {
+	return errors.Is(err, bus.ErrUntrustedHub) || errors.Is(err, bus.ErrUnauthorized) || errors.Is(err, statedir.ErrUnsafe) || errors.Is(err, ErrNoHub)
 }
 
 // stderr is where the session speaks to the human before the agent starts.

@@ -53,7 +53,9 @@ func newInboxStage() inboxStage { return inboxStage{waiting: newWaiters()} }
 // hub sent together at once, so that a burst is typed as one injection.
 // Each message is acknowledged to the hub as soon as it was typed in.
 func (s *Session) serveInbox(ctx context.Context) {
-	if s.alone() {
+	// An agent that exited while its claim was answered (an overlapped
+	// start of a short command) has nothing to read its messages.
+	if s.alone() || !s.claimed(ctx) || s.end.ended.Load() {
 		return
 	}
 	for s.link.client.Load() == nil {

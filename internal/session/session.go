@@ -20,6 +20,7 @@ import (
 	"github.com/relayhq/relay/bus"
 	"github.com/relayhq/relay/internal/agents"
 	"github.com/relayhq/relay/internal/delivery"
+	"github.com/relayhq/relay/internal/hub"
 	"github.com/relayhq/relay/internal/patterns"
 	"github.com/relayhq/relay/internal/scanner"
 	"github.com/relayhq/relay/internal/statedir"
@@ -149,28 +150,50 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 	defer endStart()
 
 	// Join the team first (briefly), so that a name clash is said before
-	// the agent starts and the primer can name the peers.
+	// the agent starts and the primer can name the peers; or, when nothing
+	// the child is given waits for the hub's answer (overlapStart),
+	// connect only and claim the name while the child starts.
 	var err error
+	overlap := s.overlapStart()
+	var hubOpts bus.Options
+	var dialed *bus.Client
 	if !s.alone() {
 		cctx, ccancel := context.WithTimeout(startCtx, connectWait)
-		err = s.connect(cctx)
+		if overlap {
+			hubOpts, err = s.hubOptions(cctx)
+			if err == nil {
+				dialed, err = s.dial(cctx, hubOpts, cfg.Name)
+			}
+			overlap = err == nil
+		} else {
+			err = s.connect(cctx)
+		}
 		ccancel()
 	}
 	if sig, ok := sigs.Caught(); ok {
+		if dialed != nil {
+			dialed.Close()
+		}
 		s.closeAll() // leaves the team it may have joined
 		return s.signalled(sig), nil
 	}
-	if errors.Is(err, bus.ErrNameTaken) {
-		return 0, fmt.Errorf("%w: the name %q is taken by a live agent in workspace %q: choose another with --name", ErrNameTaken, cfg.Name, cfg.Workspace)
-	}
-	if err := s.joinFailed(err); err != nil {
+	if err := s.refusal(err); err != nil {
 		return 0, err
 	}
 	name := s.name()
 	if err := s.openJournal(name); err != nil {
+		if dialed != nil {
+			dialed.Close()
+		}
 		return 0, err
 	}
 	defer s.closeAll()
+	if overlap {
+		s.link.claim = newClaim()
+		s.link.ident.hubAuth(hubOpts.URL, hubOpts.TLSPin, hub.Credential{})
+		s.do(func(st *state) { st.url = hubOpts.URL })
+		s.beginClaim(ctx, dialed, hubOpts)
+	}
 
 	env := cfg.Env
 	if env == nil {
@@ -268,6 +291,15 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 	}
 	endStart()
 	s.child.human.attach(ws)
+	claimSeen := make(chan struct{}) // closed once a refusal is known (or not)
+	if overlap {
+		s.grp.Go(func() {
+			defer close(claimSeen)
+			s.awaitClaim(ctx, ws.End)
+		})
+	} else {
+		close(claimSeen)
+	}
 	s.child.scr, s.child.in, s.child.pid, s.child.fg = scan, ws.Input(), ws.Pid, ws.Foreground
 	s.grp.(*termGroup).attach(ws) // a panic from now on restores the terminal
 	s.start(ctx, primer)
@@ -288,7 +320,11 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 	tap.Close()
 	// What the agent wrote before it exited is read to the end and its
 	// commands handled; closeAll then waits for the outbox.
+	<-claimSeen // the claim's answer, bounded by connectWait
 	s.lastWords(scanned)
+	if r := s.end.refused.Load(); r != nil {
+		return 0, *r
+	}
 	if !s.end.stopping.Load() {
 		// The agent exited on its own: SessionEnd after the fact (what
 		// its handlers answer is logged, it cannot be typed).

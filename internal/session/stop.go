@@ -38,6 +38,9 @@ type ending struct {
 	notices atomic.Int64 // the notices queued, for stop
 	// sigs are the signals caught for the whole session (exit.go).
 	sigs *wrapper.Signals
+	// refused: the claim answered beside the running child refused the
+	// session (overlap.go); Run returns it.
+	refused atomic.Pointer[error]
 }
 
 func newEnding() ending { return ending{exited: make(chan struct{})} }

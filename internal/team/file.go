@@ -11,9 +11,9 @@ package team
 import (
 	"errors"
 	"fmt"
+	"github.com/relayhq/relay/internal/lazyre"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	"github.com/relayhq/relay/bus"
@@ -80,7 +80,7 @@ var unsafeFlags = []string{
 	"--allow-dangerously-skip-permissions",
 }
 
-var envKeyRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var envKeyRE = lazyre.New(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // Find returns the team file for the folder dir: dir/.relay/team.toml in
 // the project (config.FindProject), or ErrNoFile.
@@ -189,7 +189,7 @@ func Parse(name string, data []byte) (*File, error) {
 			}
 		}
 		for k := range fa.Env {
-			if !envKeyRE.MatchString(k) {
+			if !envKeyRE().MatchString(k) {
 				errs = append(errs, pos.ErrAt(key+".env."+k, "not a variable name (letters, digits and '_', not starting with a digit)"))
 			}
 		}

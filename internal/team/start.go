@@ -51,7 +51,7 @@ func startInTmux(ctx context.Context, t *tmux, o Options, a Agent, dir string) e
 	b.WriteString("rm -f -- \"$0\"\n")
 	for _, kv := range agentEnv(o.Env, a) {
 		k, v, _ := strings.Cut(kv, "=")
-		if !envKeyRE.MatchString(k) || k == "TERM" && a.Env["TERM"] == "" {
+		if !envKeyRE().MatchString(k) || k == "TERM" && a.Env["TERM"] == "" {
 			continue // TERM is the window's, tmux's own
 		}
 		fmt.Fprintf(&b, "export %s=%s\n", k, shellQuote(v))

@@ -438,6 +438,12 @@ func (s *Session) sweep(err error, buf []byte, take func([]byte)) {
 	}
 }
 
+// End ends the child as a hang-up of its terminal would: SIGHUP to it and
+// its foreground job, SIGKILL to its process group after the grace time.
+// relay calls it when the session is refused after the child started (the
+// hub refused its name).
+func (s *Session) End() { s.terminate(unix.SIGHUP) }
+
 // Tell writes line, relay's own words for the human, on a line of its own
 // on the human's screen, between two reads of the child's output. The
 // child does not see it; a full-screen program may draw over it later.

@@ -6,10 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/relayhq/relay/internal/lazyre"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -139,7 +139,7 @@ func Home(env []string) string {
 }
 
 // codexThreadRE is a Codex thread id (a UUID) at the end of a file name.
-var codexThreadRE = regexp.MustCompile(`([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(\.lock|\.jsonl)$`)
+var codexThreadRE = lazyre.New(`([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(\.lock|\.jsonl)$`)
 
 // Thread returns the id of the thread a running Codex works on, from
 // the files it holds open (see OpenFiles): from its first screen on, Codex
@@ -153,7 +153,7 @@ func Thread(codexHome string, files []string) string {
 		if !strings.HasPrefix(f, locks) && !strings.HasPrefix(f, sessions) {
 			continue
 		}
-		if m := codexThreadRE.FindStringSubmatch(filepath.Base(f)); m != nil {
+		if m := codexThreadRE().FindStringSubmatch(filepath.Base(f)); m != nil {
 			return m[1]
 		}
 	}
@@ -164,7 +164,7 @@ func Thread(codexHome string, files []string) string {
 // wraps fs.ErrNotExist while there is none (Codex writes it at the first
 // prompt).
 func FindRollout(codexHome, thread string) (string, error) {
-	if !codexThreadRE.MatchString(thread + ".jsonl") {
+	if !codexThreadRE().MatchString(thread + ".jsonl") {
 		return "", fmt.Errorf("find Codex rollout: bad thread id %q", thread)
 	}
 	pattern := filepath.Join(codexHome, "sessions", "*", "*", "*", "rollout-*-"+thread+".jsonl")
