@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"io"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -31,7 +33,17 @@ func TestOverlappedStartNameClash(t *testing.T) {
 
 	g := newHubGate(t, strings.TrimPrefix(tm.hub.URL(), "nats://"), bus.ClaimSubject("default", "Alice"))
 	env := append(append([]string{}, tm.env...), "RELAY_HUB=nats://"+g.addr())
-	second := ptytest.Start(t, ptytest.Options{Env: env, Cols: 100, Rows: 30},
+	// A SessionStart hook of the project: a refused session is no session,
+	// so it must not fire.
+	project := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(project, ".relay"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	hook := "[[hooks.SessionStart]]\n[[hooks.SessionStart.hooks]]\ncommand = 'touch session-started'\n"
+	if err := os.WriteFile(filepath.Join(project, ".relay", "config.toml"), []byte(hook), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	second := ptytest.Start(t, ptytest.Options{Env: env, Cols: 100, Rows: 30, Dir: project},
 		relayBin, "wrap", "--name", "Alice", "--", "sh", "-c", `printf '@relay:Bob clash-%s\n\n' marker; exec sleep 30`)
 	if err := second.WaitFor(60*time.Second, func(raw []byte) bool {
 		return strings.Contains(string(raw), "@relay:Bob clash-marker")
@@ -42,6 +54,9 @@ func TestOverlappedStartNameClash(t *testing.T) {
 	code := second.Wait(60 * time.Second)
 	if out := string(second.Output()); code != 2 || !strings.Contains(out, `"Alice" is taken`) {
 		t.Fatalf("the second Alice exited %d, want 2 and the name taken:\n%s", code, out)
+	}
+	if _, err := os.Stat(filepath.Join(project, "session-started")); err == nil {
+		t.Errorf("the refused session fired its SessionStart hook")
 	}
 	for _, b := range tm.sentBy("Alice") {
 		if strings.Contains(b, "clash-marker") {

@@ -399,6 +399,11 @@ func (s *Session) start(ctx context.Context, primer string) {
 		})
 	}
 	s.events.jobs.post(func(ctx context.Context) {
+		// Not for a name the hub refused beside the starting child
+		// (overlap.go): that session ends, and fires no SessionEnd.
+		if !s.claimed(ctx) {
+			return
+		}
 		s.fire(ctx, EventInfo{Event: SessionStart, Profile: s.spec.prof.Name, Command: s.spec.command})
 	})
 }
