@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	_ "github.com/mattn/go-sqlite3" // OpenCode's database is SQLite
@@ -38,6 +39,17 @@ type DBReader struct {
 	since   int64  // Unix ms: messages from then on
 	session string
 	seen    map[string]bool // message ids returned or skipped
+	// current is session for other goroutines (Session).
+	current atomic.Pointer[string]
+}
+
+// Session is the id of the session the reader follows, "" before it found
+// one. Unlike the reader's other methods it is safe for concurrent use.
+func (r *DBReader) Session() string {
+	if p := r.current.Load(); p != nil {
+		return *p
+	}
+	return ""
 }
 
 // DBPath is OpenCode's database for the environment env (XDG_DATA_HOME,
@@ -93,6 +105,7 @@ func (r *DBReader) findSession() error {
 		return fmt.Errorf("find OpenCode session of %s: %w", r.dir, err)
 	}
 	r.session = id
+	r.current.Store(&id)
 	return nil
 }
 
@@ -211,27 +224,43 @@ func exact(l agents.Launch) (agents.Setup, error) {
 		since = time.Now()
 	}
 	since = since.Add(-time.Second) // OpenCode's clock reading, not ours
-	var reader *DBReader
+	var reader atomic.Pointer[DBReader] // set by the follower, read by the server
 	find := func(int) (agents.ReplyFile, error) {
-		if reader == nil {
-			rd, err := OpenDB(path, l.Dir, since)
-			if err != nil {
+		rd := reader.Load()
+		if rd == nil {
+			var err error
+			if rd, err = OpenDB(path, l.Dir, since); err != nil {
 				return nil, err
 			}
-			reader = rd
+			reader.Store(rd)
 		}
 		// Pending until OpenCode stores a session of the folder.
-		if err := reader.findSession(); err != nil {
+		if err := rd.findSession(); err != nil {
 			return nil, err
 		}
-		return reader, nil
+		return rd, nil
 	}
 	var src agents.Source = agents.NewFollower("OpenCode's database", find, l.Log)
 	if srv != nil {
 		env = append(env, hookrpc.SocketEnv+"="+srv.Path())
 		src = &hooks{Source: src, srv: srv, log: l.Log}
 	}
-	return agents.Setup{Env: env, Source: src}, nil
+	var args []string
+	sargs, senv, server, err := serverSetup(l)
+	switch {
+	case err != nil:
+		l.Log.Warn("relay types into OpenCode: its server is not started", "err", err)
+	case server != nil:
+		server.Session = func() string {
+			if rd := reader.Load(); rd != nil {
+				return rd.Session()
+			}
+			return ""
+		}
+		args, env = sargs, append(env, senv...)
+		src = &direct{Source: src, Server: server}
+	}
+	return agents.Setup{Args: args, Env: env, Source: src}, nil
 }
 
 // diagnose says where relay reads OpenCode's exact text.
