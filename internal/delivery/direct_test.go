@@ -75,8 +75,8 @@ func (h *heldTypist) Type(_ context.Context, in *Injection) error {
 	return nil
 }
 func (h *heldTypist) Confirm(context.Context, *Injection) (bool, error) { return true, nil }
-func (h *heldTypist) Hold() string                                       { return "" }
-func (h *heldTypist) LastHuman() time.Time                               { return time.Time{} }
+func (h *heldTypist) Hold() string                                      { return "" }
+func (h *heldTypist) LastHuman() time.Time                              { return time.Time{} }
 
 func (h *heldTypist) got() []string {
 	h.mu.Lock()

@@ -223,7 +223,7 @@ func exact(l agents.Launch) (agents.Setup, error) {
 	if since.IsZero() {
 		since = time.Now()
 	}
-	since = since.Add(-time.Second) // OpenCode's clock reading, not ours
+	since = since.Add(-time.Second)     // OpenCode's clock reading, not ours
 	var reader atomic.Pointer[DBReader] // set by the follower, read by the server
 	find := func(int) (agents.ReplyFile, error) {
 		rd := reader.Load()
