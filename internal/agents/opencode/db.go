@@ -263,12 +263,30 @@ func exact(l agents.Launch) (agents.Setup, error) {
 	return agents.Setup{Args: args, Env: env, Source: src}, nil
 }
 
-// diagnose says where relay reads OpenCode's exact text.
+// MinMajor and MinMinor are the oldest OpenCode relay was checked with:
+// its database, OPENCODE_CONFIG_CONTENT merged last, prompt_async taking
+// relay's message and part ids.
+const (
+	MinMajor = 1
+	MinMinor = 18
+)
+
+// diagnose says where relay reads OpenCode's exact text and how it
+// delivers, and checks its version.
 func diagnose(_ context.Context, p agents.Probe) agents.Diagnosis {
-	return agents.Diagnosis{
-		ExactText: "its database (" + DBPath(p.Env) + "), tables message and part, read-only",
+	d := agents.Diagnosis{
+		ExactText: "its database (" + DBPath(p.Env) + "), tables message and part, read-only; messages posted to its server (--port, prompt_async)",
 		MCP:       "registered for each session (" + ConfigContentEnv + ", its last configuration layer), server relay",
 	}
+	v, older, ok := agents.Older(p.Version, MinMajor, MinMinor)
+	switch {
+	case !ok:
+		d.Problem = fmt.Sprintf("cannot read OpenCode's version from %q", p.Version)
+	case older:
+		d.Problem = fmt.Sprintf("OpenCode %s is older than %d.%d, the first release relay was checked with", v, MinMajor, MinMinor)
+		d.Fix = "npm install -g " + Package + "@latest"
+	}
+	return d
 }
 
 // lookup is the last value of key in env, or "".
