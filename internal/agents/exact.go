@@ -153,3 +153,20 @@ type Diagnosis struct {
 	Problem string // what is wrong, "" when nothing
 	Fix     string // how to fix Problem
 }
+
+// Deliverer is a Source that can give its CLI's model a prompt through the
+// CLI's own input path (OpenCode's server), without typing into its
+// terminal: the human's draft there is never touched. The session then
+// delivers through it whenever Direct says it can, and types otherwise.
+type Deliverer interface {
+	// Direct reports whether Deliver can be tried now: the path is up
+	// and knows the session to post to. It is quick and safe for
+	// concurrent use.
+	Direct() bool
+	// Deliver gives text to the model as one prompt. nil means the CLI
+	// accepted it; an error means it did not, and nothing of it reached
+	// the model (an answer lost on the way is asked again, under the same
+	// message id, never posted twice), so the caller may type it. A
+	// failure makes Direct false for a while.
+	Deliver(ctx context.Context, text string) error
+}

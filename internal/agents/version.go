@@ -74,3 +74,15 @@ func Major(version string) (int, string, bool) {
 	n, _ := strconv.Atoi(m[1])
 	return n, m[0], true
 }
+
+// Older reports whether the first x.y.z in a version line is older than
+// major.minor, and that x.y.z; ok is false when there is none.
+func Older(version string, major, minor int) (v string, older, ok bool) {
+	m := semverRE.FindStringSubmatch(version)
+	if m == nil {
+		return "", false, false
+	}
+	var x, y int
+	fmt.Sscanf(m[0], "%d.%d", &x, &y)
+	return m[0], x < major || x == major && y < minor, true
+}

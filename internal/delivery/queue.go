@@ -143,6 +143,14 @@ type Options struct {
 	HoldPoll time.Duration
 	// Typist types into the agent. Required.
 	Typist Typist
+	// Direct, when set, reports whether the Typist can deliver now
+	// without typing into the agent's input (the CLI's own input path,
+	// OpenCode's server): then the human's draft and recent keys do not
+	// hold delivery back, since nothing is typed where they type. The
+	// agent must still be ready, not waiting on its human and, but in
+	// ModeSteer, not busy. It is called with the queue's lock held: it
+	// must be quick and must not call the queue.
+	Direct func() bool
 	// Journal remembers what was typed, across crashes; nil keeps nothing.
 	Journal *Journal
 	// Retries is how often typing is retried before the items fail; 2 by
@@ -301,7 +309,7 @@ func (q *Queue) poke() { q.wake.Notify() }
 // Run delivers items until ctx is done.
 func (q *Queue) Run(ctx context.Context) error {
 	for {
-		batch, wait := q.next()
+		batch, wait, directOnly := q.nextDirect()
 		if batch == nil {
 			var timer <-chan time.Time
 			if wait > 0 {
@@ -315,7 +323,14 @@ func (q *Queue) Run(ctx context.Context) error {
 			}
 			continue
 		}
-		q.deliver(ctx, batch)
+		if held := q.deliverAs(ctx, batch, directOnly); held {
+			// Put back: look again after a pause, not at once (the
+			// Typist's direct path says it is down by then).
+			select {
+			case <-ctx.Done():
+			case <-q.o.Clock.After(q.o.HoldPoll):
+			}
+		}
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -325,22 +340,30 @@ func (q *Queue) Run(ctx context.Context) error {
 // next returns the items to type now, or nil and how long to wait before
 // looking again (0: until something changes).
 func (q *Queue) next() ([]Item, time.Duration) {
+	batch, wait, _ := q.nextDirect()
+	return batch, wait
+}
+
+// nextDirect is next, and whether only the direct path may take the
+// batch (Injection.DirectOnly).
+func (q *Queue) nextDirect() ([]Item, time.Duration, bool) {
 	q.mu.Lock()
-	wait, due, pipelined := q.due()
+	wait, due, pipelined, _ := q.due()
 	q.mu.Unlock()
 	if !due {
-		return nil, wait
+		return nil, wait, false
 	}
 	if !pipelined {
 		// Asked without the lock: Hold reads the agent's terminal.
 		if why := q.o.Typist.Hold(); why != "" {
-			return nil, q.o.HoldPoll
+			return nil, q.o.HoldPoll, false
 		}
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if wait, due, _ = q.due(); !due {
-		return nil, wait
+	var directOnly bool
+	if wait, due, _, directOnly = q.due(); !due {
+		return nil, wait, false
 	}
 	n := 1
 	if q.o.Mode != ModeWait {
@@ -352,38 +375,50 @@ func (q *Queue) next() ([]Item, time.Duration) {
 		q.ids.fly(it.ID)
 	}
 	q.seq++
-	return batch, 0
+	return batch, 0, directOnly
 }
 
-// due reports whether the first items may be typed now and whether they
-// would be pipelined behind an injection not seen yet; else how long to
+// due reports whether the first items may be typed now, whether they
+// would be pipelined behind an injection not seen yet and whether only
+// the direct path may take them (Injection.DirectOnly); else how long to
 // wait before looking again (0: until something changes). q.mu is held.
-func (q *Queue) due() (wait time.Duration, due, pipelined bool) {
+func (q *Queue) due() (wait time.Duration, due, pipelined, directOnly bool) {
 	if len(q.items) == 0 {
-		return 0, false, false
+		return 0, false, false, false
 	}
 	now := q.o.Clock.Now()
 	s := q.state
+	direct := q.o.Direct != nil && q.o.Direct()
 	switch {
-	case !s.Ready, s.Draft, s.Waiting:
-		return 0, false, false
+	case !s.Ready, s.Waiting:
+		return 0, false, false, false
+	case s.Draft && !direct:
+		return 0, false, false, false
 	case s.Busy && q.o.Mode != ModeSteer:
-		return 0, false, false
+		return 0, false, false, false
 	}
 	if q.typed-min(q.seen, q.typed) >= uint64(q.o.Pipeline) {
 		if left := q.typedAt.Add(q.o.Recheck).Sub(now); left > 0 {
-			return left, false, false
+			return left, false, false, false
 		}
 		q.seen = q.typed
 	}
+	directOnly = s.Draft
 	if left := q.o.Typist.LastHuman().Add(q.o.HumanQuiet).Sub(now); left > 0 {
-		return left, false, false
+		if !direct {
+			return left, false, false, false
+		}
+		directOnly = true
 	}
-	return 0, true, q.seen < q.typed
+	return 0, true, q.seen < q.typed, directOnly
 }
 
 // deliver types a batch as one injection and reports its fate.
-func (q *Queue) deliver(ctx context.Context, batch []Item) {
+func (q *Queue) deliver(ctx context.Context, batch []Item) { q.deliverAs(ctx, batch, false) }
+
+// deliverAs is deliver for a batch the state allows only through the
+// direct path when directOnly; held says the Typist put it back (ErrHeld).
+func (q *Queue) deliverAs(ctx context.Context, batch []Item, directOnly bool) (held bool) {
 	// The journal is written when Type commits (Commit, the moment its last
 	// byte is written), not after what Type does next: the shorter the
 	// time between the child taking the text and the journal, the smaller
@@ -391,7 +426,7 @@ func (q *Queue) deliver(ctx context.Context, batch []Item) {
 	// counts the batch typed.
 	var jerr error
 	committed := false
-	in := &Injection{Text: join(batch, q.o.Join), Items: batch}
+	in := &Injection{Text: join(batch, q.o.Join), Items: batch, DirectOnly: directOnly}
 	in.commit = func() {
 		if !committed {
 			committed, jerr = true, q.mark(batch)
@@ -402,9 +437,13 @@ func (q *Queue) deliver(ctx context.Context, batch []Item) {
 	q.mu.Unlock()
 	var err error
 	for try := 0; try <= q.o.Retries; try++ {
-		if err = q.o.Typist.Type(ctx, in); err == nil || ctx.Err() != nil {
+		if err = q.o.Typist.Type(ctx, in); err == nil || ctx.Err() != nil || errors.Is(err, ErrHeld) {
 			break
 		}
+	}
+	if errors.Is(err, ErrHeld) && ctx.Err() == nil {
+		q.Requeue(batch)
+		return true
 	}
 	q.mu.Lock()
 	q.typed, q.typedAt = q.seq, q.o.Clock.Now()
@@ -413,7 +452,7 @@ func (q *Queue) deliver(ctx context.Context, batch []Item) {
 		// Not typed: copies that came meanwhile share the failure (the
 		// caller has the hub bring the message back).
 		report(q.land(batch, false), StatusFailed, fmt.Sprintf("typing failed: %v", err))
-		return
+		return false
 	}
 	// Journal first (if Type never committed), then forget the ids as in
 	// flight: an Add in between finds the id typed, never neither.
@@ -435,6 +474,7 @@ func (q *Queue) deliver(ctx context.Context, batch []Item) {
 	case ok:
 		report(all, StatusConfirmed, "")
 	}
+	return false
 }
 
 // mark records the ids of batch as typed in the journal, if there is one.

@@ -2,8 +2,16 @@ package delivery
 
 import (
 	"context"
+	"errors"
 	"time"
 )
+
+// ErrHeld, wrapped in what Type returns, says that nothing of the
+// injection reached the agent and that its items go back to the front of
+// the queue, to wait for the next moment the queue would deliver them:
+// they neither fail nor count as typed (a direct delivery the CLI refused
+// while the human's draft forbids typing).
+var ErrHeld = errors.New("not delivered; held for the next moment")
 
 // Typist is the queue's one way to reach its agent: it types, and it
 // answers what the queue asks before and after.
@@ -39,6 +47,15 @@ type Injection struct {
 	// what its screen shows now is that one's echo.
 	N         uint64
 	Pipelined bool
+	// DirectOnly is set by the queue when the agent's state allows this
+	// injection only through the CLI's own input path (Options.Direct):
+	// the human's draft or recent keys forbid typing now, so Type must
+	// not type it (ErrHeld when the direct path fails).
+	DirectOnly bool
+	// Direct is set by Type when it delivered the text through the CLI's
+	// own input path instead of typing it: Confirm looks for it in the
+	// CLI's record, not in its input box.
+	Direct bool
 
 	commit func()
 }

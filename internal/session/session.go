@@ -372,6 +372,10 @@ func (s *Session) start(ctx context.Context, primer string) {
 		qo.Pipeline = shellPipeline
 		// Typed only while the shell waits at its own prompt: queueTypist.Hold.
 	}
+	if d := s.deliverer(); d != nil {
+		// Posted, not typed: the human's draft does not hold it back.
+		qo.Direct = d.Direct
+	}
 	s.inbox.queue = delivery.NewQueue(qo)
 	s.do(func(st *state) {
 		st.started, st.primer, st.prompt = true, primer, s.cfg.Prompt

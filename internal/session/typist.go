@@ -1,8 +1,14 @@
 package session
 
 import (
+	"cmp"
 	"context"
+	"errors"
+	"fmt"
+	"strings"
 	"time"
+
+	"github.com/relayhq/relay/internal/agents"
 
 	"github.com/relayhq/relay/internal/delivery"
 )
@@ -16,6 +22,19 @@ type queueTypist struct{ s *Session }
 var _ delivery.Typist = queueTypist{}
 
 func (t queueTypist) Type(ctx context.Context, in *delivery.Injection) error {
+	if d := t.s.deliverer(); d != nil && (in.DirectOnly || d.Direct()) {
+		err := t.s.deliverDirect(ctx, d, in)
+		if err == nil {
+			t.s.typed(in.Items)
+			return nil
+		}
+		if in.DirectOnly || ctx.Err() != nil {
+			// The human's draft or keys forbid typing now: back to the
+			// queue, typed when they allow (the path says no meanwhile).
+			return fmt.Errorf("%w: %w", delivery.ErrHeld, err)
+		}
+		t.s.log.Warn("the CLI did not take the prompt through its own input; typing it", "err", err)
+	}
 	if err := t.s.typeInjection(ctx, in); err != nil {
 		return err
 	}
@@ -24,6 +43,15 @@ func (t queueTypist) Type(ctx context.Context, in *delivery.Injection) error {
 }
 
 func (t queueTypist) Confirm(ctx context.Context, in *delivery.Injection) (bool, error) {
+	if in.Direct {
+		// Taken already; the CLI's record shows it reached the model.
+		first, _, _ := strings.Cut(in.Text, "\n")
+		err := t.s.waitPrompt(ctx, first, cmp.Or(t.s.typing.promptWait, promptWait))
+		if errors.Is(err, errNoPrompt) {
+			return false, nil
+		}
+		return err == nil, err
+	}
 	confirm := t.s.confirmer()
 	if confirm == nil {
 		return false, nil
@@ -40,3 +68,29 @@ func (t queueTypist) Hold() string {
 }
 
 func (t queueTypist) LastHuman() time.Time { return t.s.child.in.LastHuman() }
+
+// deliverer is the exact source's own input path to the model (OpenCode's
+// server), nil when it has none.
+func (s *Session) deliverer() agents.Deliverer {
+	d, _ := s.spec.src.(agents.Deliverer)
+	return d
+}
+
+// deliverDirect gives the injection to the model through the CLI's own
+// input path: nothing is typed, the human's draft stays as it is. The
+// items are committed (journaled) only once the CLI accepted them.
+func (s *Session) deliverDirect(ctx context.Context, d agents.Deliverer, in *delivery.Injection) error {
+	if !d.Direct() {
+		return errNoDirect
+	}
+	if err := d.Deliver(ctx, in.Text); err != nil {
+		return err
+	}
+	in.Direct = true
+	in.Commit()
+	s.log.Info("delivered through the CLI's own input", "items", len(in.Items))
+	return nil
+}
+
+// errNoDirect: the CLI's own input path is down or knows no session yet.
+var errNoDirect = errors.New("the CLI's own input path is not available now")

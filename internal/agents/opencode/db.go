@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	_ "github.com/mattn/go-sqlite3" // OpenCode's database is SQLite
@@ -38,6 +39,17 @@ type DBReader struct {
 	since   int64  // Unix ms: messages from then on
 	session string
 	seen    map[string]bool // message ids returned or skipped
+	// current is session for other goroutines (Session).
+	current atomic.Pointer[string]
+}
+
+// Session is the id of the session the reader follows, "" before it found
+// one. Unlike the reader's other methods it is safe for concurrent use.
+func (r *DBReader) Session() string {
+	if p := r.current.Load(); p != nil {
+		return *p
+	}
+	return ""
 }
 
 // DBPath is OpenCode's database for the environment env (XDG_DATA_HOME,
@@ -93,6 +105,7 @@ func (r *DBReader) findSession() error {
 		return fmt.Errorf("find OpenCode session of %s: %w", r.dir, err)
 	}
 	r.session = id
+	r.current.Store(&id)
 	return nil
 }
 
@@ -210,36 +223,70 @@ func exact(l agents.Launch) (agents.Setup, error) {
 	if since.IsZero() {
 		since = time.Now()
 	}
-	since = since.Add(-time.Second) // OpenCode's clock reading, not ours
-	var reader *DBReader
+	since = since.Add(-time.Second)     // OpenCode's clock reading, not ours
+	var reader atomic.Pointer[DBReader] // set by the follower, read by the server
 	find := func(int) (agents.ReplyFile, error) {
-		if reader == nil {
-			rd, err := OpenDB(path, l.Dir, since)
-			if err != nil {
+		rd := reader.Load()
+		if rd == nil {
+			var err error
+			if rd, err = OpenDB(path, l.Dir, since); err != nil {
 				return nil, err
 			}
-			reader = rd
+			reader.Store(rd)
 		}
 		// Pending until OpenCode stores a session of the folder.
-		if err := reader.findSession(); err != nil {
+		if err := rd.findSession(); err != nil {
 			return nil, err
 		}
-		return reader, nil
+		return rd, nil
 	}
 	var src agents.Source = agents.NewFollower("OpenCode's database", find, l.Log)
 	if srv != nil {
 		env = append(env, hookrpc.SocketEnv+"="+srv.Path())
 		src = &hooks{Source: src, srv: srv, log: l.Log}
 	}
-	return agents.Setup{Env: env, Source: src}, nil
+	var args []string
+	sargs, senv, server, err := serverSetup(l)
+	switch {
+	case err != nil:
+		l.Log.Warn("relay types into OpenCode: its server is not started", "err", err)
+	case server != nil:
+		server.Session = func() string {
+			if rd := reader.Load(); rd != nil {
+				return rd.Session()
+			}
+			return ""
+		}
+		args, env = sargs, append(env, senv...)
+		src = &direct{Source: src, Server: server}
+	}
+	return agents.Setup{Args: args, Env: env, Source: src}, nil
 }
 
-// diagnose says where relay reads OpenCode's exact text.
+// MinMajor and MinMinor are the oldest OpenCode relay was checked with:
+// its database, OPENCODE_CONFIG_CONTENT merged last, prompt_async taking
+// relay's message and part ids.
+const (
+	MinMajor = 1
+	MinMinor = 18
+)
+
+// diagnose says where relay reads OpenCode's exact text and how it
+// delivers, and checks its version.
 func diagnose(_ context.Context, p agents.Probe) agents.Diagnosis {
-	return agents.Diagnosis{
-		ExactText: "its database (" + DBPath(p.Env) + "), tables message and part, read-only",
+	d := agents.Diagnosis{
+		ExactText: "its database (" + DBPath(p.Env) + "), tables message and part, read-only; messages posted to its server (--port, prompt_async)",
 		MCP:       "registered for each session (" + ConfigContentEnv + ", its last configuration layer), server relay",
 	}
+	v, older, ok := agents.Older(p.Version, MinMajor, MinMinor)
+	switch {
+	case !ok:
+		d.Problem = fmt.Sprintf("cannot read OpenCode's version from %q", p.Version)
+	case older:
+		d.Problem = fmt.Sprintf("OpenCode %s is older than %d.%d, the first release relay was checked with", v, MinMajor, MinMinor)
+		d.Fix = "npm install -g " + Package + "@latest"
+	}
+	return d
 }
 
 // lookup is the last value of key in env, or "".

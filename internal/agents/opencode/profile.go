@@ -1,7 +1,8 @@
 // Package opencode is the profile of OpenCode (npm opencode-ai). Its input
 // box is framed: rows starting with "┃", the draft above its last row (the
 // agent and model line). relay reads each reply's exact text from
-// OpenCode's database and types into its input box.
+// OpenCode's database and posts messages to its server (server.go), typing
+// into its input box only until a session exists or when a post fails.
 package opencode
 
 import (

@@ -144,11 +144,28 @@ func sessionOf(args []string) (id string, add []string, err error) {
 
 // diagnose says where relay reads Qwen Code's exact text.
 func diagnose(_ context.Context, p agents.Probe) agents.Diagnosis {
-	return agents.Diagnosis{
+	d := agents.Diagnosis{
 		ExactText: "chat record (" + filepath.Join(homeOf(p.Env), ".qwen", "projects", "<folder>", "chats") + "), by the --session-id relay passes",
 		MCP:       "registered for each session (an overlay of its system defaults, " + SystemDefaultsEnv + "), server relay",
 	}
+	v, older, ok := agents.Older(p.Version, MinMajor, MinMinor)
+	switch {
+	case !ok:
+		d.Problem = fmt.Sprintf("cannot read Qwen Code's version from %q", p.Version)
+	case older:
+		d.Problem = fmt.Sprintf("Qwen Code %s is older than %d.%d, the first release relay was checked with", v, MinMajor, MinMinor)
+		d.Fix = "npm install -g " + Package + "@latest"
+	}
+	return d
 }
+
+// MinMajor and MinMinor are the oldest Qwen Code relay was checked with:
+// its chat record, --session-id as a UUID, the system defaults overlay
+// read wherever it is (settings version 4).
+const (
+	MinMajor = 0
+	MinMinor = 24
+)
 
 // homeOf is HOME in env, else this user's home folder.
 func homeOf(env []string) string {

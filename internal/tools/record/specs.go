@@ -180,5 +180,11 @@ func allSpecs() []spec {
 			Must:    []command{relay("Bob", bobRerun), relay("Bob", bobRerun)}, Note: twiceNote},
 		{CLI: "gemini", Name: "wide-160x50", Cols: 160, Rows: 50, Prompts: []string{"fx-wide"},
 			Replies: []string{wideReply}, Must: wideMust, MustNot: []command{{NS: "relay", Target: "Dave"}}, Note: wideNote},
+		{CLI: "qwen", Name: "single-100x30", Cols: 100, Rows: 30, Prompts: []string{"fx-single"},
+			Replies: []string{narrowReply}, Must: []command{relay("Bob", bobNightly)},
+			Note: "one command that Qwen Code wraps over rows, each continuation indented like the first"},
+		{CLI: "qwen", Name: "twice-100x30", Cols: 100, Rows: 30, Prompts: []string{"fx-twice-1", "fx-twice-2"},
+			Replies: []string{twiceReply, twiceReply},
+			Must:    []command{relay("Bob", bobRerun), relay("Bob", bobRerun)}, Note: twiceNote},
 	}
 }
