@@ -78,7 +78,7 @@ func Major(version string) (int, string, bool) {
 // Older reports whether the first x.y.z in a version line is older than
 // major.minor, and that x.y.z; ok is false when there is none.
 func Older(version string, major, minor int) (v string, older, ok bool) {
-	m := semverRE.FindStringSubmatch(version)
+	m := semverRE().FindStringSubmatch(version)
 	if m == nil {
 		return "", false, false
 	}
