@@ -116,6 +116,7 @@ type Session struct {
 	// toHuman writes it to the human's screen (their terminal opened again
 	// for raw writes, else opts.Stdout); screen closes the latter.
 	fromChild io.Reader
+	thread    *threadReader // reads fromChild on a thread of its own, if not nil
 	toHuman   io.Writer
 	screen    io.Closer
 	human     *humanTerm
@@ -182,6 +183,7 @@ func Start(opts Options) (*Session, error) {
 	} else {
 		ptmx = p
 		s.fromChild = newRawReader(p) // never a blocking file: a raw read would hold the process
+		s.thread = newThreadReader(p)
 	}
 	if scr, err := humanScreen(out); err == nil {
 		s.toHuman, s.screen = scr, scr
@@ -297,6 +299,9 @@ func (s *Session) Wait() int {
 	defer s.human.close()
 	<-s.exited
 	<-s.outDone
+	if s.thread != nil {
+		s.thread.close() // after the drain's deadline was set (exited) and its last poll (outDone)
+	}
 	// The terminal is restored for good before the signals lose their
 	// handling: a signal now (a SIGCONT that would enter raw mode again, a
 	// SIGHUP that would end the process) cannot leave it raw.
@@ -364,6 +369,10 @@ func (s *Session) outputLoop() {
 				_ = s.input.answer(reply)
 			}
 		}
+	}
+	if s.thread != nil {
+		_ = s.thread.copyEach(buf, func(p []byte) { take(p, s.toHuman) })
+		return
 	}
 	raw, isRaw := s.fromChild.(rawReader)
 	for {

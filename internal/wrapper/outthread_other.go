@@ -1,0 +1,20 @@
+//go:build !linux
+
+package wrapper
+
+import (
+	"os"
+	"time"
+)
+
+// threadReader is made on Linux only (outthread_linux.go); elsewhere the
+// output loop reads through the netpoller.
+type threadReader struct{}
+
+func newThreadReader(*os.File) *threadReader { return nil }
+
+func (r *threadReader) drainBy(time.Time) {}
+
+func (r *threadReader) close() {}
+
+func (r *threadReader) copyEach([]byte, func([]byte)) error { return nil }
