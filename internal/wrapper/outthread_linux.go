@@ -1,6 +1,7 @@
 package wrapper
 
 import (
+	"errors"
 	"io"
 	"os"
 	"runtime"
@@ -11,27 +12,27 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// threadReader reads the child's output on an OS thread of its own,
-// outside the netpoller: a raw read while there is output, a blocking
-// poll(2) when there is none. A flood through the netpoller cost Go
-// scheduler churn (issue 34: for 27 MB, 22k epoll_pwait, 13k futex and
-// 25k of sysmon's short sleeps, as each read that found the pty empty
-// parked the goroutine and the next chunk woke another thread to run
-// it); here the thread that waited reads, and the only wait is the
-// poll, a system call the runtime sees as one.
+// threadReader reads a flood of the child's output on the OS thread
+// it runs on, outside the netpoller: raw reads while there is output,
+// poll(2) for at most streamGap when the pty is empty for a moment. A
+// flood through the netpoller cost Go scheduler churn (issue 34: for 27
+// MB, 22k epoll_pwait, 13k futex and 25k of sysmon's short sleeps, as
+// each read that found the pty empty parked the goroutine and the next
+// chunk woke a thread to run it). Output that comes now and then (a
+// spinner's frames) stays on the netpoller: a thread of its own waiting
+// in poll(2) costs the wrapper's one processor a hand-off to sysmon and
+// back for every frame (spinner child: 0.20 -> 0.31 s of CPU a minute).
 //
-// fd is the pty's master, non-blocking (it is still the netpoller's
-// file, for the writes of the child's input; it is closed only after
-// the output loop ended). wake is an eventfd that ends a poll early
-// when the drain's deadline is set.
+// fd is the pty's master, non-blocking (still the netpoller's file, for
+// the writes of the child's input; it is closed only after the output
+// loop ended).
 type threadReader struct {
 	fd       int
-	wake     int
 	deadline atomic.Int64 // unix nanoseconds after which reads end; 0: none
 }
 
-// newThreadReader returns a reader of f, the pty's non-blocking master,
-// on a thread of its own; nil where it cannot make one (no eventfd).
+// newThreadReader returns a reader of f, the pty's non-blocking master;
+// nil where it cannot make one.
 func newThreadReader(f *os.File) *threadReader {
 	rc, err := f.SyscallConn()
 	if err != nil {
@@ -41,40 +42,33 @@ func newThreadReader(f *os.File) *threadReader {
 	if err := rc.Control(func(u uintptr) { fd = int(u) }); err != nil || fd < 0 {
 		return nil
 	}
-	wake, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
-	if err != nil {
-		return nil
-	}
-	return &threadReader{fd: fd, wake: wake}
+	return &threadReader{fd: fd}
 }
 
-// drainBy makes the reads end at t (the child exited: the rest of its
-// output, if a grandchild holds the terminal, is bounded), waking a
-// poll in progress.
-func (r *threadReader) drainBy(t time.Time) {
-	r.deadline.Store(t.UnixNano())
-	one := [8]byte{1}
-	_, _ = unix.Write(r.wake, one[:])
-}
-
-// close closes the wake file; called once the output loop ended.
-func (r *threadReader) close() { unix.Close(r.wake) }
+// drainBy makes the reads end at t: the child exited, and the rest of its
+// output, if a grandchild holds the terminal, is bounded. A flood's poll
+// waits streamGap at most, so the deadline is seen in time.
+func (r *threadReader) drainBy(t time.Time) { r.deadline.Store(t.UnixNano()) }
 
 // coalesceFrom: a read at least this long is a piece of a flood (a
 // pty's master hands out at most its line discipline's 4 KB at a time),
 // so the loop reads on before it writes, into the rest of the buffer;
-// a shorter one (a spinner's frame, a line, an echo) is written at once.
+// a shorter one (a line, an echo) is handed over at once.
 const coalesceFrom = 2 << 10
 
-// copyEach reads into buf and calls fn with the output gathered, until
-// the other side is closed (io.EOF, or EIO) or the deadline passed
-// (os.ErrDeadlineExceeded). Consecutive long reads are handed over
-// together, up to len(buf): one write to the human's terminal and one
-// copy to the tap for up to 64 KB of a flood instead of one per 4 KB.
-func (r *threadReader) copyEach(buf []byte, fn func(p []byte)) error {
+// errQuiet: the flood is over, nothing came for streamGap.
+var errQuiet = errors.New("no output for a while")
+
+// flood reads into buf and calls fn with the output gathered, until
+// nothing came for streamGap (errQuiet), the other side is closed
+// (io.EOF, or EIO) or the deadline passed (os.ErrDeadlineExceeded).
+// Consecutive long reads are handed over together, up to len(buf): one
+// write to the human's terminal and one copy to the tap for up to 64 KB
+// of a flood instead of one per 4 KB.
+func (r *threadReader) flood(buf []byte, fn func(p []byte)) error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	fds := []unix.PollFd{{Fd: int32(r.fd), Events: unix.POLLIN}, {Fd: int32(r.wake), Events: unix.POLLIN}}
+	fds := []unix.PollFd{{Fd: int32(r.fd), Events: unix.POLLIN}}
 	held := 0 // bytes of buf read and not yet handed over
 	flush := func() {
 		if held > 0 {
@@ -83,7 +77,8 @@ func (r *threadReader) copyEach(buf []byte, fn func(p []byte)) error {
 		}
 	}
 	for {
-		if d := r.deadline.Load(); d != 0 && time.Now().UnixNano() >= d {
+		now := time.Now().UnixNano()
+		if d := r.deadline.Load(); d != 0 && now >= d {
 			flush()
 			return os.ErrDeadlineExceeded
 		}
@@ -105,7 +100,7 @@ func (r *threadReader) copyEach(buf []byte, fn func(p []byte)) error {
 				if len(buf)-held < coalesceFrom {
 					flush()
 				}
-				continue // more of a flood is likely there: read it first
+				continue // more of the flood is likely there: read it first
 			}
 			// It took all there was (a short read): hand it over and wait
 			// for more instead of reading again to find the pty empty.
@@ -113,16 +108,13 @@ func (r *threadReader) copyEach(buf []byte, fn func(p []byte)) error {
 			// ends the wait at once.
 			flush()
 		}
-		timeout := -1
-		if d := r.deadline.Load(); d != 0 {
-			timeout = int(max(0, (d-time.Now().UnixNano()+int64(time.Millisecond)-1)/int64(time.Millisecond)))
-		}
-		if _, err := unix.Poll(fds, timeout); err != nil && err != unix.EINTR {
+		n, err := unix.Poll(fds, int(streamGap/time.Millisecond))
+		switch {
+		case err == unix.EINTR:
+		case err != nil:
 			return os.NewSyscallError("poll", err)
-		}
-		if fds[1].Revents != 0 {
-			var b [8]byte
-			_, _ = unix.Read(r.wake, b[:])
+		case n == 0:
+			return errQuiet
 		}
 	}
 }

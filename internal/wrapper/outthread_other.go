@@ -8,13 +8,13 @@ import (
 )
 
 // threadReader is made on Linux only (outthread_linux.go); elsewhere the
-// output loop reads through the netpoller.
+// output loop reads through the netpoller alone.
 type threadReader struct{}
 
 func newThreadReader(*os.File) *threadReader { return nil }
 
 func (r *threadReader) drainBy(time.Time) {}
 
-func (r *threadReader) close() {}
+var errQuiet error
 
-func (r *threadReader) copyEach([]byte, func([]byte)) error { return nil }
+func (r *threadReader) flood([]byte, func([]byte)) error { return nil }

@@ -299,9 +299,6 @@ func (s *Session) Wait() int {
 	defer s.human.close()
 	<-s.exited
 	<-s.outDone
-	if s.thread != nil {
-		s.thread.close() // after the drain's deadline was set (exited) and its last poll (outDone)
-	}
 	// The terminal is restored for good before the signals lose their
 	// handling: a signal now (a SIGCONT that would enter raw mode again, a
 	// SIGHUP that would end the process) cannot leave it raw.
@@ -370,17 +367,23 @@ func (s *Session) outputLoop() {
 			}
 		}
 	}
-	if s.thread != nil {
-		_ = s.thread.copyEach(buf, func(p []byte) { take(p, s.toHuman) })
-		return
-	}
 	raw, isRaw := s.fromChild.(rawReader)
 	for {
 		// Output in a stream (a flood: the last two chunks came close
-		// together) is read and written with Go's ordinary calls, which
-		// let the runtime hand the processor to the scanner while one
-		// waits; output that comes now and then (a spinner's frames, and
-		// the read that finds nothing after each) with raw ones (rawio.go).
+		// together) is read on this goroutine's thread with raw reads and
+		// poll(2) (outthread_linux.go), elsewhere with Go's ordinary
+		// calls; output that comes now and then (a spinner's frames, and
+		// the read that finds nothing after each) with raw ones on the
+		// netpoller (rawio.go).
+		if streaming() && s.thread != nil {
+			// A flood, on this goroutine's thread (outthread_linux.go).
+			err := s.thread.flood(buf, func(p []byte) { take(p, s.toHuman) })
+			if !errors.Is(err, errQuiet) {
+				return
+			}
+			prev = time.Time{} // frames again, until two chunks come close together
+			continue
+		}
 		if streaming() || !isRaw {
 			from, to := s.fromChild, s.toHuman
 			if streaming() {
