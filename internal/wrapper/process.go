@@ -44,6 +44,9 @@ func (s *Session) waitLoop() {
 		}
 	}
 	_ = s.ptmx.SetReadDeadline(time.Now().Add(drainAfterExit))
+	if s.thread != nil {
+		s.thread.drainBy(time.Now().Add(drainAfterExit))
+	}
 	close(s.exited)
 }
 

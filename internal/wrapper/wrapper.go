@@ -116,6 +116,7 @@ type Session struct {
 	// toHuman writes it to the human's screen (their terminal opened again
 	// for raw writes, else opts.Stdout); screen closes the latter.
 	fromChild io.Reader
+	thread    *threadReader // reads fromChild on a thread of its own, if not nil
 	toHuman   io.Writer
 	screen    io.Closer
 	human     *humanTerm
@@ -182,6 +183,7 @@ func Start(opts Options) (*Session, error) {
 	} else {
 		ptmx = p
 		s.fromChild = newRawReader(p) // never a blocking file: a raw read would hold the process
+		s.thread = newThreadReader(p)
 	}
 	if scr, err := humanScreen(out); err == nil {
 		s.toHuman, s.screen = scr, scr
@@ -368,10 +370,21 @@ func (s *Session) outputLoop() {
 	raw, isRaw := s.fromChild.(rawReader)
 	for {
 		// Output in a stream (a flood: the last two chunks came close
-		// together) is read and written with Go's ordinary calls, which
-		// let the runtime hand the processor to the scanner while one
-		// waits; output that comes now and then (a spinner's frames, and
-		// the read that finds nothing after each) with raw ones (rawio.go).
+		// together) is read on this goroutine's thread with raw reads and
+		// poll(2) (outthread_linux.go), elsewhere with Go's ordinary
+		// calls; output that comes now and then (a spinner's frames, and
+		// the read that finds nothing after each) with raw ones on the
+		// netpoller (rawio.go).
+		if streaming() && s.thread != nil {
+			// A flood, on this goroutine's thread (outthread_linux.go).
+			err := s.thread.flood(buf, func(p []byte) { take(p, s.toHuman) })
+			if !errors.Is(err, errQuiet) {
+				s.sweep(err, buf, func(p []byte) { take(p, s.toHuman) })
+				return
+			}
+			prev = time.Time{} // frames again, until two chunks come close together
+			continue
+		}
 		if streaming() || !isRaw {
 			from, to := s.fromChild, s.toHuman
 			if streaming() {

@@ -102,3 +102,29 @@ func loadAvg() string {
 	}
 	return "?"
 }
+
+// rollup returns a field of /proc/PID/smaps_rollup in KiB (Pss,
+// Pss_Anon, Pss_File), 0 if unknown: the proportional set size counts a
+// page shared by n processes as 1/n of it, what one more wrapper costs.
+func rollup(pid int, field string) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb
+		}
+	}
+	return 0
+}
+
+// memSplit formats a wrapper's resident memory now, split: its own
+// (RssAnon: heap, stacks, the runtime's), the relay binary's pages
+// (RssFile, shared by every wrapper and in the page cache anyway) and
+// shared memory (RssShmem), with the proportional set size.
+func memSplit(pid int) string {
+	return fmt.Sprintf("own %s, binary %s, shmem %s; PSS %s", mb(status(pid, "RssAnon")), mb(status(pid, "RssFile")),
+		mb(status(pid, "RssShmem")), mb(rollup(pid, "Pss")))
+}

@@ -1,0 +1,20 @@
+//go:build !linux
+
+package wrapper
+
+import (
+	"os"
+	"time"
+)
+
+// threadReader is made on Linux only (outthread_linux.go); elsewhere the
+// output loop reads through the netpoller alone.
+type threadReader struct{}
+
+func newThreadReader(*os.File) *threadReader { return nil }
+
+func (r *threadReader) drainBy(time.Time) {}
+
+var errQuiet error
+
+func (r *threadReader) flood([]byte, func([]byte)) error { return nil }
