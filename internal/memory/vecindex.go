@@ -55,10 +55,10 @@ type vecIndex struct {
 	watch     *sql.Conn
 	version   int64
 	versionOK bool
-	deletes int64
-	byID    map[string]int32 // memory id → its live position
-	strs    map[string]uint32
-	window  int // the window; 0 means semWindow (tests set less)
+	deletes   int64
+	byID      map[string]int32 // memory id → its live position
+	strs      map[string]uint32
+	window    int // the window; 0 means semWindow (tests set less)
 
 	reads atomic.Int64 // vectors read from the file to rank exactly, in all
 
