@@ -111,7 +111,7 @@ func (ix *lexIndex) fromBitmaps(ctx context.Context, db *sql.DB, bms []*termBits
 
 // newest returns the newest window memories that match expr in FTS5, hold
 // every bitmap's term and pass lf, newest first. head, when not nil, is
-// the newest headLen matches of expr up to maxSeq (estimateDF's), read
+// the newest dfSample matches of expr up to maxSeq (estimateDF's), read
 // instead of asking FTS5 for the first chunk.
 func (ix *lexIndex) newest(ctx context.Context, db *sql.DB, expr string, head []int64, bms []*termBits, maxSeq int64, lf *lexFilter, window int) ([]candidate, error) {
 	var out []candidate
@@ -120,7 +120,7 @@ func (ix *lexIndex) newest(ctx context.Context, db *sql.DB, expr string, head []
 	for len(out) < window {
 		var seqs []int64
 		if head != nil {
-			seqs, chunk, head = head, headLen, nil
+			seqs, chunk, head = head, dfSample, nil
 		} else {
 			var list sql.NullString
 			if err := db.QueryRowContext(ctx, `SELECT group_concat(rowid) FROM (SELECT rowid FROM memories_fts
@@ -147,7 +147,7 @@ func (ix *lexIndex) newest(ctx context.Context, db *sql.DB, expr string, head []
 			break
 		}
 		below = seqs[len(seqs)-1]
-		chunk = min(4*chunk, 1<<16)
+		chunk = min(max(4*chunk, 4*window), 1<<16)
 	}
 	return out, nil
 }

@@ -267,20 +267,14 @@ func (s *Store) lexical(ctx context.Context, terms []string, f Filter, limit int
 	return hits, nil
 }
 
-// headLen is how many of a term's newest matches estimateDF reads: the
-// dfSample it needs, and as many more as the lexIndex's passes read in
-// their first chunk for a term (4 × termWindow), so that they need not
-// ask FTS5 again.
-const headLen = 4 * termWindow
-
 // estimateDF returns how many memories (of those up to maxSeq) hold
 // term: exact when fewer than dfSample do, else extrapolated from how far
-// back the dfSample newest matches reach. head is the newest headLen
-// matches, newest first (all of them when fewer).
+// back the dfSample newest matches reach. head is those newest dfSample
+// matches, newest first (all of them when fewer), read in one step.
 func (s *Store) estimateDF(ctx context.Context, term string, docs, maxSeq int64) (df float64, head []int64, err error) {
 	var list sql.NullString
 	if err := s.db.QueryRowContext(ctx, `SELECT group_concat(rowid) FROM (SELECT rowid FROM memories_fts
-		WHERE memories_fts MATCH ? AND rowid <= ? ORDER BY rowid DESC LIMIT ?)`, term, maxSeq, headLen).Scan(&list); err != nil {
+		WHERE memories_fts MATCH ? AND rowid <= ? ORDER BY rowid DESC LIMIT ?)`, term, maxSeq, dfSample).Scan(&list); err != nil {
 		return 0, nil, err
 	}
 	head = slices.AppendSeq([]int64{}, seqList(list.String)) // not nil: newest reads it
