@@ -20,11 +20,11 @@ import (
 // the window, where the semantic ranking is exact by design.
 func TestHybridMatchesStraightforward(t *testing.T) {
 	ctx := context.Background()
-	st, vocab := openVecStore(t, 2000, 31)
+	st, vocab := openVecStore(t, 1500, 31)
 	st.lex.minDF = 20 // common: 20 memories or more, so that bitmaps serve too
 	g := newTextGen(vocab, 32)
-	queries := randomQueries(vocab, 20, 33)
-	for range 6 {
+	queries := randomQueries(vocab, 12, 33)
+	for range 4 {
 		queries = append(queries, g.word()+" "+g.word()) // frequent words
 	}
 	filters := []Filter{
@@ -84,7 +84,7 @@ func TestHybridMatchesStraightforward(t *testing.T) {
 		}
 	}
 	compare("imported")
-	for i := range 50 {
+	for i := range 30 {
 		m := g.memory(st.opts.Now())
 		if i%2 == 0 {
 			m.Text = queries[i%len(queries)] + " " + m.Text
