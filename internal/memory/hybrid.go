@@ -63,26 +63,28 @@ func (s *Store) searchByMeaning(ctx context.Context, mode, text string, terms []
 	if mode == ModeSemantic {
 		depth = limit // no fusion: the limit best are the limit best
 	}
-	// The lexical part runs while the embedder works (a request to a
-	// model server: time spent waiting), not beside the semantic part,
-	// whose scan takes every core.
+	// The lexical part runs beside the rest: while the embedder works (a
+	// request to a model server: time spent waiting) and while the
+	// semantic part scans and reads its vectors (which, on a machine
+	// with cores to spare, leaves one free for much of its time).
 	var lex []candidate
 	var lexErr error
 	lexDone := make(chan struct{})
+	lctx, cancel := context.WithCancel(ctx)
+	defer func() {
+		cancel()
+		<-lexDone // never left writing lex after the return
+	}()
 	if mode == ModeHybrid && len(terms) > 0 {
 		go func() {
 			defer close(lexDone)
-			lex, lexErr = s.lexical(ctx, terms, f, depth)
+			lex, lexErr = s.lexical(lctx, terms, f, depth)
 		}()
 	} else {
 		close(lexDone)
 	}
 	var sem []hit
 	vs, err := s.opts.Embedder.Embed(ctx, []string{text})
-	<-lexDone
-	if lexErr != nil {
-		return fail(lexErr)
-	}
 	switch {
 	case err != nil && mode == ModeSemantic:
 		return fail(err)
@@ -92,6 +94,10 @@ func (s *Store) searchByMeaning(ctx context.Context, mode, text string, terms []
 		if sem, err = s.semantic(ctx, unit(vs[0]), f, depth); err != nil {
 			return fail(err)
 		}
+	}
+	<-lexDone
+	if lexErr != nil {
+		return fail(lexErr)
 	}
 	scores := map[int64]*Scores{}
 	updated := map[int64]int64{}

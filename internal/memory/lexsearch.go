@@ -15,8 +15,8 @@ import (
 // newest first.
 
 // every is pass 1: the memories holding every term. dfs are the terms'
-// document frequencies (estimateDF).
-func (ix *lexIndex) every(ctx context.Context, db *sql.DB, terms []string, dfs []float64, st storeState, f Filter, window int) ([]candidate, error) {
+// document frequencies and heads their newest matches (estimateDF).
+func (ix *lexIndex) every(ctx context.Context, db *sql.DB, terms []string, dfs []float64, heads [][]int64, st storeState, f Filter, window int) ([]candidate, error) {
 	var rare []string
 	var bms []*termBits
 	seen := map[string]bool{}
@@ -38,15 +38,19 @@ func (ix *lexIndex) every(ctx context.Context, db *sql.DB, terms []string, dfs [
 		rare = append(rare, t)
 	}
 	lf := ix.filter(f)
+	if len(rare) == 1 && len(terms) == 1 {
+		return ix.newest(ctx, db, rare[0], heads[0], nil, st.maxSeq, &lf, window)
+	}
 	if len(rare) > 0 {
-		return ix.newest(ctx, db, strings.Join(rare, " "), bms, st.maxSeq, &lf, window)
+		return ix.newest(ctx, db, strings.Join(rare, " "), nil, bms, st.maxSeq, &lf, window)
 	}
 	return ix.fromBitmaps(ctx, db, bms, st, &lf, window)
 }
 
 // one is pass 2 for one term: the newest window memories holding term
-// (found in df memories) and passing f, from its bitmap when it has one.
-func (ix *lexIndex) one(ctx context.Context, db *sql.DB, term string, df float64, st storeState, f Filter, window int) ([]candidate, error) {
+// (found in df memories, the newest of them head) and passing f, from
+// its bitmap when it has one.
+func (ix *lexIndex) one(ctx context.Context, db *sql.DB, term string, df float64, head []int64, st storeState, f Filter, window int) ([]candidate, error) {
 	lf := ix.filter(f)
 	if ix.common(df, st.docs) {
 		b, err := ix.bitmap(ctx, db, term, st.maxSeq)
@@ -57,7 +61,7 @@ func (ix *lexIndex) one(ctx context.Context, db *sql.DB, term string, df float64
 			return ix.fromBitmaps(ctx, db, []*termBits{b}, st, &lf, window)
 		}
 	}
-	return ix.newest(ctx, db, term, nil, st.maxSeq, &lf, window)
+	return ix.newest(ctx, db, term, head, nil, st.maxSeq, &lf, window)
 }
 
 // fromBitmaps returns the newest window memories that every bitmap holds
@@ -106,19 +110,26 @@ func (ix *lexIndex) fromBitmaps(ctx context.Context, db *sql.DB, bms []*termBits
 }
 
 // newest returns the newest window memories that match expr in FTS5, hold
-// every bitmap's term and pass lf, newest first.
-func (ix *lexIndex) newest(ctx context.Context, db *sql.DB, expr string, bms []*termBits, maxSeq int64, lf *lexFilter, window int) ([]candidate, error) {
+// every bitmap's term and pass lf, newest first. head, when not nil, is
+// the newest dfSample matches of expr up to maxSeq (estimateDF's), read
+// instead of asking FTS5 for the first chunk.
+func (ix *lexIndex) newest(ctx context.Context, db *sql.DB, expr string, head []int64, bms []*termBits, maxSeq int64, lf *lexFilter, window int) ([]candidate, error) {
 	var out []candidate
 	below := maxSeq + 1
 	chunk := 4 * window
 	for len(out) < window {
-		var list sql.NullString
-		if err := db.QueryRowContext(ctx, `SELECT group_concat(rowid) FROM (SELECT rowid FROM memories_fts
-			WHERE memories_fts MATCH ? AND rowid < ? ORDER BY rowid DESC LIMIT ?)`, expr, below, chunk).Scan(&list); err != nil {
-			return nil, err
+		var seqs []int64
+		if head != nil {
+			seqs, chunk, head = head, dfSample, nil
+		} else {
+			var list sql.NullString
+			if err := db.QueryRowContext(ctx, `SELECT group_concat(rowid) FROM (SELECT rowid FROM memories_fts
+				WHERE memories_fts MATCH ? AND rowid < ? ORDER BY rowid DESC LIMIT ?)`, expr, below, chunk).Scan(&list); err != nil {
+				return nil, err
+			}
+			seqs = slices.Collect(seqList(list.String))
+			slices.SortFunc(seqs, func(a, b int64) int { return cmp.Compare(b, a) })
 		}
-		seqs := slices.Collect(seqList(list.String))
-		slices.SortFunc(seqs, func(a, b int64) int { return cmp.Compare(b, a) })
 	match:
 		for _, seq := range seqs {
 			for _, b := range bms {
@@ -136,7 +147,7 @@ func (ix *lexIndex) newest(ctx context.Context, db *sql.DB, expr string, bms []*
 			break
 		}
 		below = seqs[len(seqs)-1]
-		chunk = min(4*chunk, 1<<16)
+		chunk = min(max(4*chunk, 4*window), 1<<16)
 	}
 	return out, nil
 }

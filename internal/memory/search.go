@@ -3,6 +3,7 @@ package memory
 import (
 	"cmp"
 	"context"
+	"database/sql"
 	"fmt"
 	"math"
 	"slices"
@@ -176,12 +177,13 @@ func (s *Store) lexical(ctx context.Context, terms []string, f Filter, limit int
 	}
 	idf := make([]float64, len(terms))
 	dfs := make([]float64, len(terms))
+	heads := make([][]int64, len(terms))
 	for i, t := range terms {
-		df, err := s.estimateDF(ctx, t, docs, st.maxSeq)
+		df, head, err := s.estimateDF(ctx, t, docs, st.maxSeq)
 		if err != nil {
 			return nil, err
 		}
-		dfs[i] = df
+		dfs[i], heads[i] = df, head
 		idf[i] = math.Log(1 + (float64(docs)-df+0.5)/(df+0.5))
 	}
 	avg := float64(st.words) / float64(docs)
@@ -213,7 +215,7 @@ func (s *Store) lexical(ctx context.Context, terms []string, f Filter, limit int
 	// Pass 1: memories holding every term.
 	var all []candidate
 	if fast {
-		all, err = s.lex.every(ctx, s.db, terms, dfs, st, f, max(searchWindow, limit))
+		all, err = s.lex.every(ctx, s.db, terms, dfs, heads, st, f, max(searchWindow, limit))
 	} else {
 		all, err = s.candidates(ctx, strings.Join(terms, " "), f, max(searchWindow, limit))
 	}
@@ -240,7 +242,7 @@ func (s *Store) lexical(ctx context.Context, terms []string, f Filter, limit int
 		for i, t := range terms {
 			var cs []candidate
 			if fast {
-				cs, err = s.lex.one(ctx, s.db, t, dfs[i], st, f, max(termWindow, limit))
+				cs, err = s.lex.one(ctx, s.db, t, dfs[i], heads[i], st, f, max(termWindow, limit))
 			} else {
 				cs, err = s.candidates(ctx, t, f, max(termWindow, limit))
 			}
@@ -265,17 +267,24 @@ func (s *Store) lexical(ctx context.Context, terms []string, f Filter, limit int
 	return hits, nil
 }
 
-// estimateDF returns how many memories hold term: exact when fewer than
-// dfSample do, else extrapolated from how far back the dfSample newest
-// matches reach.
-func (s *Store) estimateDF(ctx context.Context, term string, docs, maxSeq int64) (float64, error) {
-	n, last := 0, int64(0)
-	err := s.eachRow(ctx, `SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rowid DESC LIMIT ?`,
-		[]any{term, dfSample}, func(seq int64) { n, last = n+1, seq })
-	if err != nil || n < dfSample {
-		return float64(n), err
+// estimateDF returns how many memories (of those up to maxSeq) hold
+// term: exact when fewer than dfSample do, else extrapolated from how far
+// back the dfSample newest matches reach. head is those newest dfSample
+// matches, newest first (all of them when fewer), read in one step.
+func (s *Store) estimateDF(ctx context.Context, term string, docs, maxSeq int64) (df float64, head []int64, err error) {
+	var list sql.NullString
+	if err := s.db.QueryRowContext(ctx, `SELECT group_concat(rowid) FROM (SELECT rowid FROM memories_fts
+		WHERE memories_fts MATCH ? AND rowid <= ? ORDER BY rowid DESC LIMIT ?)`, term, maxSeq, dfSample).Scan(&list); err != nil {
+		return 0, nil, err
 	}
-	return min(float64(docs), float64(n)*float64(docs)/float64(maxSeq-last+1)), nil
+	head = slices.AppendSeq([]int64{}, seqList(list.String)) // not nil: newest reads it
+	slices.SortFunc(head, func(a, b int64) int { return cmp.Compare(b, a) })
+	n := len(head)
+	if n < dfSample {
+		return float64(n), head, nil
+	}
+	last := head[dfSample-1]
+	return min(float64(docs), float64(dfSample)*float64(docs)/float64(maxSeq-last+1)), head, nil
 }
 
 // candidates returns the newest window memories that match expr and pass
@@ -300,22 +309,6 @@ func (s *Store) candidates(ctx context.Context, expr string, f Filter, window in
 		out = append(out, c)
 	}
 	return out, rows.Err()
-}
-
-func (s *Store) eachRow(ctx context.Context, query string, args []any, fn func(seq int64)) error {
-	rows, err := s.db.QueryContext(ctx, query, args...)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var seq int64
-		if err := rows.Scan(&seq); err != nil {
-			return err
-		}
-		fn(seq)
-	}
-	return rows.Err()
 }
 
 // fetch loads the memories of hits, in their order, with snippets that mark

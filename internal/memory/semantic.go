@@ -121,8 +121,7 @@ func (x *vecIndex) shortlist(ctx context.Context, s *Store, q []float32, f Filte
 			lows = append(lows, cands[i].approx-cands[i].bound)
 		}
 		x.lows = lows
-		slices.Sort(lows)
-		floor = max(floor, lows[len(lows)-limit])
+		floor = max(floor, kthLargest(lows, limit))
 	}
 	var picks []pick
 	for i := range cands {
@@ -175,4 +174,48 @@ func (s *Store) exact(ctx context.Context, q []float32, ps []pick, out []hit) ([
 		return cmp.Or(cmp.Compare(b.cos, a.cos), cmp.Compare(b.seq, a.seq))
 	})
 	return out, nil
+}
+
+// kthLargest returns the k-th largest of xs (1 ≤ k ≤ len(xs)), what
+// sorting xs ascending would put at len(xs)-k, reordering xs: by
+// selection, in linear time, not a sort (the window is 2,048 long and k
+// the limit). A NaN in xs makes it sort.
+func kthLargest(xs []float64, k int) float64 {
+	want := len(xs) - k // the index in ascending order
+	for _, x := range xs {
+		if x != x {
+			slices.Sort(xs)
+			return xs[want]
+		}
+	}
+	lo, hi := 0, len(xs)-1
+	for lo < hi {
+		// Median of three as the pivot, then Hoare's partition.
+		mid := lo + (hi-lo)/2
+		a, b, c := xs[lo], xs[mid], xs[hi]
+		p := max(min(a, b), min(max(a, b), c))
+		i, j := lo, hi
+		for i <= j {
+			for xs[i] < p {
+				i++
+			}
+			for xs[j] > p {
+				j--
+			}
+			if i <= j {
+				xs[i], xs[j] = xs[j], xs[i]
+				i++
+				j--
+			}
+		}
+		switch {
+		case want <= j:
+			hi = j
+		case want >= i:
+			lo = i
+		default:
+			return xs[want] // between the parts: equal to the pivot
+		}
+	}
+	return xs[want]
 }

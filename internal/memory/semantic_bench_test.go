@@ -316,6 +316,7 @@ func BenchmarkIndexLoad(b *testing.B) {
 			b.Fatal(err)
 		}
 		cpu += cpuTime() - cpu0
+		x.close()
 		if len(x.vseqs) != 100_000 {
 			b.Fatalf("%d vectors loaded", len(x.vseqs))
 		}

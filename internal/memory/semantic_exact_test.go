@@ -256,6 +256,23 @@ func TestSemanticIndexFollowsChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	same("forgotten", Filter{})
+	// Another process's writes: the index finds them too (its own
+	// connection's data_version tells it that someone committed).
+	other, err := Open(st.path, &Options{Embedder: st.opts.Embedder, NoBackground: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	for _, m := range []Memory{{Text: text + " elsewhere", Workspace: "ws2"}, {Text: text, Workspace: "ws1", Tags: []string{"other"}}} {
+		if _, _, err := other.Save(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+		if err := other.EmbedNow(ctx); err != nil {
+			t.Fatal(err)
+		}
+		same("saved by another process", Filter{})
+	}
+	same("saved by another process, with a tag", Filter{Tags: []string{"other"}})
 }
 
 // TestSemanticReopenedAndMigrated checks the index loaded from the file's

@@ -3,6 +3,7 @@ package memory
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -67,6 +68,34 @@ func TestSIMDMatchesGo(t *testing.T) {
 			if got := dot(a, b); math.Abs(float64(got)-float64(want)) > 1e-5*max(sum, 1) {
 				t.Fatalf("%s, n=%d: dot %v, Go %v", name, n, got, want)
 			}
+		}
+	}
+}
+
+// TestKthLargest checks the selection that picks the shortlist's floor
+// against sorting, on random, repeated and sorted values.
+func TestKthLargest(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 9))
+	for round := range 2000 {
+		n := 1 + r.IntN(300)
+		xs := make([]float64, n)
+		for i := range xs {
+			switch round % 4 {
+			case 0:
+				xs[i] = r.Float64()
+			case 1:
+				xs[i] = float64(r.IntN(5)) // many equal
+			case 2:
+				xs[i] = float64(i) // sorted
+			default:
+				xs[i] = float64(n - i) // reversed
+			}
+		}
+		k := 1 + r.IntN(n)
+		sorted := slices.Clone(xs)
+		slices.Sort(sorted)
+		if got, want := kthLargest(xs, k), sorted[n-k]; got != want {
+			t.Fatalf("round %d: kthLargest(n=%d, k=%d) = %v, want %v", round, n, k, got, want)
 		}
 	}
 }

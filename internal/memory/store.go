@@ -176,6 +176,7 @@ func (s *Store) Close() error {
 		<-s.embedDone
 	}
 	s.lex.close()
+	s.index.close()
 	return s.db.Close()
 }
 

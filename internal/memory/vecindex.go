@@ -48,10 +48,17 @@ type vecIndex struct {
 	last    int64     // the last vseq read
 	lastSeq int64     // the last memory seq read
 	seen    [4]int64  // what refresh's state query gave when it last read
-	deletes int64
-	byID    map[string]int32 // memory id → its live position
-	strs    map[string]uint32
-	window  int // the window; 0 means semWindow (tests set less)
+	// watch is a connection of the index's own that never writes: its
+	// PRAGMA data_version changes when any other connection, of this
+	// process or another, commits. version is what it gave when the index
+	// last read; versionOK that the index is up to date with it.
+	watch     *sql.Conn
+	version   int64
+	versionOK bool
+	deletes   int64
+	byID      map[string]int32 // memory id → its live position
+	strs      map[string]uint32
+	window    int // the window; 0 means semWindow (tests set less)
 
 	reads atomic.Int64 // vectors read from the file to rank exactly, in all
 
@@ -111,10 +118,58 @@ func (x *vecIndex) reset(model string) {
 // refresh loads the vectors of model written, and the memories changed,
 // since the last call, in one read transaction.
 //
-// One query tells whether anything changed: the counts of vectors and of
+// Nothing is read when the file's data_version is what it was at the
+// last read (no commit since, of any connection or process): a search
+// then costs one PRAGMA, not a query of four tables. Else one query tells
+// whether anything the index holds changed: the counts of vectors and of
 // deletions, the last vseq and the last memory seq (a save, a re-save, a
 // new vector or a deletion changes one of them).
 func (x *vecIndex) refresh(ctx context.Context, s *Store, model string) error {
+	version, err := x.dataVersion(ctx, s.db)
+	if err == nil && x.versionOK && version == x.version && x.model == model && x.byID != nil {
+		return nil
+	}
+	x.versionOK = false
+	if err := x.read(ctx, s, model); err != nil {
+		return err
+	}
+	// Read before the index: a commit since is seen by the next search.
+	x.version, x.versionOK = version, err == nil
+	return nil
+}
+
+// dataVersion returns PRAGMA data_version on the index's own connection
+// (opened on first use); call with mu held.
+func (x *vecIndex) dataVersion(ctx context.Context, db *sql.DB) (int64, error) {
+	if x.watch == nil {
+		c, err := db.Conn(ctx)
+		if err != nil {
+			return 0, err
+		}
+		x.watch = c
+	}
+	var v int64
+	if err := x.watch.QueryRowContext(ctx, `PRAGMA data_version`).Scan(&v); err != nil {
+		x.watch.Close() // opened again on the next call
+		x.watch = nil
+		return 0, err
+	}
+	return v, nil
+}
+
+// close returns the index's connection to the pool.
+func (x *vecIndex) close() {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.watch != nil {
+		x.watch.Close()
+		x.watch = nil
+	}
+	x.versionOK = false
+}
+
+// read loads what changed since the last read, in one read transaction.
+func (x *vecIndex) read(ctx context.Context, s *Store, model string) error {
 	const state = `SELECT (SELECT n FROM vectors_count), (SELECT n FROM memories_deletes),
 		coalesce((SELECT max(vseq) FROM vectors), 0), coalesce((SELECT max(seq) FROM memories), 0)`
 	var now [4]int64
