@@ -31,11 +31,13 @@ func TestOpenCodeDirectDelivery(t *testing.T) {
 	if _, err := carol.term.WaitScreen(60*time.Second, func(s string) bool { return inputHolds(s, draft) }); err != nil {
 		t.Fatalf("the human's draft is not in OpenCode's input box: %v", err)
 	}
+	// Counted before the send: relay send may return only once the
+	// message is delivered, and then the model may have it already.
+	before := len(carol.model.Turns())
 	sent := time.Now()
 	if out, err := tm.relay("send", "Carol", body); err != nil {
 		t.Fatalf("relay send: %v\n%s", err, out)
 	}
-	before := len(carol.model.Turns())
 	carol.waitTurn(t, body, 240*time.Second)
 	t.Logf("from relay send to OpenCode's model: %v", time.Since(sent).Round(100*time.Millisecond))
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
