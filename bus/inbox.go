@@ -244,6 +244,12 @@ func (c *Client) consume(ctx context.Context, hold int, each func(d *Delivery, p
 		if err == nil {
 			return nil
 		}
+		if ctx.Err() != nil || c.isClosed() {
+			// It ended because the client closes (its connection drains
+			// under a pull just started): no loss, nothing to rebuild.
+			fl.nakAll()
+			return nil
+		}
 		floor = max(floor, fl.floor())
 		if time.Since(began) > rebuildLast {
 			wait = rebuildFirst // it served a while: this is a new failure

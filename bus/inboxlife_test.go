@@ -3,8 +3,10 @@ package bus_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -195,5 +197,46 @@ func TestInboxClosedClientIsNoLoss(t *testing.T) {
 	}
 	if log := logs.String(); strings.Contains(log, "inbox stopped") || strings.Contains(log, "level=ERROR") {
 		t.Errorf("a client's Close was logged as a lost inbox:\n%s", log)
+	}
+}
+
+// levelCounter is a slog handler that counts the records at ERROR.
+type levelCounter struct {
+	mu     sync.Mutex
+	errors []string
+}
+
+func (h *levelCounter) Enabled(context.Context, slog.Level) bool { return true }
+func (h *levelCounter) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h *levelCounter) WithGroup(string) slog.Handler            { return h }
+func (h *levelCounter) Handle(_ context.Context, r slog.Record) error {
+	if r.Level >= slog.LevelError {
+		h.mu.Lock()
+		h.errors = append(h.errors, r.Message)
+		h.mu.Unlock()
+	}
+	return nil
+}
+
+// TestInboxClosedAtOnceLogsNoError: a client closed while its inbox is
+// just starting (a wrapper whose agent exits at once) ends the inbox
+// without an ERROR line: its pull failing on the draining connection is
+// the end, not a lost inbox to rebuild.
+func TestInboxClosedAtOnceLogsNoError(t *testing.T) {
+	h := startHub(t)
+	logs := &levelCounter{}
+	for i := range 20 {
+		c := register(t, h, fmt.Sprintf("quick%d", i), func(o *bus.Options) { o.Logger = slog.New(logs) })
+		done := make(chan error, 1)
+		go func() { done <- c.Inbox(context.Background(), func(context.Context, *bus.Delivery) {}) }()
+		c.Close()
+		if err := <-done; err != nil {
+			t.Errorf("inbox of a closed client: %v", err)
+		}
+	}
+	logs.mu.Lock()
+	defer logs.mu.Unlock()
+	if len(logs.errors) > 0 {
+		t.Errorf("%d ERROR records for inboxes of closed clients: %q", len(logs.errors), logs.errors)
 	}
 }
