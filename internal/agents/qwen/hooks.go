@@ -57,8 +57,9 @@ func HookSettings(relayBinary, socket string) (map[string]any, error) {
 // PreToolUseAnswer is the PreToolUse hook's answer for v, on stdout with
 // exit code 0: a denial, whose reason (with v.Context after it: Qwen Code
 // 0.24 drops a denial's additionalContext) reaches the model as the
-// tool's error; or context for an allowed call, which Qwen Code adds to
-// the tool's result; or "" (the call goes on as Qwen Code decides).
+// tool's error; or context for an allowed call (as Claude Code takes it:
+// Qwen Code 0.24.4's tool scheduler reads it but does not use it); or ""
+// (the call goes on as Qwen Code decides).
 func PreToolUseAnswer(v agents.ToolVerdict) string {
 	type specific struct {
 		HookEventName            string `json:"hookEventName"`
