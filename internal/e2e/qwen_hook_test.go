@@ -75,8 +75,13 @@ esac
 	// Its start (up to minutes under load) and the primer's turn.
 	ctx, cancel := context.WithTimeout(context.Background(), cliStartWait+240*time.Second)
 	defer cancel()
-	if _, err := model.WaitForRequest(ctx, refuse); err != nil {
-		t.Fatalf("the refusal never reached the model: %v\nscreen:\n%s\nhook saw: %q\nlog:\n%s", err, carol.screen(t), countLines(seen), carol.log())
+	// The call's result, whether refused or run (its output names the
+	// command), so that a call that ran fails at once.
+	r, err := model.WaitFor(ctx, func(r mockmodel.Request) bool {
+		return strings.Contains(r.LastUser, refuse) || strings.Contains(r.LastUser, ran)
+	}, "the shell call's result")
+	if err != nil || !strings.Contains(r.LastUser, refuse) {
+		t.Fatalf("the refusal never reached the model: %v\nlast request: %q\nscreen:\n%s\nhook saw: %q\nlog:\n%s", err, r.LastUser, carol.screen(t), countLines(seen), carol.log())
 	}
 	if _, err := os.Stat(ran); err == nil {
 		t.Errorf("the refused command ran\nlog:\n%s", carol.log())
