@@ -16,8 +16,9 @@ import (
 
 // SystemDefaultsEnv names the file of Qwen Code's system defaults, its
 // lowest-precedence settings layer (Gemini CLI's, renamed): relay points
-// it at an overlay that adds its MCP server, so that no file of the user's
-// is touched and the user's own mcpServers (merged by name) still win.
+// it at an overlay that adds its MCP server and its PreToolUse hook, so
+// that no file of the user's is touched and the user's own mcpServers
+// (merged by name) still win.
 // Unlike Gemini CLI 0.61, Qwen Code 0.24 reads the file wherever it is and
 // whoever owns it.
 const SystemDefaultsEnv = "QWEN_CODE_SYSTEM_DEFAULTS_PATH"
@@ -30,12 +31,15 @@ const defaultSystemDefaults = "/etc/qwen-code/system-defaults.json"
 // overlay without it would be migrated, and written back, at each start.
 const settingsVersion = 4
 
-// mcpSetup writes the overlay holding relay's MCP server (as Gemini CLI's:
-// mcpServers.relay, trusted, with the variables it needs) into relay's run
+// overlaySetup writes the overlay holding relay's MCP server (as Gemini
+// CLI's: mcpServers.relay, trusted, with the variables it needs) and
+// hooks (HookSettings, after the defaults' own hooks) into relay's run
 // folder, mode 0600 since it may hold the hub's token, and returns the
-// variable that points Qwen Code at it; nothing without an MCP server.
-func mcpSetup(l agents.Launch) ([]string, error) {
-	if l.MCP == nil {
+// variable that points Qwen Code at it; nothing when the session adds
+// neither. Qwen Code runs the hooks of its system defaults whatever the
+// folder's trust, and those of the user's settings beside them.
+func overlaySetup(l agents.Launch, hooks map[string]any) ([]string, error) {
+	if l.MCP == nil && len(hooks) == 0 {
 		return nil, nil
 	}
 	basePath := lookup(l.Env, SystemDefaultsEnv)
@@ -46,7 +50,7 @@ func mcpSetup(l agents.Launch) ([]string, error) {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("qwen settings: %w", err)
 	}
-	data, err := gemini.MCPOverlay(base, l.MCP, l.Env)
+	data, err := gemini.Overlay(base, l.MCP, l.Env, hooks)
 	if err != nil {
 		return nil, fmt.Errorf("qwen settings: %s: %w", basePath, err)
 	}
@@ -65,7 +69,11 @@ func mcpSetup(l agents.Launch) ([]string, error) {
 		return nil, fmt.Errorf("qwen settings: %w", err)
 	}
 	// One file per agent of a workspace, rewritten by each of its sessions.
-	path := filepath.Join(dir, "qwen-defaults-"+l.MCP.Env["RELAY_WORKSPACE"]+"-"+l.MCP.Env["RELAY_NAME"]+".json")
+	ws, name := lookup(l.Env, "RELAY_WORKSPACE"), lookup(l.Env, "RELAY_NAME")
+	if l.MCP != nil {
+		ws, name = l.MCP.Env["RELAY_WORKSPACE"], l.MCP.Env["RELAY_NAME"]
+	}
+	path := filepath.Join(dir, "qwen-defaults-"+ws+"-"+name+".json")
 	if err := os.WriteFile(path, data, 0o600); err != nil {
 		return nil, fmt.Errorf("qwen settings: %w", err)
 	}

@@ -106,18 +106,39 @@ func FindChat(home, id string) (string, error) {
 // --session-id (a UUID v4, the only form Qwen Code takes), or follows the
 // user's own from its end. With --resume or --prompt relay reads the
 // screen, as for Gemini CLI, from whose command line Qwen Code's derives.
+// When the session has BeforeToolCall handlers it also installs a
+// PreToolUse hook (in the system-defaults overlay, beside relay's MCP
+// server), even when the record cannot be followed.
 func exact(l agents.Launch) (agents.Setup, error) {
-	env, merr := mcpSetup(l)
-	if merr != nil {
-		l.Log.Warn("relay's MCP tools will be missing in Qwen Code", "err", merr)
+	hooks, hookSettings, err := startHooks(l)
+	if err != nil {
+		l.Log.Warn("BeforeToolCall handlers will not see Qwen Code's tool calls", "err", err)
+	}
+	env, err := overlaySetup(l, hookSettings)
+	if err != nil {
+		var lost []string
+		if l.MCP != nil {
+			lost = append(lost, "relay's MCP tools")
+		}
+		if hooks != nil {
+			lost = append(lost, "its PreToolUse hook (BeforeToolCall handlers will not see its tool calls)")
+			hooks.srv.Close()
+			hooks = nil
+		}
+		l.Log.Warn("relay's settings overlay for Qwen Code: "+strings.Join(lost, " and ")+" will be missing", "err", err)
 	}
 	id, add, err := sessionOf(l.Args)
 	if err != nil {
-		if len(env) > 0 { // the MCP server still, the screen for the text
-			l.Log.Info("chat record of Qwen Code is not followed", "err", err)
+		err = fmt.Errorf("chat record of Qwen Code is not followed: %w", err)
+		switch {
+		case hooks != nil: // the hook still, the screen for the text
+			l.Log.Info("reading its screen only", "why", err)
+			return agents.Setup{Env: env, Source: hooks}, nil
+		case len(env) > 0: // the MCP server still, the screen for the text
+			l.Log.Info("reading its screen only", "why", err)
 			return agents.Setup{Env: env}, nil
 		}
-		return agents.Setup{}, fmt.Errorf("chat record of Qwen Code is not followed: %w", err)
+		return agents.Setup{}, err
 	}
 	own := len(add) == 0
 	home := homeOf(l.Env)
@@ -134,7 +155,12 @@ func exact(l agents.Launch) (agents.Setup, error) {
 		}
 		return NewChatReaderAt(path, off), nil
 	}
-	return agents.Setup{Args: add, Env: env, Source: agents.NewFollower("Qwen Code's chat record", find, l.Log)}, nil
+	var src agents.Source = agents.NewFollower("Qwen Code's chat record", find, l.Log)
+	if hooks != nil {
+		hooks.inner = src
+		src = hooks
+	}
+	return agents.Setup{Args: add, Env: env, Source: src}, nil
 }
 
 // sessionOf is the session relay follows and the arguments to add.
@@ -146,7 +172,7 @@ func sessionOf(args []string) (id string, add []string, err error) {
 func diagnose(_ context.Context, p agents.Probe) agents.Diagnosis {
 	d := agents.Diagnosis{
 		ExactText: "chat record (" + filepath.Join(homeOf(p.Env), ".qwen", "projects", "<folder>", "chats") + "), by the --session-id relay passes",
-		MCP:       "registered for each session (an overlay of its system defaults, " + SystemDefaultsEnv + "), server relay",
+		MCP:       "registered for each session (an overlay of its system defaults, " + SystemDefaultsEnv + "), server relay; BeforeToolCall handlers by a PreToolUse hook there",
 	}
 	v, older, ok := agents.Older(p.Version, MinMajor, MinMinor)
 	switch {
