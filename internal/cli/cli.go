@@ -119,7 +119,7 @@ func commands() map[string]command {
 		"config":    {"check or show the merged configuration", runConfig},
 		"dashboard": {"print or open the dashboard's address", runDashboard},
 		"doctor":    {"check the hub, the state folder and the agent CLIs", runDoctor},
-		"hook":      {"forward a Claude Code hook to its relay wrapper (run by Claude Code)", runHook},
+		"hook":      {"forward an agent CLI's hook to its relay wrapper (run by the CLI)", runHook},
 		"stop":      {"end a wrapped agent gracefully (SessionEnd hooks, its last turn, then exit)", runStop},
 		"approvals": {"list the permission prompts the team's agents wait on", runApprovals},
 		"approve":   {"answer an agent's permission prompt (allow, or --deny)", runApprove},

@@ -17,7 +17,7 @@ import (
 func runHook(ctx context.Context, env *Env, args []string) error {
 	if len(args) != 1 || args[0] == "" || args[0][0] == '-' {
 		if len(args) == 1 && (args[0] == "-h" || args[0] == "--help") {
-			io.WriteString(env.Stdout, "Usage: relay hook EVENT\n\nForwards a Claude Code hook (JSON on stdin) to its relay wrapper over $"+hookrpc.SocketEnv+".\n")
+			io.WriteString(env.Stdout, "Usage: relay hook EVENT\n\nForwards a hook of Claude Code, Gemini CLI or Qwen Code (JSON on stdin) to its relay wrapper over $"+hookrpc.SocketEnv+".\n")
 			return nil
 		}
 		return usagef("want one argument, the hook event (e.g. Stop)")
