@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // Pin is the release of a CLI that relay is tested against: what
@@ -94,4 +95,19 @@ func PackageVersion(path, pkg string) (string, error) {
 			return "", fmt.Errorf("version of %s: no package.json of %s above it: %w", path, pkg, fs.ErrNotExist)
 		}
 	}
+}
+
+// ReadyIdle reports whether screen has a line (trimmed) that prompt
+// accepts and no "esc to interrupt" footer, which Claude Code and Codex
+// show while busy: an Offline.Ready for CLIs with a bare prompt row.
+func ReadyIdle(screen string, prompt func(line string) bool) bool {
+	if strings.Contains(screen, "esc to interrupt") {
+		return false
+	}
+	for _, line := range strings.Split(screen, "\n") {
+		if prompt(strings.TrimSpace(line)) {
+			return true
+		}
+	}
+	return false
 }

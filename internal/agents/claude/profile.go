@@ -49,6 +49,7 @@ func Profile() agents.Profile {
 		Exact:    exact,
 		Diagnose: diagnose,
 		Pin:      &agents.Pin{Package: "@anthropic-ai/claude-code", Version: "2.1.328", Folder: "claude-code", Bin: "claude", VersionText: "2.1.328 (Claude Code)"},
+		Offline:  offline(),
 	}
 }
 

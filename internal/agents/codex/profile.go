@@ -52,6 +52,7 @@ func Profile() agents.Profile {
 		Diagnose: diagnose,
 		Dialog:   Dialog,
 		Pin:      &agents.Pin{Package: "@openai/codex", Version: "0.169.0", Folder: "codex", Bin: "codex", VersionText: "codex-cli 0.169.0"},
+		Offline:  offline(),
 	}
 }
 

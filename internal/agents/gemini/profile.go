@@ -68,6 +68,7 @@ func Profile() agents.Profile {
 		Diagnose: diagnose,
 		Dialog:   Dialog,
 		Pin:      &agents.Pin{Package: "@google/gemini-cli", Version: "0.61.0", Folder: "gemini-cli", Bin: "gemini", VersionText: "0.61.0"},
+		Offline:  offline(),
 	}
 }
 
