@@ -20,6 +20,12 @@ type Pin struct {
 	// VersionText is part of what `Bin --version` prints (stdout or
 	// stderr) when the pinned release is installed.
 	VersionText string
+	// Postinstall, when set, is a script of the package (its path under
+	// node_modules) that npm's postinstall step runs and may skip (with
+	// ignore-scripts): the installer runs it with node when the binary
+	// does not answer --version without it (Claude Code fetches its
+	// native binary so).
+	Postinstall string
 }
 
 // Dir is the pin's folder in the agents cache: Folder-Version.

@@ -50,8 +50,9 @@ func Profile() agents.Profile {
 		Diagnose:    diagnose,
 		MCP:         true,
 		HookCommand: true,
-		Pin:         &agents.Pin{Package: "@anthropic-ai/claude-code", Version: "2.1.328", Folder: "claude-code", Bin: "claude", VersionText: "2.1.328 (Claude Code)"},
-		Offline:     offline(),
+		Pin: &agents.Pin{Package: "@anthropic-ai/claude-code", Version: "2.1.328", Folder: "claude-code", Bin: "claude", VersionText: "2.1.328 (Claude Code)",
+			Postinstall: "@anthropic-ai/claude-code/install.cjs"},
+		Offline: offline(),
 	}
 }
 
