@@ -1,5 +1,7 @@
 // Package registry lists the agent CLIs relay knows, each from its own
-// package. Adding a CLI is one package under agents/ and one line in All.
+// package. Adding a CLI is one package under agents/ and one line in All
+// (then go generate ./internal/tools/schema): whatever lists CLIs outside
+// agents/ reads this list (docs/agents.md, "Adding a CLI").
 package registry
 
 import (
