@@ -1,9 +1,10 @@
 // Package agents holds what every agent CLI's profile is made of: the
 // Profile type, the exact-text Source a profile may offer a session, the
 // protocol primer and the version probe. Each CLI lives in its own package
-// below (internal/agents/claude, internal/agents/codex, internal/agents/gemini, internal/agents/qwen,
-// internal/agents/pi, internal/agents/opencode, internal/agents/aider, internal/agents/shell) and internal/agents/registry lists them: nothing outside agents/
-// names a CLI.
+// below (internal/agents/claude, internal/agents/codex, …) and
+// internal/agents/registry lists them: what lists CLIs outside agents/
+// (help, doctor, the config schema, the test harness, the recorder, the
+// installer of the pinned releases) reads the registry.
 package agents
 
 import (
@@ -107,6 +108,12 @@ type Profile struct {
 	// running --version (which relay doctor does otherwise); an error
 	// falls back to --version.
 	Version func(path string) (string, error)
+	// MCP says relay wrap registers relay's MCP server with the CLI by
+	// itself (relay mcp's help names these CLIs; Diagnose says how).
+	MCP bool
+	// HookCommand says the CLI runs `relay hook EVENT` for the hooks relay
+	// gives it (relay hook's help names these CLIs).
+	HookCommand bool
 	// Pin, when set, is the release relay is tested against.
 	Pin *Pin
 	// Offline, when set, runs the CLI against a mock model (tests).

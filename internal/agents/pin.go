@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // Pin is the release of a CLI that relay is tested against: what
@@ -19,6 +20,12 @@ type Pin struct {
 	// VersionText is part of what `Bin --version` prints (stdout or
 	// stderr) when the pinned release is installed.
 	VersionText string
+	// Postinstall, when set, is a script of the package (its path under
+	// node_modules) that npm's postinstall step runs and may skip (with
+	// ignore-scripts): the installer runs it with node when the binary
+	// does not answer --version without it (Claude Code fetches its
+	// native binary so).
+	Postinstall string
 }
 
 // Dir is the pin's folder in the agents cache: Folder-Version.
@@ -94,4 +101,19 @@ func PackageVersion(path, pkg string) (string, error) {
 			return "", fmt.Errorf("version of %s: no package.json of %s above it: %w", path, pkg, fs.ErrNotExist)
 		}
 	}
+}
+
+// ReadyIdle reports whether screen has a line (trimmed) that prompt
+// accepts and no "esc to interrupt" footer, which Claude Code and Codex
+// show while busy: an Offline.Ready for CLIs with a bare prompt row.
+func ReadyIdle(screen string, prompt func(line string) bool) bool {
+	if strings.Contains(screen, "esc to interrupt") {
+		return false
+	}
+	for _, line := range strings.Split(screen, "\n") {
+		if prompt(strings.TrimSpace(line)) {
+			return true
+		}
+	}
+	return false
 }

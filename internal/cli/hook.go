@@ -5,6 +5,8 @@ import (
 	"io"
 	"time"
 
+	"github.com/relayhq/relay/internal/agents"
+	"github.com/relayhq/relay/internal/agents/registry"
 	"github.com/relayhq/relay/internal/hookrpc"
 )
 
@@ -17,7 +19,9 @@ import (
 func runHook(ctx context.Context, env *Env, args []string) error {
 	if len(args) != 1 || args[0] == "" || args[0][0] == '-' {
 		if len(args) == 1 && (args[0] == "-h" || args[0] == "--help") {
-			io.WriteString(env.Stdout, "Usage: relay hook EVENT\n\nForwards a hook of Claude Code, Gemini CLI or Qwen Code (JSON on stdin) to its relay wrapper over $"+hookrpc.SocketEnv+".\n")
+			io.WriteString(env.Stdout, "Usage: relay hook EVENT\n\nForwards a hook of "+
+				registry.JoinWords(registry.CLIsWhere(func(p agents.Profile) bool { return p.HookCommand }), "or")+
+				" (JSON on stdin) to its relay wrapper over $"+hookrpc.SocketEnv+".\n")
 			return nil
 		}
 		return usagef("want one argument, the hook event (e.g. Stop)")

@@ -7,20 +7,28 @@ import (
 	"os"
 
 	"github.com/relayhq/relay/bus"
+	"github.com/relayhq/relay/internal/agents"
+	"github.com/relayhq/relay/internal/agents/registry"
 	"github.com/relayhq/relay/internal/config"
 	"github.com/relayhq/relay/internal/delivery"
 	"github.com/relayhq/relay/internal/hubdial"
 	"github.com/relayhq/relay/internal/mcpserver"
 )
 
-const mcpSynopsis = `[--name NAME] [--workspace W] [--hub URL]
+// mcpSynopsis is relay mcp's help; it names the CLIs relay wrap registers
+// the server with, from the registry.
+func mcpSynopsis() string {
+	return `[--name NAME] [--workspace W] [--hub URL]
 
 An MCP server over stdio: the team's tools (send, agents, inbox, log,
 memory_save, memory_search, memory_list, memory_forget, and one per user
 namespace of the configuration) for any MCP client. Run by a wrapped
 agent's CLI (RELAY_NAME set by relay wrap) it acts as that agent; outside a
-wrapper as --name, else $USER. relay wrap registers it with Claude Code,
-Codex and Gemini CLI by itself; see docs/mcp.md to register it by hand.`
+wrapper as --name, else $USER. relay wrap registers it by itself with
+` + registry.JoinWords(registry.CLIsWhere(func(p agents.Profile) bool { return p.MCP }), "and") +
+		`.
+See docs/mcp.md to register it by hand.`
+}
 
 // mcpIdent is who `relay mcp` acts as.
 type mcpIdent struct {
@@ -52,7 +60,7 @@ func mcpIdentity(env *Env, flagName string) (mcpIdent, error) {
 func runMCP(ctx context.Context, env *Env, args []string) error {
 	var hf hubFlags
 	var name string
-	fs := newFlags(env, "mcp", mcpSynopsis)
+	fs := newFlags(env, "mcp", mcpSynopsis())
 	addHubFlags(fs, &hf)
 	fs.StringVar(&name, "name", "", "act as `name` (default: the wrapped agent's RELAY_NAME, else $USER, else human)")
 	if err := parseFlags(fs, args); err != nil {

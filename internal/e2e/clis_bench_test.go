@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/relayhq/relay/bus"
+	"github.com/relayhq/relay/internal/agents/registry"
 	"github.com/relayhq/relay/internal/testing/agenttest"
 	"github.com/relayhq/relay/internal/testing/mockmodel"
 )
@@ -245,8 +246,13 @@ func cliMessages(tb testing.TB) int {
 	return n
 }
 
-// cliNames are the CLIs' names in the table.
-var cliNames = map[string]string{"claude": "Claude Code", "codex": "Codex", "gemini": "Gemini CLI"}
+// cliName is the CLI's name in the table, its profile's.
+func cliName(kind string) string {
+	if p, err := registry.Named(kind); err == nil {
+		return p.CLI
+	}
+	return kind
+}
 
 // printCLITable prints the round trips of the CLIs measured (a CLI that is
 // not installed is skipped and has no line), beside the goal, with the
@@ -261,7 +267,7 @@ func printCLITable(results []*cliResult) {
 	fmt.Fprintln(tw, "CLI\tp50\tp99\tmax\treached\tduplicates\tgoal\tp50s of: extract + to Enter + Enter→model\tsend→seen p50\tp99\tseen goal")
 	for _, r := range results {
 		if len(r.total) == 0 {
-			fmt.Fprintf(tw, "%s\tno samples\t\t\t%d of %d\t%d\tnot met\t\n", cliNames[r.kind], r.reached, r.sent, r.dups)
+			fmt.Fprintf(tw, "%s\tno samples\t\t\t%d of %d\t%d\tnot met\t\n", cliName(r.kind), r.reached, r.sent, r.dups)
 			continue
 		}
 		p50, p99 := r.total.pct(0.5), r.total.pct(0.99)
@@ -269,12 +275,12 @@ func printCLITable(results []*cliResult) {
 		if p50 >= cliGoal || p99 >= cliGoal || r.reached != r.sent || r.dups > 0 {
 			verdict = "not met"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d of %d\t%d\t%s\t%s + %s + %s\t%s\t%s\t%s\n", cliNames[r.kind],
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d of %d\t%d\t%s\t%s + %s + %s\t%s\t%s\t%s\n", cliName(r.kind),
 			fmtMS(p50), fmtMS(p99), fmtMS(r.total.pct(1)), r.reached, r.sent, r.dups, verdict,
 			fmtMS(r.extract.pct(0.5)), fmtMS(r.toEnter.pct(0.5)), fmtMS(r.enter.pct(0.5)),
 			fmtMS(r.seen.pct(0.5)), fmtMS(r.seen.pct(0.99)), seenVerdict(r.seen))
 		if r.handed > 0 {
-			notes = append(notes, fmt.Sprintf("%d of %s's messages were handed over at Stop, not typed", r.handed, cliNames[r.kind]))
+			notes = append(notes, fmt.Sprintf("%d of %s's messages were handed over at Stop, not typed", r.handed, cliName(r.kind)))
 		}
 	}
 	tw.Flush()

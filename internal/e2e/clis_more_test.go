@@ -78,36 +78,18 @@ func launchScreenCLI(t testing.TB, env []string, kind, name string, cols, rows i
 	if err := os.WriteFile(filepath.Join(work, "README.md"), []byte("This is the readme of the project.\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var cmd agenttest.Cmd
-	switch kind {
-	case "claude":
-		m := mockmodel.NewAnthropic(mockmodel.Options{Script: script})
-		t.Cleanup(m.Close)
-		a.model, a.ready = m, agenttest.ClaudeReady
-		cmd = agenttest.Claude(t, agenttest.ClaudeOptions{Model: m.URL, WorkDir: work, Cols: cols, Rows: rows, ExtraArgs: extra, Env: env})
-	case "codex":
-		m := mockmodel.NewResponses(mockmodel.Options{Script: script})
-		t.Cleanup(m.Close)
-		a.model, a.ready = m, agenttest.CodexReady
-		cmd = agenttest.Codex(t, agenttest.CodexOptions{Model: m.URL, WorkDir: work, Cols: cols, Rows: rows, ExtraArgs: extra, Env: env})
-	case "gemini":
-		m := mockmodel.NewGemini(mockmodel.Options{Script: script})
-		t.Cleanup(m.Close)
-		a.model, a.ready = m, agenttest.GeminiReady
-		cmd = agenttest.Gemini(t, agenttest.GeminiOptions{Model: m.URL, WorkDir: work, Cols: cols, Rows: rows, ExtraArgs: extra, Env: env})
-	default: // a CLI whose profile says how it runs offline
-		off, err := agenttest.OfflineOf(kind)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m, err := mockmodel.Start(off.API, mockmodel.Options{Script: script})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(m.Close)
-		a.model, a.ready = m, off.Ready
-		cmd = agenttest.OfflineCLI(t, kind, agenttest.OfflineOptions{Model: m.URL, WorkDir: work, Cols: cols, Rows: rows, ExtraArgs: extra, Env: env})
+	// Every CLI the same way, through its profile's Offline (the registry).
+	off, err := agenttest.OfflineOf(kind)
+	if err != nil {
+		t.Fatal(err)
 	}
+	m, err := mockmodel.Start(off.API, mockmodel.Options{Script: script})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.Close)
+	a.model, a.ready = m, off.Ready
+	cmd := agenttest.OfflineCLI(t, kind, agenttest.OfflineOptions{Model: m.URL, WorkDir: work, Cols: cols, Rows: rows, ExtraArgs: extra, Env: env})
 	a.started = time.Now()
 	a.term = agenttest.Start(t, cmd.Under(relayBin, "wrap", "--name", name, "--"))
 	stopGently(t, a.term)

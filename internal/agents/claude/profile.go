@@ -44,11 +44,15 @@ func Profile() agents.Profile {
 		Name: "claude", CLI: "Claude Code", Commands: []string{"claude"},
 		Cues: Cues(), Paste: true, Settle: Settle,
 		PrimerFlag: "--append-system-prompt", Model: true,
-		Exit:     func(string) string { return "/exit" },
-		Detect:   func(head []byte) bool { return bytes.Contains(head, []byte("Claude Code")) },
-		Exact:    exact,
-		Diagnose: diagnose,
-		Pin:      &agents.Pin{Package: "@anthropic-ai/claude-code", Version: "2.1.328", Folder: "claude-code", Bin: "claude", VersionText: "2.1.328 (Claude Code)"},
+		Exit:        func(string) string { return "/exit" },
+		Detect:      func(head []byte) bool { return bytes.Contains(head, []byte("Claude Code")) },
+		Exact:       exact,
+		Diagnose:    diagnose,
+		MCP:         true,
+		HookCommand: true,
+		Pin: &agents.Pin{Package: "@anthropic-ai/claude-code", Version: "2.1.328", Folder: "claude-code", Bin: "claude", VersionText: "2.1.328 (Claude Code)",
+			Postinstall: "@anthropic-ai/claude-code/install.cjs"},
+		Offline: offline(),
 	}
 }
 

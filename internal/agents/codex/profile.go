@@ -51,7 +51,9 @@ func Profile() agents.Profile {
 		Exact:    exact,
 		Diagnose: diagnose,
 		Dialog:   Dialog,
+		MCP:      true,
 		Pin:      &agents.Pin{Package: "@openai/codex", Version: "0.169.0", Folder: "codex", Bin: "codex", VersionText: "codex-cli 0.169.0"},
+		Offline:  offline(),
 	}
 }
 

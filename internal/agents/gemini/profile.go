@@ -62,12 +62,15 @@ func Profile() agents.Profile {
 		Name: "gemini", CLI: "Gemini CLI", Commands: []string{"gemini"},
 		Cues: Cues(), Paste: true, Settle: Settle,
 		TypePrimer: true, Model: true, ReadyTitle: "Ready", EscapeMentions: true,
-		Exit:     func(string) string { return "/quit" },
-		Detect:   func(head []byte) bool { return bytes.Contains(bytes.ToLower(head), []byte("gemini")) },
-		Exact:    exact,
-		Diagnose: diagnose,
-		Dialog:   Dialog,
-		Pin:      &agents.Pin{Package: "@google/gemini-cli", Version: "0.61.0", Folder: "gemini-cli", Bin: "gemini", VersionText: "0.61.0"},
+		Exit:        func(string) string { return "/quit" },
+		Detect:      func(head []byte) bool { return bytes.Contains(bytes.ToLower(head), []byte("gemini")) },
+		Exact:       exact,
+		Diagnose:    diagnose,
+		Dialog:      Dialog,
+		MCP:         true,
+		HookCommand: true,
+		Pin:         &agents.Pin{Package: "@google/gemini-cli", Version: "0.61.0", Folder: "gemini-cli", Bin: "gemini", VersionText: "0.61.0"},
+		Offline:     offline(),
 	}
 }
 

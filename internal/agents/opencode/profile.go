@@ -44,6 +44,7 @@ func Profile() agents.Profile {
 		Exact:    exact,
 		Diagnose: diagnose,
 		Version:  func(path string) (string, error) { return agents.PackageVersion(path, Package) },
+		MCP:      true,
 		Pin:      &agents.Pin{Package: Package, Version: "1.18.33", Folder: "opencode", Bin: "opencode", VersionText: "1.18.33"},
 		Offline:  offline(),
 	}

@@ -46,10 +46,12 @@ func Profile() agents.Profile {
 		Detect: func(head []byte) bool {
 			return bytes.Contains(head, []byte("\x1b]0;Qwen - ")) || bytes.Contains(head, []byte("Qwen Code"))
 		},
-		Exact:    exact,
-		Diagnose: diagnose,
-		Version:  func(path string) (string, error) { return agents.PackageVersion(path, Package) },
-		Pin:      &agents.Pin{Package: Package, Version: "0.24.4", Folder: "qwen-code", Bin: "qwen", VersionText: "0.24.4"},
-		Offline:  offline(),
+		Exact:       exact,
+		Diagnose:    diagnose,
+		Version:     func(path string) (string, error) { return agents.PackageVersion(path, Package) },
+		MCP:         true,
+		HookCommand: true,
+		Pin:         &agents.Pin{Package: Package, Version: "0.24.4", Folder: "qwen-code", Bin: "qwen", VersionText: "0.24.4"},
+		Offline:     offline(),
 	}
 }

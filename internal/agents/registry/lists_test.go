@@ -1,34 +1,6 @@
 package registry
 
-import (
-	"encoding/json"
-	"os"
-	"strings"
-	"testing"
-)
-
-// TestSchemaListsEveryProfile checks that docs/config.schema.json names
-// every profile of the registry for the profile key, so that a CLI added
-// to the registry is also documented there.
-func TestSchemaListsEveryProfile(t *testing.T) {
-	t.Parallel()
-	b, err := os.ReadFile("../../../docs/config.schema.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var schema struct {
-		Properties map[string]struct {
-			Description string `json:"description"`
-		} `json:"properties"`
-	}
-	if err := json.Unmarshal(b, &schema); err != nil {
-		t.Fatalf("docs/config.schema.json: %v", err)
-	}
-	want := "(" + strings.Join(Names(), ", ") + ")"
-	if d := schema.Properties["profile"].Description; !strings.Contains(d, want) {
-		t.Errorf("schema's profile description %q does not list %s", d, want)
-	}
-}
+import "testing"
 
 // TestPins checks every pinned release is whole: the installer and the
 // tests read nothing else.

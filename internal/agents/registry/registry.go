@@ -1,5 +1,7 @@
 // Package registry lists the agent CLIs relay knows, each from its own
-// package. Adding a CLI is one package under agents/ and one line in All.
+// package. Adding a CLI is one package under agents/ and one line in All
+// (then go generate ./internal/tools/schema): whatever lists CLIs outside
+// agents/ reads this list (docs/agents.md, "Adding a CLI").
 package registry
 
 import (
@@ -92,4 +94,26 @@ func Detect(head []byte) string {
 		}
 	}
 	return ""
+}
+
+// CLIsWhere lists, in the registry's order, the programs' names for people
+// (Profile.CLI, "Claude Code") of the profiles keep accepts: for help
+// texts that name the CLIs relay does something for.
+func CLIsWhere(keep func(agents.Profile) bool) []string {
+	var out []string
+	for _, p := range All() {
+		if keep(p) {
+			out = append(out, p.CLI)
+		}
+	}
+	return out
+}
+
+// JoinWords joins words for prose: "a", "a and b", "a, b and c" with
+// conj "and" (or "or").
+func JoinWords(words []string, conj string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " " + conj + " " + words[len(words)-1]
 }

@@ -82,3 +82,23 @@ func TestProfilesAreDistinct(t *testing.T) {
 		}
 	}
 }
+
+func TestJoinWords(t *testing.T) {
+	for _, tc := range []struct {
+		words []string
+		want  string
+	}{
+		{nil, ""},
+		{[]string{"a"}, "a"},
+		{[]string{"a", "b"}, "a or b"},
+		{[]string{"a", "b", "c"}, "a, b or c"},
+	} {
+		if got := JoinWords(tc.words, "or"); got != tc.want {
+			t.Errorf("JoinWords(%q) = %q, want %q", tc.words, got, tc.want)
+		}
+	}
+	got := CLIsWhere(func(p agents.Profile) bool { return p.Name == "claude" || p.Name == "codex" })
+	if strings.Join(got, ",") != "Claude Code,Codex" {
+		t.Errorf("CLIsWhere = %q", got)
+	}
+}

@@ -1,11 +1,11 @@
 package agenttest
 
 import (
-	"encoding/json"
-	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/relayhq/relay/internal/agents"
+	"github.com/relayhq/relay/internal/agents/claude"
 )
 
 // ClaudeOptions configure a Claude Code session against a mock model. The
@@ -32,10 +32,11 @@ type ClaudeOptions struct {
 }
 
 // Claude returns the command that runs the pinned Claude Code offline
-// against opts.Model, with its state in a temporary CLAUDE_CONFIG_DIR (and
-// HOME) whose .claude.json skips onboarding, approves the mock key and
-// trusts the work folder. It skips the test when Claude Code is not
-// installed. Run it with Start, or under `relay wrap`.
+// against opts.Model, as its profile's Offline says (claude.OfflineSetup):
+// its state in a temporary CLAUDE_CONFIG_DIR (in a private HOME) whose
+// .claude.json skips onboarding, approves the mock key and trusts the work
+// folder. It skips the test when Claude Code is not installed. Run it with
+// Start, or under `relay wrap`.
 func Claude(t testing.TB, opts ClaudeOptions) Cmd {
 	t.Helper()
 	state := forTest(t, "claude", &opts.Binary, &opts.WorkDir)
@@ -44,54 +45,21 @@ func Claude(t testing.TB, opts ClaudeOptions) Cmd {
 }
 
 // ClaudeMockKey is the API key Claude Code sends to the mock.
-const ClaudeMockKey = "sk-ant-mock"
+const ClaudeMockKey = claude.MockKey
 
 // ClaudeCmd is Claude for callers without a test: state goes into the
 // existing folder stateDir, and opts.Binary and opts.WorkDir must be set.
 func ClaudeCmd(stateDir string, opts ClaudeOptions) (Cmd, error) {
-	s, err := newCLISetup("claude", stateDir, opts.Binary, opts.WorkDir, opts.Model, "claude-config")
-	if err != nil {
-		return Cmd{}, err
-	}
-	config := s.path("claude-config")
-	key := ClaudeMockKey
-	if len(key) > 20 {
-		key = key[len(key)-20:]
-	}
-	state := map[string]any{
-		"hasCompletedOnboarding": true,
-		"customApiKeyResponses":  map[string]any{"approved": []string{key}, "rejected": []string{}},
-		"projects":               map[string]any{s.work: map[string]any{"hasTrustDialogAccepted": true}},
-	}
-	b, _ := json.MarshalIndent(state, "", "  ")
-	if err := s.write(filepath.Join(config, ".claude.json"), b); err != nil {
-		return Cmd{}, err
-	}
-	env := []string{
-		"CLAUDE_CONFIG_DIR=" + config,
-		"ANTHROPIC_BASE_URL=" + strings.TrimRight(opts.Model, "/"),
-		"ANTHROPIC_API_KEY=" + ClaudeMockKey,
-		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
-		"DISABLE_AUTOUPDATER=1",
-	}
-	switch opts.Renderer {
-	case "", "fullscreen":
-		env = append(env, "CLAUDE_CODE_NO_FLICKER=1")
-	case "classic":
-		env = append(env, "CLAUDE_CODE_NO_FLICKER=0")
-	default:
-		return Cmd{}, fmt.Errorf("claude command: renderer %q: want fullscreen or classic", opts.Renderer)
-	}
-	argv := append([]string{opts.Binary}, opts.ExtraArgs...)
-	return s.cmd(argv, env, opts.Env, config, opts.Cols, opts.Rows), nil
+	return OfflineCmdWith(stateDir, "claude", OfflineOptions{Model: opts.Model, WorkDir: opts.WorkDir, Cols: opts.Cols, Rows: opts.Rows,
+		ExtraArgs: opts.ExtraArgs, Env: opts.Env, Binary: opts.Binary},
+		func(o agents.OfflineOptions) (agents.OfflineSetup, error) {
+			return claude.OfflineSetup(o, opts.Renderer)
+		})
 }
 
 // ClaudeReady reports whether a Claude Code screen shows an empty,
-// idle input row: a line starting with "❯" and nothing else, and no
-// "esc to interrupt" footer.
-func ClaudeReady(screen string) bool {
-	return readyIdle(screen, func(line string) bool { return line == "❯" })
-}
+// idle input row (claude.Ready, its profile's Offline.Ready).
+func ClaudeReady(screen string) bool { return claude.Ready(screen) }
 
 // ClaudePermissionPrompt reports whether a Claude Code screen shows a tool
 // permission prompt waiting for the human ("Do you want to proceed?"), or

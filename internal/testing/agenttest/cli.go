@@ -8,19 +8,19 @@ import (
 	"testing"
 )
 
-// The three CLI harnesses (claude.go, codex.go, gemini.go) build their
-// commands alike: check the options, trust a resolved work folder, give
-// the CLI a private HOME in a state folder, write its configuration there,
-// and start it with a fixed environment plus the test's additions. This
-// file holds what they share; each CLI's file holds only its own
-// configuration.
+// Every CLI's command is built alike (offlineCmd): check the options,
+// resolve the work folder (the key the CLIs trust it by), give the CLI a
+// private HOME in a state folder, let its profile's Offline.Setup write its
+// configuration there, and start it with a fixed environment plus the
+// test's additions. This file holds that; each CLI's own configuration is
+// in its folder under internal/agents (offline.go). claude.go, codex.go
+// and gemini.go only keep typed options for the first three CLIs' tests.
 
 // cliSetup is one CLI command under construction.
 type cliSetup struct {
-	name  string // "claude", "codex" or "gemini": prefixes errors
-	state string // the state folder
-	work  string // the work folder, symlinks resolved
-	home  string // the CLI's private HOME, inside state
+	name string // the profile's name: prefixes errors
+	work string // the work folder, symlinks resolved
+	home string // the CLI's private HOME, inside the state folder
 }
 
 // forTest fills in what a test need not give: the installed binary
@@ -47,43 +47,22 @@ func mustCmd(t testing.TB, c Cmd, err error) Cmd {
 }
 
 // newCLISetup checks the options every CLI needs and makes the private
-// HOME and the extra folders (relative to stateDir).
-func newCLISetup(name, stateDir, binary, workDir, model string, dirs ...string) (*cliSetup, error) {
+// HOME in stateDir.
+func newCLISetup(name, stateDir, binary, workDir, model string) (*cliSetup, error) {
 	if binary == "" || workDir == "" || model == "" {
 		return nil, fmt.Errorf("%s command: Binary, WorkDir and Model must be set (have %q, %q, %q)",
 			name, binary, workDir, model)
 	}
-	s := &cliSetup{name: name, state: stateDir, home: filepath.Join(stateDir, "home")}
+	s := &cliSetup{name: name, home: filepath.Join(stateDir, "home")}
 	work, err := realDir(workDir)
 	if err != nil {
 		return nil, s.wrap(err)
 	}
 	s.work = work
-	for _, d := range append([]string{"home"}, dirs...) {
-		if err := s.mkdir(d); err != nil {
-			return nil, err
-		}
+	if err := os.MkdirAll(s.home, 0o700); err != nil {
+		return nil, s.wrap(err)
 	}
 	return s, nil
-}
-
-// path returns the path of rel inside the state folder.
-func (s *cliSetup) path(rel string) string { return filepath.Join(s.state, rel) }
-
-// mkdir makes the folder rel inside the state folder.
-func (s *cliSetup) mkdir(rel string) error {
-	if err := os.MkdirAll(s.path(rel), 0o700); err != nil {
-		return s.wrap(err)
-	}
-	return nil
-}
-
-// write writes a private file at the absolute path p.
-func (s *cliSetup) write(p string, data []byte) error {
-	if err := os.WriteFile(p, data, 0o600); err != nil {
-		return s.wrap(err)
-	}
-	return nil
 }
 
 func (s *cliSetup) wrap(err error) error { return fmt.Errorf("%s command: %w", s.name, err) }
@@ -158,18 +137,4 @@ func realDir(dir string) (string, error) {
 		return "", fmt.Errorf("work dir %s: %w", dir, err)
 	}
 	return real, nil
-}
-
-// readyIdle reports whether screen has a line that prompt accepts and no
-// "esc to interrupt" footer (Claude Code and Codex while busy).
-func readyIdle(screen string, prompt func(line string) bool) bool {
-	if strings.Contains(screen, "esc to interrupt") {
-		return false
-	}
-	for _, line := range strings.Split(screen, "\n") {
-		if prompt(strings.TrimSpace(line)) {
-			return true
-		}
-	}
-	return false
 }

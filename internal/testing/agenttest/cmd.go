@@ -18,8 +18,8 @@ const SubmitSettle = ptytest.SubmitSettle
 // trusts a ready screen (see ptytest.ReadyQuiet).
 const ReadyQuiet = ptytest.ReadyQuiet
 
-// Cmd is a program to start in a pseudo-terminal: one of the CLIs as
-// built by Claude, Codex or Gemini, or any program.
+// Cmd is a program to start in a pseudo-terminal: a CLI as built by
+// OfflineCLI (or Claude, Codex, Gemini), or any program.
 type Cmd struct {
 	// Argv is the program and its arguments.
 	Argv []string
@@ -29,12 +29,13 @@ type Cmd struct {
 	Dir string
 	// Cols and Rows size the terminal; 0 means 80 and 24.
 	Cols, Rows int
-	// ConfigDir is the CLI's private configuration folder (CLAUDE_CONFIG_DIR,
-	// CODEX_HOME or GEMINI_CLI_HOME), for tests that add hooks or read
-	// transcripts; empty for other programs.
+	// ConfigDir is the CLI's private configuration folder (its Offline
+	// setup's: CLAUDE_CONFIG_DIR, CODEX_HOME, GEMINI_CLI_HOME, …), for
+	// tests that add hooks or read transcripts; empty for other programs.
 	ConfigDir string
 	// AnswerQueries makes the terminal answer the queries the TUIs send at
-	// start (see ptytest.Options). None of the three CLIs needs it.
+	// start (see ptytest.Options), when its Offline setup says so
+	// (OpenCode).
 	AnswerQueries bool
 }
 

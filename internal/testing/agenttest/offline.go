@@ -9,8 +9,7 @@ import (
 )
 
 // OfflineOptions configure a CLI whose profile says how it runs offline
-// (agents.Profile.Offline): every CLI added after the first three. The
-// zero value (apart from Model) means defaults.
+// (agents.Profile.Offline): every pinned CLI. The zero value (apart from Model) means defaults.
 type OfflineOptions struct {
 	// Model is the mock server's base URL, of the API the profile names.
 	Model string
@@ -57,11 +56,18 @@ func OfflineCmd(stateDir, name string, opts OfflineOptions) (Cmd, error) {
 	if err != nil {
 		return Cmd{}, err
 	}
+	return OfflineCmdWith(stateDir, name, opts, off.Setup)
+}
+
+// OfflineCmdWith is OfflineCmd with setup in place of the profile's
+// Offline.Setup: one of the CLI's package's with options of its own
+// (claude.OfflineSetup's renderer). Every CLI's command is built here.
+func OfflineCmdWith(stateDir, name string, opts OfflineOptions, setup func(agents.OfflineOptions) (agents.OfflineSetup, error)) (Cmd, error) {
 	s, err := newCLISetup(name, stateDir, opts.Binary, opts.WorkDir, opts.Model)
 	if err != nil {
 		return Cmd{}, err
 	}
-	set, err := off.Setup(agents.OfflineOptions{Home: s.home, Work: s.work, Model: opts.Model})
+	set, err := setup(agents.OfflineOptions{Home: s.home, Work: s.work, Model: opts.Model})
 	if err != nil {
 		return Cmd{}, s.wrap(err)
 	}

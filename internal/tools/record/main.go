@@ -1,6 +1,7 @@
 // Command record makes the scanner's terminal recordings: it drives a real
-// agent CLI (Claude Code, Codex or Gemini CLI, the pinned versions installed
-// by .ci/install-agents) in a pseudo-terminal against a mock model server
+// agent CLI (any of the registry with a Pin and an Offline, the pinned
+// versions installed by .ci/install-agents) in a pseudo-terminal, as its
+// profile's Offline says, against a mock model server
 // that streams a scripted reply, and saves the exact byte stream the CLI
 // wrote (NAME.raw, from the CLI's start until its reply is complete and the
 // screen is still) with what a scanner must find in it (NAME.json).
@@ -91,33 +92,30 @@ func run(args []string, out io.Writer) error {
 	return nil
 }
 
-// folderOf names the recordings folder of a CLI: its pin's folder
-// (Claude Code's new recordings go beside the first ones, in -extra).
+// folderOf names the recordings folder of a CLI: its pin's folder, with
+// the suffix folderSuffix gives it.
 func folderOf(cli string) string {
 	pin, err := agenttest.Pin(cli)
 	if err != nil {
 		return cli
 	}
-	if cli == "claude" {
-		return pin.Dir() + "-extra"
-	}
-	return pin.Dir()
+	return pin.Dir() + folderSuffix(cli)
 }
 
 // fixture is the NAME.json written beside NAME.raw, in the shape of the
-// Claude Code recordings in testdata/recordings/claude-code-2.1.328.
+// Claude Code recordings in testdata/recordings/claude-code-2.1.328 (whose
+// "claude_code" key holds the version that "cli" and "version" hold here).
 type fixture struct {
-	Cols       int       `json:"cols"`
-	Rows       int       `json:"rows"`
-	Prompts    []string  `json:"prompts"`
-	ClaudeCode string    `json:"claude_code,omitempty"`
-	CLI        string    `json:"cli,omitempty"`
-	Version    string    `json:"version,omitempty"`
-	Renderer   string    `json:"renderer,omitempty"`
-	Must       []command `json:"must"`
-	MustNot    []command `json:"must_not"`
-	Either     []command `json:"either"`
-	Note       string    `json:"note,omitempty"`
+	Cols     int       `json:"cols"`
+	Rows     int       `json:"rows"`
+	Prompts  []string  `json:"prompts"`
+	CLI      string    `json:"cli,omitempty"`
+	Version  string    `json:"version,omitempty"`
+	Renderer string    `json:"renderer,omitempty"`
+	Must     []command `json:"must"`
+	MustNot  []command `json:"must_not"`
+	Either   []command `json:"either"`
+	Note     string    `json:"note,omitempty"`
 	// AssistantText is what the model answered to every prompt; when the
 	// replies differ, AssistantTexts holds one per model turn and
 	// AssistantText the first.
@@ -166,63 +164,40 @@ func record(s spec, dir string) (string, error) {
 		replies = append(replies, r)
 	}
 	opts := mockmodel.Options{Script: mockmodel.Queue(replies...)}
-	var (
-		cmd   agenttest.Cmd
-		log   *mockmodel.Log
-		ready func(string) bool
-		fx    = fixture{Cols: s.Cols, Rows: s.Rows, Prompts: s.Prompts, Must: nonNil(s.Must),
-			MustNot: nonNil(s.MustNot), Either: nonNil(s.Either), Note: s.Note}
-		settle = agenttest.SubmitSettle
-		// OpenCode asks the model 10 to 30 s after the Enter at a load
-		// of 20: a second Enter is sent after half of this.
-		submitWithin = 20 * time.Second
-	)
-	switch s.CLI {
-	case "claude":
-		m := mockmodel.NewAnthropic(opts)
-		defer m.Close()
-		log = m.Log
-		cmd, err = agenttest.ClaudeCmd(state, agenttest.ClaudeOptions{Model: m.URL, WorkDir: work, Binary: bin,
-			Cols: s.Cols, Rows: s.Rows, Renderer: s.Renderer, ExtraArgs: s.Args})
-		ready = agenttest.ClaudeReady
-		fx.ClaudeCode = agenttest.ClaudeVersion
-		fx.Renderer = s.Renderer
-	case "codex":
-		m := mockmodel.NewResponses(opts)
-		defer m.Close()
-		log = m.Log
-		cmd, err = agenttest.CodexCmd(state, agenttest.CodexOptions{Model: m.URL, WorkDir: work, Binary: bin, Cols: s.Cols, Rows: s.Rows, ExtraArgs: s.Args})
-		ready = agenttest.CodexReady
-		fx.CLI, fx.Version = "codex", agenttest.CodexVersion
-	case "gemini":
-		m := mockmodel.NewGemini(opts)
-		defer m.Close()
-		log = m.Log
-		cmd, err = agenttest.GeminiCmd(state, agenttest.GeminiOptions{Model: m.URL, WorkDir: work, Binary: bin, Cols: s.Cols, Rows: s.Rows, ExtraArgs: s.Args})
-		ready = agenttest.GeminiReady
-		fx.CLI, fx.Version = "gemini", agenttest.GeminiVersion
-		settle = 300 * time.Millisecond
-	default: // a CLI whose profile says how it runs offline
-		off, oerr := agenttest.OfflineOf(s.CLI)
-		if oerr != nil {
-			return "", oerr
-		}
-		m, merr := mockmodel.Start(off.API, opts)
-		if merr != nil {
-			return "", merr
-		}
-		defer m.Close()
-		log = m.Log
-		cmd, err = agenttest.OfflineCmd(state, s.CLI, agenttest.OfflineOptions{Model: m.URL, WorkDir: work, Binary: bin, Cols: s.Cols, Rows: s.Rows, ExtraArgs: s.Args})
-		ready = off.Ready
-		pin, _ := agenttest.Pin(s.CLI)
-		fx.CLI, fx.Version = s.CLI, pin.Version
-		settle = 300 * time.Millisecond
-		submitWithin = 90 * time.Second
-	}
+	// Every CLI the same way, through its profile's Offline (the registry).
+	off, err := agenttest.OfflineOf(s.CLI)
 	if err != nil {
 		return "", err
 	}
+	m, err := mockmodel.Start(off.API, opts)
+	if err != nil {
+		return "", err
+	}
+	defer m.Close()
+	log := m.Log
+	pin, err := agenttest.Pin(s.CLI)
+	if err != nil {
+		return "", err
+	}
+	fx := fixture{Cols: s.Cols, Rows: s.Rows, Prompts: s.Prompts, Must: nonNil(s.Must),
+		MustNot: nonNil(s.MustNot), Either: nonNil(s.Either), Note: s.Note,
+		CLI: s.CLI, Version: pin.Version, Renderer: s.Renderer}
+	setup := off.Setup
+	if s.Setup != nil {
+		setup = s.Setup
+	}
+	cmd, err := agenttest.OfflineCmdWith(state, s.CLI, agenttest.OfflineOptions{Model: m.URL, WorkDir: work, Binary: bin,
+		Cols: s.Cols, Rows: s.Rows, ExtraArgs: s.Args}, setup)
+	if err != nil {
+		return "", err
+	}
+	// A human's pace: a pause between the paste and its Enter, and a
+	// second Enter after half of submitWithin when the model got nothing
+	// (OpenCode asks the model 10 to 30 s after the Enter at a load of 20).
+	const (
+		settle       = 300 * time.Millisecond
+		submitWithin = 90 * time.Second
+	)
 	fx.AssistantText = s.Replies[0]
 	fx.ToolUse = s.Tool
 	fx.Args = s.Args
@@ -238,7 +213,7 @@ func record(s spec, dir string) (string, error) {
 	}
 	defer term.Close()
 	// OpenCode took 60 s to draw its home screen at a load of 20.
-	if _, err := term.WaitReady(150*time.Second, ready); err != nil {
+	if _, err := term.WaitReady(150*time.Second, off.Ready); err != nil {
 		return "", fmt.Errorf("waiting for the CLI to start: %w", err)
 	}
 	for i, p := range s.Prompts {
@@ -258,7 +233,7 @@ func record(s spec, dir string) (string, error) {
 			screen, _ := agenttest.RenderScreen(term.Raw(), s.Cols, s.Rows)
 			return "", fmt.Errorf("prompt %d: %w; screen:\n%s", i+1, err, screen)
 		}
-		if _, err := term.WaitReady(60*time.Second, ready); err != nil {
+		if _, err := term.WaitReady(60*time.Second, off.Ready); err != nil {
 			return "", fmt.Errorf("prompt %d: waiting for the reply to finish: %w", i+1, err)
 		}
 	}

@@ -4,25 +4,45 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/relayhq/relay/internal/agents"
+	"github.com/relayhq/relay/internal/agents/claude"
 	"github.com/relayhq/relay/internal/testing/mockmodel"
 )
+
+// folderSuffix follows a CLI's pin folder in the name of its recordings
+// folder: Claude Code's recordings made here go beside the first ones,
+// which an earlier tool made.
+func folderSuffix(cli string) string {
+	if cli == "claude" {
+		return "-extra"
+	}
+	return ""
+}
+
+// classic runs Claude Code with its classic renderer.
+func classic(o agents.OfflineOptions) (agents.OfflineSetup, error) {
+	return claude.OfflineSetup(o, claude.RendererClassic)
+}
 
 // spec is one recording: which CLI, at what size, the prompts typed and the
 // model's reply to each, and what a scanner must find.
 type spec struct {
 	CLI      string // a profile with a Pin: claude, codex, gemini, pi, …
 	Name     string // file name without extension
-	Renderer string // Claude Code only: fullscreen (default) or classic
-	Cols     int
-	Rows     int
-	Prompts  []string
-	Replies  []string           // one per prompt, plus one after the tool call
-	Tool     *mockmodel.ToolUse // a tool call after the first reply's text
-	Args     []string           // extra command-line arguments for the CLI
-	Must     []command
-	MustNot  []command
-	Either   []command
-	Note     string
+	Renderer string // for the fixture: the renderer Setup picks, if any
+	// Setup, when set, replaces the profile's Offline.Setup (Claude
+	// Code's classic renderer).
+	Setup   func(agents.OfflineOptions) (agents.OfflineSetup, error)
+	Cols    int
+	Rows    int
+	Prompts []string
+	Replies []string           // one per prompt, plus one after the tool call
+	Tool    *mockmodel.ToolUse // a tool call after the first reply's text
+	Args    []string           // extra command-line arguments for the CLI
+	Must    []command
+	MustNot []command
+	Either  []command
+	Note    string
 }
 
 func relay(target, body string) command { return command{NS: "relay", Target: target, Body: body} }
@@ -116,11 +136,11 @@ func allSpecs() []spec {
 			Replies: []string{narrowReply}, Must: []command{relay("Bob", bobNightly)}, Note: narrowNote},
 		{CLI: "claude", Name: "wide-160x50", Cols: 160, Rows: 50, Prompts: []string{"fx-wide"},
 			Replies: []string{wideReply}, Must: wideMust, MustNot: []command{{NS: "relay", Target: "Dave"}}, Note: wideNote},
-		{CLI: "claude", Name: "classic-long-80x24", Renderer: "classic", Cols: 80, Rows: 24, Prompts: []string{"fx-long"},
+		{CLI: "claude", Name: "classic-long-80x24", Renderer: claude.RendererClassic, Setup: classic, Cols: 80, Rows: 24, Prompts: []string{"fx-long"},
 			Replies: []string{longReply(60, 30, "@relay:Bob "+bobReview)},
 			Must:    []command{relay("Bob", bobReview)}, MustNot: carolNever,
 			Note: "Claude Code's classic renderer (main screen, no alternate screen): " + longNote},
-		{CLI: "claude", Name: "classic-twice-100x30", Renderer: "classic", Cols: 100, Rows: 30, Prompts: []string{"fx-twice-1", "fx-twice-2"},
+		{CLI: "claude", Name: "classic-twice-100x30", Renderer: claude.RendererClassic, Setup: classic, Cols: 100, Rows: 30, Prompts: []string{"fx-twice-1", "fx-twice-2"},
 			Replies: []string{twiceReply, twiceReply},
 			Must:    []command{relay("Bob", bobRerun), relay("Bob", bobRerun)},
 			Note:    "Claude Code's classic renderer: " + twiceNote},

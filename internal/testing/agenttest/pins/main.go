@@ -1,7 +1,7 @@
 // Command pins prints the pinned agent CLIs of the registry, one a line,
 // for .ci/install-agents:
 //
-//	name|npm-package|version|bin|--version text|cache folder
+//	name|npm-package|version|bin|--version text|cache folder|postinstall
 //
 // With arguments it prints only the CLIs named (profile names) and fails
 // on a name with no pin.
@@ -9,20 +9,22 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
+	"strings"
 
 	"github.com/relayhq/relay/internal/agents"
 	"github.com/relayhq/relay/internal/agents/registry"
 )
 
 func main() {
-	if err := run(os.Args[1:]); err != nil {
+	if err := run(os.Args[1:], os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "pins:", err)
 		os.Exit(2)
 	}
 }
 
-func run(names []string) error {
+func run(names []string, out io.Writer) error {
 	var pinned []agents.Profile
 	for _, p := range registry.All() {
 		if p.Pin != nil {
@@ -44,7 +46,12 @@ func run(names []string) error {
 		pinned = want
 	}
 	for _, p := range pinned {
-		fmt.Printf("%s|%s|%s|%s|%s|%s\n", p.Name, p.Pin.Package, p.Pin.Version, p.Pin.Bin, p.Pin.VersionText, p.Pin.Dir())
+		fmt.Fprintln(out, line(p.Name, *p.Pin))
 	}
 	return nil
+}
+
+// line is one pinned CLI as .ci/install-agents reads it.
+func line(name string, p agents.Pin) string {
+	return strings.Join([]string{name, p.Package, p.Version, p.Bin, p.VersionText, p.Dir(), p.Postinstall}, "|")
 }
