@@ -21,10 +21,6 @@ import (
 // arguments, environment and terminal: syscall.Exec replaces this process
 // before it has started anything or touched the terminal.
 
-// FullBinary is the file name of the full relay binary, which `make
-// install` puts beside the lean one.
-const FullBinary = "relay-hub"
-
 // ErrNoFullBinary means the full binary is not beside the lean one.
 var ErrNoFullBinary = errors.New("the full relay binary is missing")
 
@@ -96,11 +92,12 @@ func leanWrap(env *Env, cfg *config.Config, o *wrapOptions, home string, args []
 	if cfg.Hub.URL != "" { // a hub named, or none
 		return nil
 	}
-	if _, err := hub.Discover(home); err == nil {
+	_, err := fullBinary(env)
+	if err == nil {
 		return nil
 	}
-	if _, err := fullBinary(env); err != nil {
-		return fmt.Errorf("no hub runs in %s, and none can be started: %w", home, err)
+	if _, derr := hub.Discover(home); derr == nil { // probes the hub: only when needed
+		return nil
 	}
-	return nil
+	return fmt.Errorf("no hub runs in %s, and none can be started: %w", home, err)
 }
