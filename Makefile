@@ -11,14 +11,22 @@ LDFLAGS  := -X github.com/relayhq/relay/internal/cli.Version=$(VERSION)
 
 .PHONY: build install test test-short cross bench soak lint fmt clean
 
+# build makes the pair that install puts on PATH: bin/relay, the lean
+# build (tag lean, no cgo), which wraps agents and joins a hub, and
+# bin/relay-hub, the full one (the default build: hub, dashboard, memory
+# store, MCP server), which the lean relay runs for every other command
+# (docs/performance.md). `go install ./cmd/relay` still makes the full
+# all-in-one relay.
 build:
-	$(GO) build -tags $(TAGS) -ldflags '$(LDFLAGS)' -o bin/relay ./cmd/relay
+	CGO_ENABLED=0 $(GO) build -tags '$(TAGS) lean' -ldflags '$(LDFLAGS)' -o bin/relay ./cmd/relay
+	$(GO) build -tags $(TAGS) -ldflags '$(LDFLAGS)' -o bin/relay-hub ./cmd/relay
 
 install: build
 	@mkdir -p $(BINDIR)
+	install -m 0755 bin/relay-hub $(BINDIR)/relay-hub
 	install -m 0755 bin/relay $(BINDIR)/relay
-	@case ":$$PATH:" in *":$(BINDIR):"*) echo "installed $(BINDIR)/relay";; \
-	  *) echo "installed $(BINDIR)/relay, but $(BINDIR) is not on your PATH: add it, or run $(BINDIR)/relay";; esac
+	@case ":$$PATH:" in *":$(BINDIR):"*) echo "installed $(BINDIR)/relay (and relay-hub beside it)";; \
+	  *) echo "installed $(BINDIR)/relay (and relay-hub beside it), but $(BINDIR) is not on your PATH: add it, or run $(BINDIR)/relay";; esac
 
 test:
 	$(GO) vet -tags $(TAGS) $(PKG)
@@ -34,6 +42,7 @@ cross:
 	@set -e; for t in $(CROSS); do \
 	  os=$${t%/*}; arch=$${t#*/}; echo "cross $$os/$$arch"; \
 	  GOOS=$$os GOARCH=$$arch CGO_ENABLED=0 $(GO) build -tags $(TAGS) -o /dev/null ./cmd/relay; \
+	  GOOS=$$os GOARCH=$$arch CGO_ENABLED=0 $(GO) build -tags '$(TAGS) lean' -o /dev/null ./cmd/relay; \
 	  GOOS=$$os GOARCH=$$arch CGO_ENABLED=0 $(GO) vet -tags $(TAGS) $(PKG); \
 	done
 

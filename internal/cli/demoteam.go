@@ -1,3 +1,5 @@
+//go:build !lean
+
 package cli
 
 import (
@@ -122,7 +124,7 @@ func runDemoTeam(ctx context.Context, env *Env, dir string, timeout time.Duratio
 	}
 	defer c.Close()
 	agentEnv := append(env.environ(), "RELAY_HOME="+home, "RELAY_HUB="+h.URL(), "RELAY_TOKEN="+h.Token(), "RELAY_WORKSPACE="+demoTeamWorkspace)
-	o := team.Options{File: f, Workspace: demoTeamWorkspace, Home: home, Relay: env.Executable, Env: agentEnv,
+	o := team.Options{File: f, Workspace: demoTeamWorkspace, Home: home, Relay: wrapperBinary(env.Executable), Env: agentEnv,
 		Headless: true, Out: newPrefixWriter(env.Stdout, "  "), By: "demo"}
 	// Down even when the demo fails half way: no agent outlives it.
 	defer func() {

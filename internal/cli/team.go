@@ -1,3 +1,5 @@
+//go:build !lean
+
 package cli
 
 import (
@@ -115,7 +117,7 @@ func teamSetup(env *Env, o teamOptions) (team.Options, error) {
 		return to, err
 	}
 	return team.Options{
-		File: f, Workspace: cfg.Workspace, Home: home, Relay: env.Executable,
+		File: f, Workspace: cfg.Workspace, Home: home, Relay: wrapperBinary(env.Executable),
 		Env: env.environ(), Headless: o.headless, Out: env.Stdout, By: defaultSender(env),
 	}, nil
 }

@@ -79,6 +79,9 @@ func runWrap(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := leanWrap(env, cfg, o, home, args); err != nil {
+		return err
+	}
 	stdin, ok := env.Stdin.(*os.File)
 	if !ok {
 		return fmt.Errorf("stdin must be a file or a terminal")

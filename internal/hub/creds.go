@@ -1,3 +1,5 @@
+//go:build !lean
+
 package hub
 
 import (
@@ -27,34 +29,6 @@ import (
 //
 // Only the administrator's token may ask for credentials: requests go to
 // IssueSubject and RevokeSubject, which no agent's permissions allow.
-
-// IssueSubject is where a wrapper (holding the workspace token) asks the hub
-// for its agent's credential: a CredentialRequest, answered by a Credential.
-const IssueSubject = "relay._creds.issue"
-
-// RevokeSubject is where a wrapper revokes its agent's credential when the
-// agent leaves: a CredentialRequest, answered by a Credential without token.
-const RevokeSubject = "relay._creds.revoke"
-
-// CredentialRequest names the agent a credential is for.
-type CredentialRequest struct {
-	Workspace string `json:"workspace"`
-	Name      string `json:"name"`
-}
-
-// Credential is the hub's answer: the agent's token and the prefix of the
-// reply subjects it may read (nats.CustomInboxPrefix), or an error.
-type Credential struct {
-	Token       string `json:"token,omitempty"`
-	InboxPrefix string `json:"inbox_prefix,omitempty"`
-	Error       string `json:"error,omitempty"`
-}
-
-// AgentInboxPrefix is the prefix of the reply subjects of agent name's
-// credential: _RELAY_INBOX.<workspace>.<name>.
-func AgentInboxPrefix(workspace, name string) string {
-	return "_RELAY_INBOX." + workspace + "." + name
-}
 
 // AgentPermissions is what agent name of workspace ws may do with its own
 // credential: send as itself (the inbox subjects with its name as sender),

@@ -3,7 +3,9 @@ package hub
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
 	"crypto/tls"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,6 +23,9 @@ import (
 	"github.com/relayhq/relay/internal/logfile"
 	"github.com/relayhq/relay/internal/statedir"
 )
+
+// Dir returns the hub's folder inside home.
+func Dir(home string) string { return filepath.Join(home, "hub") }
 
 // ErrHubExited is returned by StartDetached when the hub it started exited
 // before it answered: it could not listen on its address, its folder was
@@ -429,4 +434,38 @@ func exitReason(logPath string, offset int64) string {
 		}
 	}
 	return "see its log"
+}
+
+// ensureDirs creates home and its hub folder 0700 and refuses either when
+// another user owns it or others can write it.
+func ensureDirs(home string) error {
+	_, err := statedir.EnsureSub(home, filepath.Base(Dir(home)))
+	return err
+}
+
+func tokenSum(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
+}
+
+// readToken reads the token file of the hub folder dir, refusing one that
+// relay did not write: another user's, one others can read or write, one
+// without a hub.json beside it (st is zero), or one that does not match
+// the SHA-256 that hub.json records. "" with no error means an empty file.
+func readToken(dir string, st state) (string, error) {
+	path := filepath.Join(dir, "token")
+	b, err := statedir.ReadSecret(path)
+	if err != nil {
+		return "", err
+	}
+	t := strings.TrimSpace(string(b))
+	switch {
+	case st == (state{}):
+		return "", &statedir.UnsafeError{Path: path, Problem: "has no hub.json beside it: relay did not write it",
+			Fix: "rm " + path + " (relay up writes a new one)"}
+	case st.TokenSHA256 != "" && st.TokenSHA256 != tokenSum(t):
+		return "", &statedir.UnsafeError{Path: path, Problem: "does not match the token relay recorded in hub.json: relay did not write it",
+			Fix: "rm " + path + " (relay up writes a new one)"}
+	}
+	return t, nil
 }

@@ -1,3 +1,5 @@
+//go:build !lean
+
 // Package hub runs relay's hub: an embedded NATS server with JetStream file
 // storage under RELAY_HOME, listening on loopback and guarded by a generated
 // token. It also records where the running hub is (URL, token, pid) so that
@@ -39,14 +41,11 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
-
-	"github.com/relayhq/relay/internal/statedir"
 )
 
 // Options configure Start. The zero value (with Home set) runs a hub on
@@ -134,9 +133,6 @@ type Hub struct {
 	st       state // as recorded in hub.json
 	lastDash int   // the dashboard port of the previous run
 }
-
-// Dir returns the hub's folder inside home.
-func Dir(home string) string { return filepath.Join(home, "hub") }
 
 func (o *Options) fill() error {
 	if o.Home == "" {
@@ -444,40 +440,6 @@ func (h *Hub) SetDashboard(rawURL string) error {
 	}
 	h.st = st
 	return nil
-}
-
-// ensureDirs creates home and its hub folder 0700 and refuses either when
-// another user owns it or others can write it.
-func ensureDirs(home string) error {
-	_, err := statedir.EnsureSub(home, filepath.Base(Dir(home)))
-	return err
-}
-
-func tokenSum(token string) string {
-	sum := sha256.Sum256([]byte(token))
-	return hex.EncodeToString(sum[:])
-}
-
-// readToken reads the token file of the hub folder dir, refusing one that
-// relay did not write: another user's, one others can read or write, one
-// without a hub.json beside it (st is zero), or one that does not match
-// the SHA-256 that hub.json records. "" with no error means an empty file.
-func readToken(dir string, st state) (string, error) {
-	path := filepath.Join(dir, "token")
-	b, err := statedir.ReadSecret(path)
-	if err != nil {
-		return "", err
-	}
-	t := strings.TrimSpace(string(b))
-	switch {
-	case st == (state{}):
-		return "", &statedir.UnsafeError{Path: path, Problem: "has no hub.json beside it: relay did not write it",
-			Fix: "rm " + path + " (relay up writes a new one)"}
-	case st.TokenSHA256 != "" && st.TokenSHA256 != tokenSum(t):
-		return "", &statedir.UnsafeError{Path: path, Problem: "does not match the token relay recorded in hub.json: relay did not write it",
-			Fix: "rm " + path + " (relay up writes a new one)"}
-	}
-	return t, nil
 }
 
 // loadToken reads the stored token, or creates one (32 random bytes, hex)

@@ -1,3 +1,5 @@
+//go:build !lean
+
 // Package natscreds makes relay's identities for an external NATS
 // deployment in NATS's decentralized JWT form (the form nsc makes): an
 // operator, a system account, relay's account with JetStream, and one user
@@ -395,30 +397,4 @@ func writeFile(path string, data []byte) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
-}
-
-// InboxPrefix returns the reply-subject prefix the user in the .creds file
-// at path may read (hub.AgentInboxPrefix, as Issue grants it), or "" when
-// the file cannot be read or grants none (an administrator's, another
-// tool's): a client connecting with an agent's credentials must use it
-// (bus.Options.InboxPrefix), or no answer from the server reaches it.
-func InboxPrefix(path string) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return ""
-	}
-	token, err := jwt.ParseDecoratedJWT(b)
-	if err != nil {
-		return ""
-	}
-	uc, err := jwt.DecodeUserClaims(token)
-	if err != nil {
-		return ""
-	}
-	for _, s := range uc.Sub.Allow {
-		if p, ok := strings.CutSuffix(s, ".>"); ok && strings.HasPrefix(p, "_RELAY_INBOX.") {
-			return p
-		}
-	}
-	return ""
 }

@@ -62,7 +62,7 @@ func main() {
 	}
 	var o options
 	var phases string
-	flag.StringVar(&o.relay, "relay", "bin/relay", "the relay binary")
+	flag.StringVar(&o.relay, "relay", "bin/relay", "the relay binary (make build: the lean relay that make install installs, relay-hub beside it)")
 	flag.DurationVar(&o.window, "window", 30*time.Second, "how long the wrapper's CPU is counted")
 	flag.IntVar(&o.messages, "messages", 5000, "messages in the stream for the peak RSS")
 	flag.IntVar(&o.runs, "runs", 7, "runs of each command for start-up and pass-through; the median counts")

@@ -193,7 +193,8 @@ func median[T time.Duration | float64](v []T) T {
 // startPhase times `relay wrap -- true` against `script -qc true`, and
 // the same with --name, whose claim runs beside the child (the
 // overlapped start; without --name relay may rename the agent, so it
-// claims first).
+// claims first); then `relay hook` against `true`, and the binaries'
+// sizes.
 func startPhase(_ context.Context, h *harness, o options) ([]row, error) {
 	var rows []row
 	for _, c := range []struct{ what, flags string }{
@@ -214,7 +215,33 @@ func startPhase(_ context.Context, h *harness, o options) ([]row, error) {
 				p.cpuA.Round(time.Millisecond), p.cpuB.Round(time.Millisecond)),
 			bar: "<= 1.5x"})
 	}
-	return rows, nil
+	// Agent CLIs run relay hook on every hook; without a wrapper to
+	// answer it returns at once, so this is the binary's start and exit.
+	p, err := pair(h, o.runs, []string{h.relay, "hook", "Stop"}, []string{"true"}, nil)
+	if err != nil {
+		return rows, err
+	}
+	rows = append(rows, row{what: "relay hook Stop (no wrapper) vs true",
+		figure: fmt.Sprintf("%.2fx (%v vs %v; CPU %v vs %v)", p.wallRatio, p.wallA.Round(time.Millisecond), p.wallB.Round(time.Millisecond),
+			p.cpuA.Round(time.Millisecond), p.cpuB.Round(time.Millisecond)),
+		bar: "-"})
+	return append(rows, row{what: "binaries on disk", figure: binarySizes(h.relay), bar: "-"}), nil
+}
+
+// binarySizes says the size of relay and of relay-hub beside it (make
+// build makes both: the lean relay that wraps, the full one it runs for
+// the hub's commands).
+func binarySizes(relay string) string {
+	var parts []string
+	for _, p := range []string{relay, filepath.Join(filepath.Dir(relay), "relay-hub")} {
+		fi, err := os.Stat(p)
+		if err != nil {
+			parts = append(parts, filepath.Base(p)+" none")
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s %.1f MB", filepath.Base(p), float64(fi.Size())/1e6))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // passPhase shows a file of o.sizeMB through relay wrap and script, each
