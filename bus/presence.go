@@ -39,6 +39,11 @@ var ErrNotRegistered = errors.New("agent not registered")
 // missedBeats is how many heartbeats may be missed before a claim expires.
 const missedBeats = 3
 
+// OfflineAfter is how long after its last heartbeat an agent whose
+// heartbeats come every heartbeat reads offline and its claim expires
+// (docs/protocol.md, Presence).
+func OfflineAfter(heartbeat time.Duration) time.Duration { return missedBeats * heartbeat }
+
 // Presence is one agent of a workspace as `relay agents` shows it.
 type Presence struct {
 	Name      string    `json:"name"`
@@ -98,7 +103,7 @@ func (r record) stale(created, now time.Time) bool {
 	if hb <= 0 {
 		hb = 2 * time.Second
 	}
-	return now.Sub(created) > missedBeats*hb
+	return now.Sub(created) > OfflineAfter(hb)
 }
 
 // claim is this client's hold on its name.
@@ -299,7 +304,8 @@ func (c *Client) SetState(ctx context.Context, st State) error {
 }
 
 // Agents lists every agent ever registered in the workspace, by name, with
-// its state (offline when its heartbeats stopped) and pending count.
+// its state (offline when its heartbeats stopped, or its process on this
+// machine is gone) and pending count.
 func (c *Client) Agents(ctx context.Context) ([]Presence, error) {
 	lister, err := c.kv.ListKeys(ctx)
 	if err != nil {
@@ -324,7 +330,10 @@ func (c *Client) Agents(ctx context.Context) ([]Presence, error) {
 		_ = json.Unmarshal(e.Value(), &r)
 		p := Presence{Name: n, Workspace: c.opts.Workspace, State: r.State, Since: r.Since, Seen: e.Created(), Host: r.Host, PID: r.PID,
 			CLI: r.CLI, Skipped: r.Skipped, Revoked: r.Revoked}
-		if r.stale(e.Created(), now) && p.State != StateOffline {
+		// Offline once its heartbeats stopped, or at once when its wrapper
+		// ran on this machine and its process is gone (a crash, a kill):
+		// what the claim takes over (Register) is listed so too.
+		if (r.stale(e.Created(), now) || r.provablyDead(c.ident.host)) && p.State != StateOffline {
 			p.State, p.Since = StateOffline, e.Created()
 		}
 		if r.State == StateBlocked && p.State != StateOffline {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"slices"
 	"testing"
 	"time"
 
@@ -183,6 +184,63 @@ func TestClaimOfDeadProcess(t *testing.T) {
 			}
 			if !tc.takeable && !errors.Is(err, bus.ErrNameTaken) {
 				t.Fatalf("Register: %v; want ErrNameTaken", err)
+			}
+		})
+	}
+}
+
+// TestAgentsOfDeadProcess: relay agents lists an agent whose wrapper ran
+// on this machine and whose process is gone as offline at once, before
+// its heartbeats age out (30 s for a wrapper); one whose process lives,
+// or that ran on another host, stays listed as it said until then.
+func TestAgentsOfDeadProcess(t *testing.T) {
+	h := startHub(t)
+	admin := connect(t, h, "admin")
+	ctx := context.Background()
+	js, _ := jetstream.New(admin.Conn())
+	kv, err := js.KeyValue(ctx, bus.PresenceBucket("default"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	host, _ := os.Hostname()
+	pidns, _ := os.Readlink("/proc/self/ns/pid")
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	live := exec.Command("sleep", "60")
+	if err := live.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = live.Process.Kill(); _ = live.Wait() })
+	cases := []struct {
+		name string
+		host string
+		pid  int
+		want bus.State
+	}{
+		{"dead process on this host", host, dead.Process.Pid, bus.StateOffline},
+		{"live process on this host", host, live.Process.Pid, bus.StateIdle},
+		{"dead pid on another host", host + "-elsewhere", dead.Process.Pid, bus.StateIdle},
+	}
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			name := "Carol" + string(rune('a'+i))
+			rec, _ := json.Marshal(map[string]any{"state": "idle", "since": time.Now().UTC(), "session": "old",
+				"heartbeat_ms": 10000, "host": tc.host, "pid": tc.pid, "pidns": pidns})
+			if _, err := kv.Create(ctx, name, rec); err != nil {
+				t.Fatal(err)
+			}
+			list, err := admin.Agents(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			i := slices.IndexFunc(list, func(p bus.Presence) bool { return p.Name == name })
+			if i < 0 {
+				t.Fatalf("%s not listed", name)
+			}
+			if list[i].State != tc.want {
+				t.Fatalf("%s listed %s, want %s", name, list[i].State, tc.want)
 			}
 		})
 	}

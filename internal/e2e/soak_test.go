@@ -315,14 +315,14 @@ func before(seq []int, n int) int {
 // as live, so that a new one may claim the name.
 func waitStale(t *testing.T, c *bus.Client, name string) {
 	t.Helper()
-	testutil.WaitFor(t, 30*time.Second, 100*time.Millisecond, func() error {
+	testutil.WaitFor(t, 45*time.Second, 100*time.Millisecond, func() error {
 		list, err := c.Agents(context.Background())
 		if err != nil {
 			return err
 		}
 		for _, a := range list {
-			// Three missed heartbeats (a wrapper's: 5 s each) free a claim.
-			if a.Name == name && a.State != bus.StateOffline && time.Since(a.Seen) < 16*time.Second {
+			// Three missed heartbeats (a wrapper's: 10 s each) free a claim.
+			if a.Name == name && a.State != bus.StateOffline && time.Since(a.Seen) < 31*time.Second {
 				return fmt.Errorf("%s still live (seen %v ago)", name, time.Since(a.Seen).Round(time.Millisecond))
 			}
 		}

@@ -11,35 +11,56 @@ import "time"
 // refreshRows) wake it once a quiet time, not every tick.
 
 // nextTick returns when Run's clock should read the screen next, and
-// false when it may sleep until woken.
-func (s *Scanner) nextTick() (time.Duration, bool) {
+// false when it may sleep until woken; quiet says the wait is for the
+// screen's quiet time, which each changed row moves later (Write moves
+// the alarm then, moveQuiet).
+func (s *Scanner) nextTick() (d time.Duration, due, quiet bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	d, due := s.clockDue()
+	d, due, quiet = s.clockDue()
 	if !due {
 		s.dormant = true
 	}
-	return d, due
+	if s.quietWait && due && quiet {
+		s.wokeEarly++
+	}
+	s.quietWait = due && quiet
+	return d, due, quiet
 }
 
 // clockDue returns when a pass with no new output could change the
-// scanner's answer, and false when none can. Called with s.mu held.
-func (s *Scanner) clockDue() (time.Duration, bool) {
+// scanner's answer, and false when none can; quiet says it is when the
+// screen will have been quiet long enough (from lastChange). Called with
+// s.mu held.
+func (s *Scanner) clockDue() (d time.Duration, due, quiet bool) {
 	if !s.settled || s.contentChanged || s.pending > 0 || s.epoch != s.passEpoch || s.inj.depth > 0 || !s.inj.end.IsZero() {
-		return s.tick, true
+		return s.tick, true, false
 	}
 	if s.hasBusyCue() {
 		// Busy whatever the time while the cue shows (updateState): a
 		// CLI's spinner turning under "esc to interrupt" costs the
 		// clock no wake-up (issue 34). The output that takes the cue
 		// away wakes it (Write).
-		return 0, false
+		return 0, false, false
 	}
 	if left := s.quietNeed() - s.now().Sub(s.lastChange); left > 0 {
 		// Busy until the screen has been quiet: the state turns idle then.
-		return left + time.Millisecond, true
+		return left + time.Millisecond, true, true
 	}
-	return 0, false
+	return 0, false, false
+}
+
+// moveQuiet moves the clock's quiet alarm to the screen's new quiet time
+// when rows changed since before (a spinner's frame) while the clock
+// waits for it: the clock then wakes only once output stops, not every
+// quiet time while it flows (alarm.go). Called with s.mu held.
+func (s *Scanner) moveQuiet(before time.Time) {
+	if !s.quietWait || s.alarm == nil || s.lastChange.Equal(before) {
+		return
+	}
+	if d, due, quiet := s.clockDue(); due && quiet {
+		s.alarm.move(d)
+	}
 }
 
 // quietNeed is how long the screen must be quiet before the agent counts

@@ -19,25 +19,49 @@ func (s *Scanner) Run(ctx context.Context, src Source) error {
 	go func() {
 		defer wg.Done()
 		// The clock (clock.go): t re-reads the screen while a pass can
-		// change its answer, and is stopped while it cannot (dormant).
+		// change its answer, quiet wakes it once the screen has been
+		// quiet long enough (alarm.go), and both are stopped while no
+		// pass can (dormant). At most one of them is set.
 		t := time.NewTimer(s.tick)
 		defer t.Stop()
+		quiet := newAlarm()
+		defer quiet.close()
+		s.mu.Lock()
+		s.alarm = quiet
+		s.mu.Unlock()
+		defer func() {
+			s.mu.Lock()
+			s.alarm, s.quietWait = nil, false
+			s.mu.Unlock()
+		}()
 		ticking := true
 		soon := time.NewTimer(settleTime)
 		soon.Stop()
 		armed := false
+		next := func() {
+			s.Tick()
+			d, due, onQuiet := s.nextTick()
+			ticking = due
+			switch {
+			case due && onQuiet:
+				quiet.set(d)
+			case due:
+				quiet.stop()
+				t.Reset(d)
+			default:
+				quiet.stop()
+			}
+		}
 		for {
 			select {
 			case <-ctx.Done():
 				soon.Stop()
 				return
 			case <-t.C:
-				s.Tick()
-				var d time.Duration
-				d, ticking = s.nextTick()
-				if ticking {
-					t.Reset(d)
-				}
+				next()
+			case <-quiet.C:
+				quiet.fired()
+				next()
 			case <-s.kick:
 				if !ticking {
 					t.Reset(s.tick)

@@ -97,7 +97,12 @@ type Scanner struct {
 	maybeChurn                  []int  // refreshRows's rows to check, reused
 	// dormant says Run's clock sleeps until output or a change comes
 	// (clock.go); wake ends it.
-	dormant   bool
+	dormant bool
+	// quietWait says Run's clock waits for the screen's quiet time on
+	// alarm (nil outside Run), which Write moves (moveQuiet).
+	quietWait bool
+	alarm     *alarm
+	wokeEarly int // the quiet alarm fired before the screen was quiet
 	lastEval  time.Time
 	lastWrite time.Time // rows can only have changed by then
 	settled   bool      // the last pass found nothing waiting
@@ -226,6 +231,7 @@ func (s *Scanner) Write(p []byte) (int, error) {
 	// not at the next tick, so that a command goes out at once.
 	lineDone := s.cues.LineBreaksEnd && bytes.IndexByte(p, '\n') >= 0
 	now := s.now()
+	changedBefore := s.lastChange
 	s.cutStaleString(now)
 	s.lastWrite = now
 	s.endInjection(s.lastWrite)
@@ -249,9 +255,10 @@ func (s *Scanner) Write(p []byte) (int, error) {
 		s.dormant = false
 		s.kick.Notify()
 	}
-	if _, due := s.clockDue(); due {
+	if _, due, _ := s.clockDue(); due {
 		s.wake()
 	}
+	s.moveQuiet(changedBefore)
 	s.unlockAndEmit()
 	return n, nil
 }

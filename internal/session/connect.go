@@ -30,12 +30,14 @@ const (
 	// maxOutbox bounds the messages kept while the hub is unreachable.
 	maxOutbox = 1000
 	// presenceEvery is how often a wrapper refreshes its agent's presence
-	// (bus.Options.Heartbeat, 2 s for other clients): an idle wrapper's
-	// heartbeats were a third of its CPU (issue 34). A state change is
-	// written at once all the same; a wrapper that died without a word
-	// reads offline after three periods, 15 s (on its own machine its
-	// name is free at once: the claim sees its process gone).
-	presenceEvery = 5 * time.Second
+	// (bus.Options.Heartbeat, 2 s for other clients): each refresh wakes
+	// the wrapper and the runtime's monitor thread, and at 5 s they were
+	// a third of an idle wrapper's CPU and 0.04 s a minute of one under
+	// a spinner (issue 34). A state change is written at once all the
+	// same; a wrapper that died without a word reads offline after three
+	// periods, 30 s, from another machine; on its own machine at once
+	// (relay agents and the claim see its process gone).
+	presenceEvery = 10 * time.Second
 )
 
 // hubLink is everything of the session that talks to the hub. Its fields
