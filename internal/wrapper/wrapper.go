@@ -350,14 +350,15 @@ func (s *Session) outputLoop() {
 	buf := make([]byte, 64<<10)
 	var prev, last time.Time // when the last two chunks came
 	streaming := func() bool { return last.Sub(prev) < streamGap }
-	take := func(p []byte, to io.Writer) {
-		prev, last = last, time.Now()
+	show := func(p []byte, to io.Writer) {
 		s.outMu.Lock()
 		_, werr := writeAll(to, p)
 		s.outMu.Unlock()
 		if werr != nil {
 			s.log.Warn("write to human", "err", werr)
 		}
+	}
+	tapped := func(p []byte) {
 		if s.opts.Tap != nil {
 			s.opts.Tap.Write(p)
 		}
@@ -366,6 +367,15 @@ func (s *Session) outputLoop() {
 				_ = s.input.answer(reply)
 			}
 		}
+	}
+	take := func(p []byte, to io.Writer) {
+		prev, last = last, time.Now()
+		show(p, to)
+		tapped(p)
+	}
+	var pump pumpTo // a flood's ends, when the human's terminal is written raw
+	if w, ok := s.toHuman.(rawWriter); ok {
+		pump = pumpTo{fd: w.fd, mu: &s.outMu, slow: func(p []byte) { show(p, w.slow) }, tap: tapped}
 	}
 	raw, isRaw := s.fromChild.(rawReader)
 	for {
@@ -376,8 +386,14 @@ func (s *Session) outputLoop() {
 		// the read that finds nothing after each) with raw ones on the
 		// netpoller (rawio.go).
 		if streaming() && s.thread != nil {
-			// A flood, on this goroutine's thread (outthread_linux.go).
-			err := s.thread.flood(buf, func(p []byte) { take(p, s.toHuman) })
+			// A flood, on this goroutine's thread (outthread_linux.go):
+			// pumped to a terminal written raw (outpump_linux.go).
+			var err error
+			if pump.mu != nil {
+				err = s.thread.pump(buf, pump)
+			} else {
+				err = s.thread.flood(buf, func(p []byte) { take(p, s.toHuman) })
+			}
 			if !errors.Is(err, errQuiet) {
 				s.sweep(err, buf, func(p []byte) { take(p, s.toHuman) })
 				return
