@@ -20,24 +20,35 @@ import (
 	"golang.org/x/term"
 )
 
-// pumpRig is a child printing `seq 1 lines` into a raw pty and a human's
-// terminal that is a pipe read by a `cat` of its own into a file,
-// started after delay.
+// pumpRig is a child printing `seq 1 lines` (or, with lines 0, `yes`
+// without end) into a raw pty and a human's terminal that is a pipe read
+// by a `cat` of its own into a file, started after delay.
 type pumpRig struct {
 	r      *threadReader
 	term   *os.File // the terminal's non-blocking write end
 	termFd int
 	shown  string // the file the terminal's reader writes
 	reader *exec.Cmd
+	child  *exec.Cmd
 	want   []byte
 	done   chan error // the child's exit
 }
 
 func newPumpRig(t *testing.T, lines int, delay time.Duration) *pumpRig {
 	t.Helper()
-	want, err := exec.Command("seq", "1", strconv.Itoa(lines)).Output()
-	if err != nil {
-		t.Skip("no seq:", err)
+	argv := []string{"seq", "1", strconv.Itoa(lines)}
+	if lines == 0 {
+		argv = []string{"yes", "a line of output without end"}
+	}
+	if _, err := exec.LookPath(argv[0]); err != nil {
+		t.Skip(err)
+	}
+	var want []byte
+	if lines > 0 {
+		var err error
+		if want, err = exec.Command(argv[0], argv[1:]...).Output(); err != nil {
+			t.Fatal(err)
+		}
 	}
 	ptmx, tty, err := pty.Open()
 	if err != nil {
@@ -76,12 +87,13 @@ func newPumpRig(t *testing.T, lines int, delay time.Duration) *pumpRig {
 		t.Fatal(err)
 	}
 	tr.Close()
-	child := exec.Command("seq", "1", strconv.Itoa(lines))
+	child := exec.Command(argv[0], argv[1:]...)
 	child.Stdout = tty
 	if err := child.Start(); err != nil {
 		t.Fatal(err)
 	}
 	tty.Close() // the pty reads EIO once the child is gone
+	rig.child = child
 	go func() { rig.done <- child.Wait() }()
 	return rig
 }
@@ -196,4 +208,37 @@ func TestPumpStalledTerminal(t *testing.T) {
 		t.Errorf("the tap got %d bytes, want %d", len(tapped), len(rig.want))
 	}
 	t.Logf("%d slow writes, %d bytes", slowCalls.Load(), slowBytes.Load())
+}
+
+// TestPumpEndsByTheDrainDeadline: after the child's exit a grandchild that
+// prints without end (here `yes`) holds the flood; the pump ends by the
+// drain's deadline, with what it read on the terminal.
+func TestPumpEndsByTheDrainDeadline(t *testing.T) {
+	rig := newPumpRig(t, 0, 0)
+	defer func() {
+		_ = rig.child.Process.Kill()
+		<-rig.done
+		rig.term.Close()
+		_ = rig.reader.Wait()
+	}()
+	var mu sync.Mutex
+	to := pumpTo{fd: rig.termFd, mu: &mu, slow: func(p []byte) { _, _ = writeAll(rig.term, p) }, tap: func([]byte) {}}
+	buf := make([]byte, 64<<10)
+	t0 := time.Now()
+	rig.r.drainBy(t0.Add(100 * time.Millisecond))
+	var err error
+	for {
+		// Under load `yes` may pause longer than streamGap: the output
+		// loop then waits on the netpoller and comes back; so does this.
+		err = rig.r.pump(buf, to)
+		if !errors.Is(err, errQuiet) || time.Since(t0) > 10*time.Second {
+			break
+		}
+	}
+	if !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("an endless flood ended with %v, want the deadline", err)
+	}
+	if d := time.Since(t0); d < 100*time.Millisecond || d > 5*time.Second {
+		t.Errorf("ended after %v, deadline 100ms", d)
+	}
 }
