@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -240,5 +241,47 @@ func TestPumpEndsByTheDrainDeadline(t *testing.T) {
 	}
 	if d := time.Since(t0); d < 100*time.Millisecond || d > 5*time.Second {
 		t.Errorf("ended after %v, deadline 100ms", d)
+	}
+}
+
+// TestQuietChildLeavesTheFloodPath: the pump hands output on without the
+// output loop's take, so the loop must note the time itself when a flood
+// ends; otherwise it went straight back into the pump, a 2 ms wait and a
+// read at a time (an idle wrapped bash: 1.5 s of CPU a minute instead of
+// 0.03). A child that prints a prompt and then nothing leaves the loop on
+// the netpoller.
+func TestQuietChildLeavesTheFloodPath(t *testing.T) {
+	screen, tty, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer screen.Close()
+	defer tty.Close()
+	if _, err := term.MakeRaw(int(tty.Fd())); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _, _ = io.Copy(io.Discard, screen) }()
+	keys, keysW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer keys.Close()
+	defer keysW.Close()
+	s, err := Start(Options{Command: []string{"sh", "-c", "printf '$ '; exec sleep 30"}, Stdin: keys, Stdout: tty, Cols: 80, Rows: 24})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		s.End()
+		s.Wait()
+	}()
+	if s.thread == nil {
+		t.Skip("no thread reader")
+	}
+	// 300 ms of quiet: a loop back in the pump would leave it about 150
+	// times (a 2 ms wait each).
+	time.Sleep(300 * time.Millisecond)
+	if n := s.floods.Load(); n > 5 {
+		t.Errorf("the output loop left the netpoller %d times for a child that printed one prompt", n)
 	}
 }

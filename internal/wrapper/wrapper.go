@@ -23,6 +23,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/creack/pty"
@@ -134,6 +135,8 @@ type Session struct {
 	stopSigs func()
 
 	resizeLog rateLog // SIGWINCH logged once a second at most
+
+	floods atomic.Int64 // times the output loop left the netpoller for a flood
 
 	outMu sync.Mutex // one write to the human's screen at a time (outputLoop, Tell)
 }
@@ -388,6 +391,7 @@ func (s *Session) outputLoop() {
 		if streaming() && s.thread != nil {
 			// A flood, on this goroutine's thread (outthread_linux.go):
 			// pumped to a terminal written raw (outpump_linux.go).
+			s.floods.Add(1)
 			var err error
 			if pump.mu != nil {
 				err = s.thread.pump(buf, pump)
@@ -398,7 +402,9 @@ func (s *Session) outputLoop() {
 				s.sweep(err, buf, func(p []byte) { take(p, s.toHuman) })
 				return
 			}
-			prev = time.Time{} // frames again, until two chunks come close together
+			// Frames again, until two chunks come close together. The
+			// pump hands output on without take: the last chunk came now.
+			prev, last = time.Time{}, time.Now()
 			continue
 		}
 		if streaming() || !isRaw {
