@@ -63,8 +63,9 @@ var errQuiet = errors.New("no output for a while")
 // nothing came for streamGap (errQuiet), the other side is closed
 // (io.EOF, or EIO) or the deadline passed (os.ErrDeadlineExceeded).
 // Consecutive long reads are handed over together, up to len(buf): one
-// write to the human's terminal and one copy to the tap for up to 64 KB
-// of a flood instead of one per 4 KB.
+// write and one copy to the tap for up to 64 KB of a flood instead of one
+// per 4 KB. It serves a human's screen that is not a terminal written raw
+// (a pipe, a file); a terminal's flood is pumped (outpump_linux.go).
 func (r *threadReader) flood(buf []byte, fn func(p []byte)) error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()

@@ -4,6 +4,7 @@ package wrapper
 
 import (
 	"os"
+	"sync"
 	"time"
 )
 
@@ -18,3 +19,12 @@ func (r *threadReader) drainBy(time.Time) {}
 var errQuiet error
 
 func (r *threadReader) flood([]byte, func([]byte)) error { return nil }
+
+// pumpTo is used on Linux only (outpump_linux.go).
+type pumpTo struct {
+	fd        int
+	mu        *sync.Mutex
+	slow, tap func(p []byte)
+}
+
+func (r *threadReader) pump([]byte, pumpTo) error { return nil }

@@ -23,6 +23,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/creack/pty"
@@ -134,6 +135,8 @@ type Session struct {
 	stopSigs func()
 
 	resizeLog rateLog // SIGWINCH logged once a second at most
+
+	floods atomic.Int64 // times the output loop left the netpoller for a flood
 
 	outMu sync.Mutex // one write to the human's screen at a time (outputLoop, Tell)
 }
@@ -350,14 +353,15 @@ func (s *Session) outputLoop() {
 	buf := make([]byte, 64<<10)
 	var prev, last time.Time // when the last two chunks came
 	streaming := func() bool { return last.Sub(prev) < streamGap }
-	take := func(p []byte, to io.Writer) {
-		prev, last = last, time.Now()
+	show := func(p []byte, to io.Writer) {
 		s.outMu.Lock()
 		_, werr := writeAll(to, p)
 		s.outMu.Unlock()
 		if werr != nil {
 			s.log.Warn("write to human", "err", werr)
 		}
+	}
+	tapped := func(p []byte) {
 		if s.opts.Tap != nil {
 			s.opts.Tap.Write(p)
 		}
@@ -366,6 +370,15 @@ func (s *Session) outputLoop() {
 				_ = s.input.answer(reply)
 			}
 		}
+	}
+	take := func(p []byte, to io.Writer) {
+		prev, last = last, time.Now()
+		show(p, to)
+		tapped(p)
+	}
+	var pump pumpTo // a flood's ends, when the human's terminal is written raw
+	if w, ok := s.toHuman.(rawWriter); ok {
+		pump = pumpTo{fd: w.fd, mu: &s.outMu, slow: func(p []byte) { show(p, w.slow) }, tap: tapped}
 	}
 	raw, isRaw := s.fromChild.(rawReader)
 	for {
@@ -376,13 +389,22 @@ func (s *Session) outputLoop() {
 		// the read that finds nothing after each) with raw ones on the
 		// netpoller (rawio.go).
 		if streaming() && s.thread != nil {
-			// A flood, on this goroutine's thread (outthread_linux.go).
-			err := s.thread.flood(buf, func(p []byte) { take(p, s.toHuman) })
+			// A flood, on this goroutine's thread (outthread_linux.go):
+			// pumped to a terminal written raw (outpump_linux.go).
+			s.floods.Add(1)
+			var err error
+			if pump.mu != nil {
+				err = s.thread.pump(buf, pump)
+			} else {
+				err = s.thread.flood(buf, func(p []byte) { take(p, s.toHuman) })
+			}
 			if !errors.Is(err, errQuiet) {
 				s.sweep(err, buf, func(p []byte) { take(p, s.toHuman) })
 				return
 			}
-			prev = time.Time{} // frames again, until two chunks come close together
+			// Frames again, until two chunks come close together. The
+			// pump hands output on without take: the last chunk came now.
+			prev, last = time.Time{}, time.Now()
 			continue
 		}
 		if streaming() || !isRaw {

@@ -23,12 +23,13 @@ type term struct {
 	done chan struct{} // closed when the process was waited for
 	read chan struct{} // closed when the terminal's output ended
 
-	mu    sync.Mutex
-	n     int64         // bytes shown
-	keep  bool          // keep what was shown (else only count it)
-	shown bytes.Buffer  // what was shown, when keep
-	wake  chan struct{} // pinged on new output
-	err   error         // the wait's error
+	mu          sync.Mutex
+	n           int64         // bytes shown
+	first, last time.Time     // when the first and the last bytes were read
+	keep        bool          // keep what was shown (else only count it)
+	shown       bytes.Buffer  // what was shown, when keep
+	wake        chan struct{} // pinged on new output
+	err         error         // the wait's error
 }
 
 // startTerm starts argv in a new session with a new pty (120×40) as its
@@ -76,7 +77,12 @@ func (t *term) readAll() {
 	for {
 		n, err := t.ptmx.Read(buf)
 		if n > 0 {
+			now := time.Now()
 			t.mu.Lock()
+			if t.n == 0 {
+				t.first = now
+			}
+			t.last = now
 			t.n += int64(n)
 			if t.keep {
 				t.shown.Write(buf[:n])
@@ -98,6 +104,14 @@ func (t *term) bytesShown() int64 {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.n
+}
+
+// flow returns how long the output took from its first byte to its last:
+// the pass-through alone, without the command's start and exit.
+func (t *term) flow() time.Duration {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.last.Sub(t.first)
 }
 
 // waitFor waits until the output holds s, up to timeout.
