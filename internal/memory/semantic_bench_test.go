@@ -181,6 +181,9 @@ func BenchmarkSemanticSearch(b *testing.B) {
 				b.ReportMetric(loadMS, "load-ms")
 				b.ReportMetric(loadCPUMS, "load-cpu-ms")
 				b.ReportMetric(indexMB, "index-MB")
+				anon, file := rssMB()
+				b.ReportMetric(anon, "rss-anon-MB")
+				b.ReportMetric(file, "rss-file-MB")
 				if mode == ModeHybrid {
 					b.ReportMetric(lexWarmMS, "lex-warm-ms")
 				}
@@ -259,6 +262,27 @@ func heapBytes() int64 {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	return int64(ms.HeapAlloc)
+}
+
+// rssMB returns the process's resident memory in MB as Linux counts it
+// (/proc/self/status): anonymous (the heap: the indexes) and file-backed
+// (pages of the store file mapped by SQLite, which the kernel can drop
+// and share with the page cache). Zeros elsewhere.
+func rssMB() (anon, file float64) {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0, 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		var kb float64
+		if _, err := fmt.Sscanf(line, "RssAnon: %f kB", &kb); err == nil {
+			anon = kb / 1000
+		}
+		if _, err := fmt.Sscanf(line, "RssFile: %f kB", &kb); err == nil {
+			file = kb / 1000
+		}
+	}
+	return anon, file
 }
 
 // cpuTime is the CPU time this process used so far (user and system, all
