@@ -133,13 +133,20 @@ func TestLexIndexRanksAsSQL(t *testing.T) {
 // queries' first passes ask for the same bitmaps as filtered ones).
 func warmLex(t testing.TB, st *Store, queries []string) {
 	t.Helper()
+	warmLexFor(t, st, queries, Query{Mode: ModeLexical})
+}
+
+// warmLexFor is warmLex with searches like q (its mode, filter, limit).
+func warmLexFor(t testing.TB, st *Store, queries []string, q Query) {
+	t.Helper()
 	deadline := time.Now().Add(5 * time.Minute)
 	for {
 		st.lex.mu.Lock()
 		asked := st.lex.asked
 		st.lex.mu.Unlock()
-		for _, q := range append([]string{"x"}, queries...) {
-			if _, err := st.Search(context.Background(), Query{Text: q, Mode: ModeLexical}); err != nil {
+		for _, text := range append([]string{"x"}, queries...) {
+			q.Text = text
+			if _, err := st.Search(context.Background(), q); err != nil {
 				t.Fatal(err)
 			}
 		}
