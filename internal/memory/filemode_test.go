@@ -2,7 +2,6 @@ package memory
 
 import (
 	"context"
-	"database/sql"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -59,30 +58,4 @@ func TestStoreFilesArePrivate(t *testing.T) {
 		s.Close()
 		check(t, path)
 	})
-}
-
-// TestStoreReadsThroughMap checks that every connection of a store reads
-// its file through a memory map (mmapSize), the pool's first and those
-// it opens later: SQLite's default is none, a pread per page.
-func TestStoreReadsThroughMap(t *testing.T) {
-	st := openTest(t, nil)
-	ctx := context.Background()
-	var conns []*sql.Conn
-	for range 3 { // held at once: three connections of the pool
-		c, err := st.db.Conn(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		conns = append(conns, c)
-	}
-	for i, c := range conns {
-		var n int64
-		if err := c.QueryRowContext(ctx, `PRAGMA mmap_size`).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		if n != mmapSize {
-			t.Errorf("connection %d: mmap_size %d, want %d", i, n, int64(mmapSize))
-		}
-	}
 }

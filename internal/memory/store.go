@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"database/sql"
-	"database/sql/driver"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -18,7 +17,7 @@ import (
 	"time"
 	"unicode"
 
-	sqlite3 "github.com/mattn/go-sqlite3" // the SQLite driver; build with -tags sqlite_fts5
+	_ "github.com/mattn/go-sqlite3" // the SQLite driver; build with -tags sqlite_fts5
 
 	"github.com/relayhq/relay/internal/mailbox"
 )
@@ -125,7 +124,10 @@ func Open(path string, opts *Options) (*Store, error) {
 	q.Set("_txlock", "immediate")
 	q.Set("_cache_size", "-32768") // KiB: 32 MiB of pages per connection
 	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + q.Encode()
-	db := sql.OpenDB(connector{dsn: dsn, drv: &sqlite3.SQLiteDriver{ConnectHook: mapFile}})
+	db, err := sql.Open("sqlite3", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open memory store %s: %w", path, err)
+	}
 	s := &Store{db: db, path: path, opts: o, index: &vecIndex{}, wake: mailbox.NewSignal()}
 	if err := s.migrate(context.Background()); err != nil {
 		db.Close()
@@ -464,27 +466,3 @@ func (s *Store) List(ctx context.Context, f Filter) ([]Memory, error) {
 	}
 	return out, nil
 }
-
-// mmapSize is how much of the file each connection reads through a
-// memory map (SQLite's mmap_size, here its build's most: SQLITE_MAX_MMAP_SIZE,
-// just under 2 GiB): a page read from the map is a memory access, not a
-// pread system call and a copy into SQLite's cache. Searches read
-// scattered pages (the vectors they rank exactly, FTS5's lists), dozens
-// each. Beyond it (a store over 2 GiB) pages are read as before.
-const mmapSize = 0x7fff0000
-
-// mapFile sets a new connection's mmap_size.
-func mapFile(c *sqlite3.SQLiteConn) error {
-	_, err := c.Exec(fmt.Sprintf("PRAGMA mmap_size = %d", int64(mmapSize)), nil)
-	return err
-}
-
-// connector opens connections of the SQLite driver with the store's
-// settings, without registering a driver of its own name process-wide.
-type connector struct {
-	dsn string
-	drv *sqlite3.SQLiteDriver
-}
-
-func (c connector) Connect(context.Context) (driver.Conn, error) { return c.drv.Open(c.dsn) }
-func (c connector) Driver() driver.Driver                        { return c.drv }
