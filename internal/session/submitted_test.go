@@ -94,7 +94,7 @@ type answeringSource struct {
 	asked            atomic.Int64 // calls of Answering
 }
 
-func (a *answeringSource) Answering() bool                { a.asked.Add(1); return a.answering.Load() }
+func (a *answeringSource) Answering() bool                 { a.asked.Add(1); return a.answering.Load() }
 func (a *answeringSource) HumanPromptSince(time.Time) bool { return a.human.Load() }
 
 // TestDirectWaitsForAnswer: through the CLI's own input path, a message
