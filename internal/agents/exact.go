@@ -170,3 +170,17 @@ type Deliverer interface {
 	// failure makes Direct false for a while.
 	Deliver(ctx context.Context, text string) error
 }
+
+// Answering is a Deliverer that reads from its CLI's record whether a
+// prompt waits for its answer. OpenCode answers only the last of the
+// prompts that reach it before its run reads the conversation: the session
+// gives it nothing while one waits (Answering), nor, after the human
+// submitted a line, before that prompt is in the record (HumanPromptSince)
+// or a while has passed.
+type Answering interface {
+	// Answering reports whether the newest prompt waits for its answer.
+	Answering() bool
+	// HumanPromptSince reports whether the record holds a prompt not of
+	// relay's stored at t or later.
+	HumanPromptSince(t time.Time) bool
+}

@@ -17,8 +17,10 @@ import (
 // TestQwenBeforeToolCall: a [[hooks.BeforeToolCall]] hook of the project
 // sees Qwen Code's shell call through relay's PreToolUse hook (in the
 // overlay of its system defaults) and refuses it: the command does not
-// run and the hook's reason reaches the model as the tool's error. All in
-// the primer's turn (--yolo: no approval dialog before the hook).
+// run and the hook's reason reaches the model as the tool's error. The
+// next shell call it allows with context: the command runs, and the context
+// reaches the model after the call's result (relay's PostToolUse hook). All
+// in the primer's turn (--yolo: no approval dialog before the hook).
 func TestQwenBeforeToolCall(t *testing.T) {
 	t.Parallel()
 	tm := newTeam(t)
@@ -33,10 +35,15 @@ in=$(cat)
 printf '%%s\n' "$in" >> "%s"
 case "$in" in
 *rm\ -rf*) echo "no deletions on Fridays: ask the human first" >&2; exit 2 ;;
+*echo\ q7*) echo '{"inject": "ctx-q7: run the linter next"}' ;;
 esac
 '''
 `, seen))
-	const refuse = "no deletions on Fridays"
+	const (
+		refuse = "no deletions on Fridays"
+		added  = "ctx-q7: run the linter next"
+		output = "q7-ran"
+	)
 	var (
 		mu   sync.Mutex
 		step int
@@ -49,9 +56,13 @@ esac
 		mu.Lock()
 		defer mu.Unlock()
 		switch {
+		case step == 2 && strings.Contains(r.LastUser, output):
+			step = 3
+			return mockmodel.Reply{Text: "Done."}
 		case step == 1 && strings.Contains(r.LastUser, refuse):
 			step = 2
-			return mockmodel.Reply{Text: "Understood, I will ask first."}
+			return mockmodel.Reply{Text: "Understood; echoing instead.", ToolUse: &mockmodel.ToolUse{Name: "run_shell_command",
+				Input: map[string]any{"command": "echo " + output, "description": "echo"}}}
 		case step == 0 && r.FindTool("run_shell_command") != "" && strings.Contains(r.LastUser, `You are agent "Carol"`):
 			step = 1
 			return mockmodel.Reply{Text: "Cleaning up.", ToolUse: &mockmodel.ToolUse{Name: "run_shell_command",
@@ -86,7 +97,15 @@ esac
 	if _, err := os.Stat(ran); err == nil {
 		t.Errorf("the refused command ran\nlog:\n%s", carol.log())
 	}
-	if got := countLines(seen); len(got) != 1 || !strings.Contains(got[0], "run_shell_command") {
-		t.Errorf("the hook saw %q, want the one shell call", got)
+	// The allowed call's result, with the context after the output.
+	r, err = model.WaitFor(ctx, func(r mockmodel.Request) bool { return strings.Contains(r.LastUser, output) }, "the allowed call's result")
+	if err != nil {
+		t.Fatalf("the allowed call's result never reached the model: %v\nscreen:\n%s\nlog:\n%s", err, carol.screen(t), carol.log())
+	}
+	if i, j := strings.Index(r.LastUser, output), strings.Index(r.LastUser, added); j < 0 || j < i {
+		t.Errorf("the hook's context is not after the call's result: %q", r.LastUser)
+	}
+	if got := countLines(seen); len(got) != 2 || !strings.Contains(got[0], "rm -rf") || !strings.Contains(got[1], "echo "+output) {
+		t.Errorf("the hook saw %q, want the two shell calls", got)
 	}
 }

@@ -54,6 +54,10 @@ type fakeTypist struct {
 	// its calls.
 	unfinished bool
 	releases   int
+	// submitted is the human's last submit (LastSubmit); asked counts
+	// the calls of LastSubmit.
+	submitted time.Time
+	asked     int
 }
 
 func (f *fakeTypist) Inject(fn func(write func([]byte) error) error) error {
@@ -62,6 +66,12 @@ func (f *fakeTypist) Inject(fn func(write func([]byte) error) error) error {
 	return fn(func(p []byte) error { f.typed.Write(p); return nil })
 }
 func (f *fakeTypist) LastHuman() time.Time { return time.Time{} }
+func (f *fakeTypist) LastSubmit() time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.asked++
+	return f.submitted
+}
 func (f *fakeTypist) ReleaseLine(empty func() bool) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -100,11 +110,21 @@ type rig struct {
 	s   *Session
 	scr *fakeScreen
 	ty  *fakeTypist
+	ctx context.Context // the session's, for start
 }
 
 // startRig starts a session with cfg's hub (NoHub when empty) as a plain
 // shell would run, and ends it with the test.
 func startRig(t *testing.T, cfg Config) *rig {
+	t.Helper()
+	r := newRig(t, cfg)
+	r.start()
+	return r
+}
+
+// newRig is startRig without starting the stages (rig.start), for a test
+// that sets more of the session first.
+func newRig(t *testing.T, cfg Config) *rig {
 	t.Helper()
 	if cfg.Hub == "" {
 		cfg.Hub = NoHub
@@ -141,11 +161,15 @@ func startRig(t *testing.T, cfg Config) *rig {
 		t.Fatal(err)
 	}
 	t.Cleanup(s.closeAll)
-	r := &rig{s: s, scr: &fakeScreen{}, ty: &fakeTypist{}}
+	r := &rig{s: s, scr: &fakeScreen{}, ty: &fakeTypist{}, ctx: ctx}
 	s.child.scr, s.child.in, s.grp, s.child.pid = r.scr, r.ty, g, func() int { return 0 }
-	s.spec.reg = s.registry()
-	s.start(ctx, "")
 	return r
+}
+
+// start starts the stages of a rig from newRig.
+func (r *rig) start() {
+	r.s.spec.reg = r.s.registry()
+	r.s.start(r.ctx, "")
 }
 
 // idle shows the agent idle (or busy) as its screen would.

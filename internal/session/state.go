@@ -144,6 +144,9 @@ func (st *state) deliveryState() delivery.State {
 func (s *Session) push(st *state) {
 	d := st.deliveryState()
 	becameIdle := st.busy && !d.Busy
+	if d.Busy || st.busy {
+		s.typing.busyAt.Store(time.Now().UnixNano()) // busy now, or until now
+	}
 	if idle := d.Ready && !d.Busy; idle != st.clockIdle {
 		st.clockIdle = idle
 		s.events.idle.setBusy(!idle, time.Now())

@@ -44,7 +44,12 @@ type typingStage struct {
 	humanLine atomic.Bool
 	lineWake  mailbox.Signal
 	prompt    primaryPrompt // a shell's primary prompt (shellstate.go)
-	ready     readiness     // a shell's readiness after an injection (ready.go)
+	// busyAt: unix nanoseconds when the agent was last seen busy (push,
+	// the owner), for submitHold; submitWait bounds that hold (zero:
+	// submitWait).
+	busyAt     atomic.Int64
+	submitWait time.Duration
+	ready      readiness // a shell's readiness after an injection (ready.go)
 }
 
 func newTypingStage() typingStage { return typingStage{lineWake: mailbox.NewSignal()} }

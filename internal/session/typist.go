@@ -62,7 +62,7 @@ func (t queueTypist) Confirm(ctx context.Context, in *delivery.Injection) (bool,
 
 func (t queueTypist) Hold() string {
 	if t.s.spec.prof.Model {
-		return ""
+		return t.s.submitHold()
 	}
 	return t.s.shellHold()
 }

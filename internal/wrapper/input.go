@@ -24,10 +24,13 @@ type Input struct {
 	mu        sync.Mutex
 	w         io.Writer
 	lastHuman atomic.Int64 // unix nanoseconds of the last human keystroke
-	lastByte  byte         // the last byte written, for the EOF rule
-	line      lineTracker  // the human's line, under mu
-	draft     atomic.Bool  // line.unfinished, readable without mu
-	notify    *lineNotifier
+	// lastSubmit: unix nanoseconds of the last human Enter that submitted
+	// text (ended an unfinished line).
+	lastSubmit atomic.Int64
+	lastByte   byte        // the last byte written, for the EOF rule
+	line       lineTracker // the human's line, under mu
+	draft      atomic.Bool // line.unfinished, readable without mu
+	notify     *lineNotifier
 	// inOutput, when set, is told of each change of the human's line at
 	// once, before the keys reach the child (Options.HumanLineInOutput).
 	inOutput func(unfinished bool)
@@ -73,10 +76,14 @@ func (in *Input) write(p []byte) error {
 // human writes the human's keystrokes and notes when they came and what
 // they did to the human's line.
 func (in *Input) human(p []byte) error {
-	in.lastHuman.Store(time.Now().UnixNano())
+	now := time.Now().UnixNano()
+	in.lastHuman.Store(now)
 	in.mu.Lock()
 	before := in.line.unfinished
 	changed := in.line.feed(p)
+	if in.line.submitted {
+		in.lastSubmit.Store(now)
+	}
 	unfinished := in.line.unfinished
 	in.draft.Store(unfinished)
 	switch {
@@ -194,6 +201,17 @@ func (in *Input) HumanLine() bool { return in.draft.Load() }
 // LastHuman returns when the human last typed (the zero Time if never).
 func (in *Input) LastHuman() time.Time {
 	ns := in.lastHuman.Load()
+	if ns == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, ns)
+}
+
+// LastSubmit returns when the human last submitted text: an Enter that
+// ended an unfinished line (the zero Time if never). An Enter on an empty
+// line and Ctrl-C are not submits.
+func (in *Input) LastSubmit() time.Time {
+	ns := in.lastSubmit.Load()
 	if ns == 0 {
 		return time.Time{}
 	}

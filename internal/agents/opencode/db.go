@@ -41,6 +41,39 @@ type DBReader struct {
 	seen    map[string]bool // message ids returned or skipped
 	// current is session for other goroutines (Session).
 	current atomic.Pointer[string]
+	// At the last Read: replying, the session's newest message is a reply
+	// not finished; waiting, Unix ms of the newest message when it is a
+	// prompt (else 0); humanAt, Unix ms of the newest prompt not of
+	// relay's. For Answering and HumanPromptSince.
+	replying atomic.Bool
+	waiting  atomic.Int64
+	humanAt  atomic.Int64
+}
+
+// StuckPrompt is how long a prompt that no reply follows counts as
+// waiting for its answer (Answering). OpenCode 1.18 leaves a prompt that
+// reached it while a run was ending unanswered until the next prompt:
+// after this long, a prompt is what it needs.
+const StuckPrompt = 60 * time.Second
+
+// Answering reports whether, at the last Read, the newest message of the
+// session was a reply not finished, or a prompt (stored less than
+// StuckPrompt ago): a prompt waits for its answer. OpenCode answers only the last of the prompts that reach it
+// before its run reads the conversation again, so another prompt now
+// would leave this one unanswered (or itself). Safe for concurrent use.
+func (r *DBReader) Answering() bool {
+	if r.replying.Load() {
+		return true
+	}
+	at := r.waiting.Load()
+	return at != 0 && time.Since(time.UnixMilli(at)) < StuckPrompt
+}
+
+// HumanPromptSince reports whether the last Read found a prompt not of
+// relay's (its text does not start with "[relay]") stored at t or later.
+// Safe for concurrent use.
+func (r *DBReader) HumanPromptSince(t time.Time) bool {
+	return r.humanAt.Load() >= t.UnixMilli()
 }
 
 // Session is the id of the session the reader follows, "" before it found
@@ -135,7 +168,7 @@ func (r *DBReader) Read(bool) (replies, prompts []string, err error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	rows, err := r.db.QueryContext(ctx, `SELECT m.id, m.data, p.data FROM message m
+	rows, err := r.db.QueryContext(ctx, `SELECT m.id, m.time_created, m.data, p.data FROM message m
 		LEFT JOIN part p ON p.message_id = m.id
 		WHERE m.session_id = ? AND m.time_created >= ?
 		ORDER BY m.time_created, m.id, p.id`, r.session, r.since)
@@ -144,19 +177,21 @@ func (r *DBReader) Read(bool) (replies, prompts []string, err error) {
 	}
 	defer rows.Close()
 	type message struct {
-		id    string
-		data  messageData
-		texts []string
+		id      string
+		created int64 // Unix ms
+		data    messageData
+		texts   []string
 	}
 	var msgs []*message
 	for rows.Next() {
 		var id, mdata string
+		var created int64
 		var pdata sql.NullString
-		if err := rows.Scan(&id, &mdata, &pdata); err != nil {
+		if err := rows.Scan(&id, &created, &mdata, &pdata); err != nil {
 			return nil, nil, fmt.Errorf("read OpenCode session %s: %w", r.session, err)
 		}
 		if len(msgs) == 0 || msgs[len(msgs)-1].id != id {
-			m := &message{id: id}
+			m := &message{id: id, created: created}
 			if err := json.Unmarshal([]byte(mdata), &m.data); err != nil {
 				return nil, nil, fmt.Errorf("read OpenCode message %s: %w", id, err)
 			}
@@ -172,6 +207,21 @@ func (r *DBReader) Read(bool) (replies, prompts []string, err error) {
 	if err := rows.Err(); err != nil {
 		return nil, nil, fmt.Errorf("read OpenCode session %s: %w", r.session, err)
 	}
+	replying, waiting := false, int64(0)
+	for i, m := range msgs {
+		if i == len(msgs)-1 {
+			replying = m.data.Role == "assistant" && m.data.Time.Completed == 0 && len(m.data.Error) == 0
+			if m.data.Role == "user" {
+				waiting = m.created
+			}
+		}
+		if m.data.Role == "user" && len(m.texts) > 0 && !strings.HasPrefix(strings.TrimSpace(m.texts[0]), "[relay]") &&
+			m.created > r.humanAt.Load() {
+			r.humanAt.Store(m.created)
+		}
+	}
+	r.replying.Store(replying)
+	r.waiting.Store(waiting)
 	for _, m := range msgs {
 		if r.seen[m.id] {
 			continue
@@ -258,7 +308,7 @@ func exact(l agents.Launch) (agents.Setup, error) {
 			return ""
 		}
 		args, env = sargs, append(env, senv...)
-		src = &direct{Source: src, Server: server}
+		src = &direct{Source: src, Server: server, reader: &reader}
 	}
 	return agents.Setup{Args: args, Env: env, Source: src}, nil
 }

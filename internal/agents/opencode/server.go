@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/relayhq/relay/internal/agents"
@@ -282,4 +283,19 @@ func subcommand(args []string, dir string) bool {
 type direct struct {
 	agents.Source
 	*Server
+	reader *atomic.Pointer[DBReader] // the follower's, nil until it opened the database
+}
+
+var _ agents.Answering = (*direct)(nil)
+
+// Answering is the database's (DBReader.Answering); false before it is read.
+func (d *direct) Answering() bool {
+	rd := d.reader.Load()
+	return rd != nil && rd.Answering()
+}
+
+// HumanPromptSince is the database's (DBReader.HumanPromptSince).
+func (d *direct) HumanPromptSince(t time.Time) bool {
+	rd := d.reader.Load()
+	return rd != nil && rd.HumanPromptSince(t)
 }

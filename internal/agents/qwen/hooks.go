@@ -20,6 +20,22 @@ import (
 // answer may refuse the call.
 const PreToolUseEvent = "PreToolUse"
 
+// PostToolUseEvent is the Qwen Code hook event, run after a tool
+// executed, that carries the context a BeforeToolCall handler added to an
+// allowed call: Qwen Code 0.24.4 appends a PostToolUse hook's
+// hookSpecificOutput.additionalContext to the tool's result for the model
+// (after a blank line, with < and > escaped), where it drops
+// PreToolUse's.
+const PostToolUseEvent = "PostToolUse"
+
+// postToolUseTimeout is Qwen Code's time limit for relay's PostToolUse
+// hook, in seconds: above `relay hook`'s own (hookrpc.Limit, 2 s).
+const postToolUseTimeout = 5
+
+// maxPending bounds the contexts kept for PostToolUse: one whose tool
+// never ran (cancelled, failed) is dropped once this many came after it.
+const maxPending = 64
+
 // preToolUseTimeout is Qwen Code's time limit for relay's hook, in
 // seconds (its unit for command hooks under 1000): above `relay hook`'s
 // own (hookrpc.Limit), so that Qwen Code never kills a hook that is
@@ -33,59 +49,67 @@ const hookName = "relay"
 var errNoRelayBinary = errors.New("no relay binary for Qwen Code's PreToolUse hook")
 
 // HookSettings returns the "hooks" settings that make Qwen Code run
-// `RELAYBINARY hook PreToolUse` before each tool call. Qwen Code runs the
-// command through bash, so the binary is quoted; the socket's path goes in
-// the hook's own environment ("env"), never into the command line.
+// `RELAYBINARY hook PreToolUse` before each tool call and `RELAYBINARY hook
+// PostToolUse` after it. Qwen Code runs the command through bash, so the
+// binary is quoted; the socket's path goes in the hook's own environment
+// ("env"), never into the command line.
 func HookSettings(relayBinary, socket string) (map[string]any, error) {
 	for _, s := range []string{relayBinary, socket} {
 		if s == "" || strings.ContainsAny(s, "\x00\n\r") {
 			return nil, fmt.Errorf("qwen hooks: bad path %q", s)
 		}
 	}
-	return map[string]any{PreToolUseEvent: []any{map[string]any{
-		"matcher": "*",
-		"hooks": []any{map[string]any{
-			"type": "command", "name": hookName,
-			"command":     shellQuote(relayBinary) + " hook " + PreToolUseEvent,
-			"env":         map[string]any{hookrpc.SocketEnv: socket},
-			"timeout":     preToolUseTimeout,
-			"description": "relay: the session's BeforeToolCall handlers",
-		}},
-	}}}, nil
+	hook := func(event string, timeout int, what string) []any {
+		return []any{map[string]any{
+			"matcher": "*",
+			"hooks": []any{map[string]any{
+				"type": "command", "name": hookName,
+				"command":     shellQuote(relayBinary) + " hook " + event,
+				"env":         map[string]any{hookrpc.SocketEnv: socket},
+				"timeout":     timeout,
+				"description": what,
+			}},
+		}}
+	}
+	return map[string]any{
+		PreToolUseEvent:  hook(PreToolUseEvent, preToolUseTimeout, "relay: the session's BeforeToolCall handlers"),
+		PostToolUseEvent: hook(PostToolUseEvent, postToolUseTimeout, "relay: the context its BeforeToolCall handlers added"),
+	}, nil
 }
 
 // PreToolUseAnswer is the PreToolUse hook's answer for v, on stdout with
 // exit code 0: a denial, whose reason (with v.Context after it: Qwen Code
 // 0.24 drops a denial's additionalContext) reaches the model as the
-// tool's error; or context for an allowed call (as Claude Code takes it:
-// Qwen Code 0.24.4's tool scheduler reads it but does not use it); or ""
-// (the call goes on as Qwen Code decides).
+// tool's error; or "" (the call goes on as Qwen Code decides; context for
+// an allowed call goes with its PostToolUse, PostToolUseAnswer).
 func PreToolUseAnswer(v agents.ToolVerdict) string {
-	type specific struct {
-		HookEventName            string `json:"hookEventName"`
-		PermissionDecision       string `json:"permissionDecision,omitempty"`
-		PermissionDecisionReason string `json:"permissionDecisionReason,omitempty"`
-		AdditionalContext        string `json:"additionalContext,omitempty"`
-	}
-	sp := specific{HookEventName: PreToolUseEvent}
-	switch c := strings.TrimSpace(v.Context); {
-	case v.Block:
-		sp.PermissionDecision = "deny"
-		sp.PermissionDecisionReason = strings.TrimSpace(v.Reason)
-		if sp.PermissionDecisionReason == "" {
-			sp.PermissionDecisionReason = "refused by a BeforeToolCall hook"
-		}
-		if c != "" {
-			sp.PermissionDecisionReason += "\n\n" + c
-		}
-	case c != "":
-		sp.AdditionalContext = c
-	default:
+	if !v.Block {
 		return ""
 	}
-	b, _ := json.Marshal(struct {
-		HookSpecificOutput specific `json:"hookSpecificOutput"`
-	}{sp})
+	reason := strings.TrimSpace(v.Reason)
+	if reason == "" {
+		reason = "refused by a BeforeToolCall hook"
+	}
+	if c := strings.TrimSpace(v.Context); c != "" {
+		reason += "\n\n" + c
+	}
+	return specificOutput(map[string]string{
+		"hookEventName": PreToolUseEvent, "permissionDecision": "deny", "permissionDecisionReason": reason,
+	})
+}
+
+// PostToolUseAnswer is the PostToolUse hook's answer that appends context
+// to the tool's result for the model; "" for no context.
+func PostToolUseAnswer(context string) string {
+	if context = strings.TrimSpace(context); context == "" {
+		return ""
+	}
+	return specificOutput(map[string]string{"hookEventName": PostToolUseEvent, "additionalContext": context})
+}
+
+// specificOutput is {"hookSpecificOutput": fields}.
+func specificOutput(fields map[string]string) string {
+	b, _ := json.Marshal(map[string]any{"hookSpecificOutput": fields})
 	return string(b)
 }
 
@@ -93,6 +117,16 @@ func PreToolUseAnswer(v agents.ToolVerdict) string {
 type toolHook struct {
 	ToolName  string          `json:"tool_name"`
 	ToolInput json.RawMessage `json:"tool_input"`
+	ToolUseID string          `json:"tool_use_id"`
+}
+
+// key names one tool call across its PreToolUse and PostToolUse: Qwen
+// Code's tool_use_id, else the tool and its input.
+func (h toolHook) key() string {
+	if h.ToolUseID != "" {
+		return h.ToolUseID
+	}
+	return h.ToolName + "\x00" + string(h.ToolInput)
 }
 
 // hookSource answers relay's PreToolUse hook over a private socket, beside
@@ -103,9 +137,13 @@ type hookSource struct {
 	srv   *hookrpc.Server
 	log   interface{ Warn(string, ...any) }
 
-	mu   sync.Mutex
-	sink agents.HookSink
+	mu      sync.Mutex
+	sink    agents.HookSink
+	pending []pendingContext // from PreToolUse, for the call's PostToolUse
 }
+
+// pendingContext is context a handler added to the allowed call key.
+type pendingContext struct{ key, text string }
 
 // startHooks listens for Qwen Code's PreToolUse hook and returns the hooks
 // settings that call it; nil settings when the session has no
@@ -170,7 +208,7 @@ func (h *hookSource) Idle() {
 }
 
 func (h *hookSource) handle(ctx context.Context, req hookrpc.Request) hookrpc.Response {
-	if req.Event != PreToolUseEvent {
+	if req.Event != PreToolUseEvent && req.Event != PostToolUseEvent {
 		return hookrpc.Response{}
 	}
 	var ev toolHook
@@ -178,13 +216,43 @@ func (h *hookSource) handle(ctx context.Context, req hookrpc.Request) hookrpc.Re
 		h.log.Warn("hook payload", "event", req.Event, "err", err)
 		return hookrpc.Response{}
 	}
+	if req.Event == PostToolUseEvent {
+		return hookrpc.Response{Stdout: PostToolUseAnswer(h.take(ev.key()))}
+	}
 	h.mu.Lock()
 	sink := h.sink
 	h.mu.Unlock()
 	if sink == nil {
 		return hookrpc.Response{}
 	}
-	return hookrpc.Response{Stdout: PreToolUseAnswer(sink.BeforeToolCall(ctx, ev.ToolName, ev.ToolInput))}
+	v := sink.BeforeToolCall(ctx, ev.ToolName, ev.ToolInput)
+	if !v.Block && strings.TrimSpace(v.Context) != "" {
+		h.keep(ev.key(), v.Context)
+	}
+	return hookrpc.Response{Stdout: PreToolUseAnswer(v)}
+}
+
+// keep holds context for the PostToolUse of the call named key.
+func (h *hookSource) keep(key, text string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.pending = append(h.pending, pendingContext{key, text})
+	if len(h.pending) > maxPending {
+		h.pending = append([]pendingContext(nil), h.pending[len(h.pending)-maxPending:]...)
+	}
+}
+
+// take removes and returns the first context kept for key, "" if none.
+func (h *hookSource) take(key string) string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for i, p := range h.pending {
+		if p.key == key {
+			h.pending = append(h.pending[:i], h.pending[i+1:]...)
+			return p.text
+		}
+	}
+	return ""
 }
 
 // shellQuote quotes s as one word for bash: inside single quotes, where

@@ -118,13 +118,21 @@ func TestExactInstallsPreToolUseHook(t *testing.T) {
 			if c.Env[hookrpc.SocketEnv] != h.srv.Path() || c.Timeout != preToolUseTimeout {
 				t.Errorf("env %v, timeout %d: want the socket %s", c.Env, c.Timeout, h.srv.Path())
 			}
+			post := got.Hooks[PostToolUseEvent]
+			if len(post) != 1 || post[0].Matcher != "*" || len(post[0].Hooks) != 1 {
+				t.Fatalf("PostToolUse hooks %+v, want relay's", post)
+			}
+			if p := post[0].Hooks[0]; p.Command != `'`+dir+`/my relay'\''s bin/relay' hook PostToolUse` ||
+				p.Env[hookrpc.SocketEnv] != h.srv.Path() || p.Timeout != postToolUseTimeout {
+				t.Errorf("relay's PostToolUse hook %+v", p)
+			}
 		})
 	}
 }
 
 // TestPreToolUseAnswer: a refusal is Qwen Code's deny with the reason
 // (context after it, since Qwen Code drops a denial's additionalContext);
-// context alone rides on an allowed call; nothing else, nothing.
+// an allowed call gets nothing (its context goes with its PostToolUse).
 func TestPreToolUseAnswer(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -138,8 +146,7 @@ func TestPreToolUseAnswer(t *testing.T) {
 			`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"no shell\n\nask Bob"}}`},
 		{"deny without reason", agents.ToolVerdict{Block: true},
 			`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"refused by a BeforeToolCall hook"}}`},
-		{"context", agents.ToolVerdict{Context: "lint after"},
-			`{"hookSpecificOutput":{"hookEventName":"PreToolUse","additionalContext":"lint after"}}`},
+		{"context", agents.ToolVerdict{Context: "lint after"}, ""},
 		{"allow", agents.ToolVerdict{}, ""},
 		{"blank context", agents.ToolVerdict{Context: " \n"}, ""},
 	} {
@@ -177,8 +184,9 @@ func (s *toolSink) Go(f func())                           { go f() }
 
 // TestHookSourceAnswers: over the socket, as `relay hook` reaches it, a
 // PreToolUse the handlers refuse is denied with their reason; one they
-// allow gets nothing; other events and payloads without a tool are not
-// shown to the handlers.
+// allow gets nothing, and the context they added comes back once with that
+// call's PostToolUse (Qwen Code appends it to the tool's result); other
+// events and payloads without a tool are not shown to the handlers.
 func TestHookSourceAnswers(t *testing.T) {
 	t.Parallel()
 	h, settings, err := startHooks(agents.Launch{Home: t.TempDir(), RelayBinary: "/bin/relay", BeforeToolCall: true, Log: slog.New(slog.DiscardHandler)})
@@ -186,8 +194,11 @@ func TestHookSourceAnswers(t *testing.T) {
 		t.Fatalf("startHooks: %v, %v", settings, err)
 	}
 	sink := &toolSink{verdict: func(tool string) agents.ToolVerdict {
-		if tool == "run_shell_command" {
+		switch tool {
+		case "run_shell_command":
 			return agents.ToolVerdict{Block: true, Reason: "no shell on Fridays"}
+		case "write_file":
+			return agents.ToolVerdict{Context: "run the linter after this write"}
 		}
 		return agents.ToolVerdict{}
 	}}
@@ -218,15 +229,44 @@ func TestHookSourceAnswers(t *testing.T) {
 	if got := call(PreToolUseEvent, `{"tool_name":"read_file","tool_input":{"file_path":"a.go"}}`); got != "" {
 		t.Errorf("an allowed call was answered %s", got)
 	}
-	if got := call("PostToolUse", shell); got != "" {
-		t.Errorf("PostToolUse was answered %s", got)
+	if got := call(PostToolUseEvent, shell); got != "" {
+		t.Errorf("the refused call's PostToolUse was answered %s", got)
+	}
+	write := func(id string) string {
+		return `{"tool_name":"write_file","tool_input":{"file_path":"a.go"},"tool_use_id":"` + id + `"}`
+	}
+	if got := call(PreToolUseEvent, write("toolu_2")); got != "" {
+		t.Errorf("an allowed call with context was answered %s", got)
+	}
+	if got := call(PostToolUseEvent, write("toolu_3")); got != "" {
+		t.Errorf("another call's PostToolUse was answered %s", got)
+	}
+	if got, want := call(PostToolUseEvent, write("toolu_2")), PostToolUseAnswer("run the linter after this write"); got != want {
+		t.Errorf("PostToolUse answered %s, want %s", got, want)
+	}
+	if got := call(PostToolUseEvent, write("toolu_2")); got != "" {
+		t.Errorf("the context came twice: %s", got)
 	}
 	if got := call(PreToolUseEvent, `{"tool_input":{}}`); got != "" {
 		t.Errorf("a payload without a tool was answered %s", got)
 	}
 	sink.mu.Lock()
 	defer sink.mu.Unlock()
-	if len(sink.calls) != 2 || sink.calls[0] != `run_shell_command {"command":"touch x"}` {
-		t.Errorf("the handlers saw %q, want the two PreToolUse calls with their input", sink.calls)
+	if len(sink.calls) != 3 || sink.calls[0] != `run_shell_command {"command":"touch x"}` {
+		t.Errorf("the handlers saw %q, want the three PreToolUse calls with their input", sink.calls)
+	}
+}
+
+// TestPostToolUseAnswer: context is Qwen Code's additionalContext of a
+// PostToolUse answer; none, no answer.
+func TestPostToolUseAnswer(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ context, want string }{
+		{"lint after", `{"hookSpecificOutput":{"additionalContext":"lint after","hookEventName":"PostToolUse"}}`},
+		{" \n", ""},
+	} {
+		if got := PostToolUseAnswer(tc.context); got != tc.want {
+			t.Errorf("PostToolUseAnswer(%q) = %s, want %s", tc.context, got, tc.want)
+		}
 	}
 }
