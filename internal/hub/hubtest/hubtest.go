@@ -6,10 +6,8 @@ package hubtest
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -54,14 +52,20 @@ func Cluster(t testing.TB, n int) []*server.Server {
 // own configuration parser from a file that includes include (a server
 // configuration include, as `relay creds init` writes: operator, system
 // account, resolver). Clients need credentials the include trusts.
-func ClusterConf(t testing.TB, n int, include string) []*server.Server {
+//
+// An account of an operator's resolver is registered on a node at its
+// first use there, and a JetStream request of that account is refused
+// ("JetStream not enabled for account") by a node that has not yet
+// registered it; so ClusterConf also waits until each of accounts (their
+// public keys) has JetStream on every node.
+func ClusterConf(t testing.TB, n int, include string, accounts ...string) []*server.Server {
 	t.Helper()
 	inc, err := os.ReadFile(include)
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	return cluster(t, n, func(name string) *server.Options {
+	srvs := cluster(t, n, func(name string) *server.Options {
 		folder := filepath.Join(dir, name)
 		if err := os.MkdirAll(folder, 0o700); err != nil {
 			t.Fatal(err)
@@ -81,31 +85,42 @@ func ClusterConf(t testing.TB, n int, include string) []*server.Server {
 		}
 		return o
 	})
+	deadline := time.Now().Add(30 * time.Second)
+	for _, s := range srvs {
+		for _, pub := range accounts {
+			for {
+				acc, err := s.LookupAccount(pub)
+				if err == nil && acc.JetStreamEnabled() {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("node %s: account %s has no JetStream after 30s (lookup: %v)", s.Name(), pub, err)
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+		}
+	}
+	return srvs
 }
 
 // cluster starts n servers with the options base returns for each name,
 // on loopback ports routed to each other, and waits until JetStream's meta
 // leader can place a stream on all n of them.
+//
+// Every listener takes a port of the kernel's choosing (-1), and each node
+// routes to the nodes started before it, whose cluster addresses are known
+// by then (routes gossip the rest): a port picked free in advance could be
+// taken by another listener, even a node's own client port, before its
+// node binds it.
 func cluster(t testing.TB, n int, base func(name string) *server.Options) []*server.Server {
 	t.Helper()
-	ports := make([]int, n)
-	routes := make([]string, n)
-	for i := range ports {
-		ports[i] = freePort(t)
-		routes[i] = "nats-route://127.0.0.1:" + strconv.Itoa(ports[i])
-	}
 	srvs := make([]*server.Server, n)
+	var routes []string
 	for i := range srvs {
-		var others []string
-		for j, r := range routes {
-			if j != i {
-				others = append(others, r)
-			}
-		}
 		o := base(fmt.Sprintf("n%d", i+1))
 		o.Host, o.Port, o.NoSigs, o.NoLog = "127.0.0.1", -1, true, true
-		o.Cluster = server.ClusterOpts{Name: "relay-test", Host: "127.0.0.1", Port: ports[i]}
-		o.Routes = server.RoutesFromStr(strings.Join(others, ","))
+		o.Cluster = server.ClusterOpts{Name: "relay-test", Host: "127.0.0.1", Port: -1}
+		o.Routes = server.RoutesFromStr(strings.Join(routes, ","))
 		s, err := server.NewServer(o)
 		if err != nil {
 			t.Fatal(err)
@@ -113,11 +128,10 @@ func cluster(t testing.TB, n int, base func(name string) *server.Options) []*ser
 		s.Start()
 		srvs[i] = s
 		t.Cleanup(s.Shutdown)
-	}
-	for _, s := range srvs {
 		if !s.ReadyForConnections(10 * time.Second) {
 			t.Fatalf("server %s not ready", s.Name())
 		}
+		routes = append(routes, "nats-route://"+s.ClusterAddr().String())
 	}
 	// A meta leader alone is not enough: a stream of n replicas is placed
 	// only on peers whose JetStream statistics the leader has received,
@@ -139,17 +153,6 @@ func cluster(t testing.TB, n int, base func(name string) *server.Options) []*ser
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-}
-
-// freePort returns a loopback port that was free a moment ago.
-func freePort(t testing.TB) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 // UserConns counts the open client connections on srvs authenticated as
