@@ -76,6 +76,22 @@ func (ix *lexIndex) set(ctx context.Context, db *sql.DB, term string, df float64
 	return ix.bitmap(ctx, db, term, st.maxSeq)
 }
 
+// head returns what Store.newestMatches returns for term, read from the
+// term's set instead of FTS5, or nil when it cannot: the term has no set
+// yet, or meta holds seqs that re-saves left behind and no search has
+// found gone yet (which the set may hold too, and FTS5 does not). Call
+// with mu held (acquire).
+func (ix *lexIndex) head(ctx context.Context, db *sql.DB, term string, st storeState) ([]int64, error) {
+	if ix.terms[term] == nil || ix.alive != st.docs || st.maxSeq > maxSetSeq {
+		return nil, nil
+	}
+	b, err := ix.bitmap(ctx, db, term, st.maxSeq)
+	if err != nil || b == nil {
+		return nil, err
+	}
+	return b.newest(dfSample, st.maxSeq, func(seq int64) bool { return ix.scope[seq] != scopeNone }), nil
+}
+
 // fromSets returns the newest window memories that every set holds and
 // that pass lf, newest first.
 func (ix *lexIndex) fromSets(ctx context.Context, db *sql.DB, sets []*termBits, st storeState, lf *lexFilter, window int) ([]candidate, error) {

@@ -87,3 +87,16 @@ func andNewest(sets []*termBits, maxSeq int64) func() (int64, bool) {
 		return 0, false
 	}
 }
+
+// newest returns the newest n seqs up to maxSeq that b holds and keep
+// says are memories, newest first.
+func (b *termBits) newest(n int, maxSeq int64, keep func(seq int64) bool) []int64 {
+	out := make([]int64, 0, n)
+	it := b.bm.ReverseIterator()
+	for len(out) < n && it.HasNext() {
+		if seq := int64(it.Next()); seq <= maxSeq && keep(seq) {
+			out = append(out, seq)
+		}
+	}
+	return out
+}
