@@ -113,10 +113,10 @@ func benchStore(b *testing.B, n int, vocab []string, now time.Time) *Store {
 //     nor recency nor snippets: a reference.
 //
 // n=N/index reports what the index costs: the time to load it (wall and
-// CPU; searches use SQL meanwhile), the time until the bitmaps the queries
-// ask for are made (bitmaps-ms, while searching the queries over and over)
-// and the background's time reading them (bitmaps-build-ms), and its
-// memory (meta-MB, bitmaps-MB).
+// CPU; searches use SQL meanwhile), the time until the sets the queries
+// ask for are made (sets-ms, while searching the queries over and over)
+// and the background's time reading them (sets-build-ms), and its
+// memory (meta-MB, sets-MB).
 //
 // The 1,000,000 size runs only with RELAY_BENCH_1M=1, as make bench sets
 // it.
@@ -157,13 +157,13 @@ func BenchmarkSearch(b *testing.B) {
 				index["load-cpu-ms"] = float64((cpuTime() - cpu0).Milliseconds())
 				start = time.Now()
 				warmLex(b, st, append(slices.Clone(words), common...))
-				index["bitmaps-ms"] = float64(time.Since(start).Milliseconds())
+				index["sets-ms"] = float64(time.Since(start).Milliseconds())
 				st.lex.mu.Lock()
-				index["bitmaps-build-ms"] = float64(st.lex.buildTime.Milliseconds())
+				index["sets-build-ms"] = float64(st.lex.buildTime.Milliseconds())
 				st.lex.mu.Unlock()
 				meta, bitmaps := st.lex.size()
 				index["meta-MB"] = float64(meta) / (1 << 20)
-				index["bitmaps-MB"] = float64(bitmaps) / (1 << 20)
+				index["sets-MB"] = float64(bitmaps) / (1 << 20)
 			}
 			for k, v := range index {
 				b.ReportMetric(v, k)

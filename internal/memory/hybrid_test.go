@@ -10,7 +10,7 @@ import (
 )
 
 // TestHybridMatchesStraightforward checks hybrid search, with every fast
-// path it takes (the lexical index and its bitmaps, the vector index's
+// path it takes (the lexical index and its sets, the vector index's
 // shortlist and exact re-rank, the data_version check, the two parts run
 // side by side), against the rule of docs/memory.md computed the plain
 // way: the lexical ranking from SQL alone, the semantic ranking by brute
@@ -21,7 +21,7 @@ import (
 func TestHybridMatchesStraightforward(t *testing.T) {
 	ctx := context.Background()
 	st, vocab := openVecStore(t, 1500, 31)
-	st.lex.minDF = 20 // common: 20 memories or more, so that bitmaps serve too
+	st.lex.minDF = 20 // every term of 20 memories or more gets a set
 	g := newTextGen(vocab, 32)
 	queries := randomQueries(vocab, 12, 33)
 	for range 4 {

@@ -22,19 +22,19 @@ import (
 //
 //   - meta: what the filter and the ranking read of each memory, by seq
 //     (about 21 bytes a memory), so that matches are filtered in memory;
-//   - bits: for the common terms searched for, a bitmap of the memories
-//     that hold them, so that the first pass asks FTS5 only for the rarer
-//     terms and tests the common ones on the bitmaps (or ANDs the bitmaps
-//     when every term is common).
+//   - terms: for the terms searched for that lexMinDF memories hold, the
+//     set of the memories that hold them (termset.go), so that the passes
+//     AND the sets in memory and ask FTS5 only for a term whose set is not
+//     made yet.
 //
 // Both come from the file and give the same memories as the SQL: meta is
 // loaded once in the background (searches use the SQL until it is ready)
 // and then follows new seqs (a save, a re-save too, takes the next seq); a
-// bitmap is made from FTS5 itself (so words are as the index sees them:
+// set is made from FTS5 itself (so words are as the index sees them:
 // tokenizer, stemming, phrases, prefixes) in the background on a term's
 // first search, and extended by the seqs saved since on later ones. A
-// re-save leaves its old seq behind in meta and in the bitmaps: the
-// matches FTS5 gives never hold it, and the bitmap-only path checks its
+// re-save leaves its old seq behind in meta and in the sets: the
+// matches FTS5 gives never hold it, and the sets-only path checks its
 // memories against the table while meta counts more live memories than the
 // file. A deletion can let SQLite hand a seq out again, so one
 // (memories_deletes) drops everything, which is then loaded again.
@@ -53,7 +53,7 @@ type lexIndex struct {
 	strs    map[string]uint32
 
 	terms    map[string]*termBits
-	bytes    int64 // of the bitmaps
+	bytes    int64 // of the sets
 	clock    uint64
 	building map[string]bool
 	queue    chan string
@@ -63,17 +63,17 @@ type lexIndex struct {
 	wg     sync.WaitGroup
 	closed bool
 
-	// minDF is the smallest document frequency that makes a term common
-	// (0 means lexMinDF; tests set less); off makes search use SQL alone
-	// (tests compare the two). bitmapRuns, verified and asked count first
-	// passes over bitmaps alone, memories checked against the table and
-	// bitmaps asked for, for tests.
+	// minDF is the smallest document frequency that gets a term a kept
+	// set (0 means lexMinDF; tests set more); off makes search use SQL
+	// alone (tests compare the two). bitmapRuns, verified and asked count
+	// passes over sets alone, memories checked against the table and sets
+	// asked for, for tests.
 	minDF      int
 	off        bool
 	bitmapRuns int
 	verified   int
-	asked      int           // bitmaps asked for
-	buildTime  time.Duration // spent reading bitmaps in the background
+	asked      int           // sets asked for
+	buildTime  time.Duration // spent reading sets in the background
 }
 
 const (
@@ -93,45 +93,25 @@ func scopeByte(s string) uint8 {
 	return scopeWorkspaceB
 }
 
-// termBits is one term's bitmap: bit s is set when memory seq s holds the
-// term, for every seq up to horizon.
-type termBits struct {
-	words   []uint64
-	horizon int64
-	used    uint64
-}
-
-func (b *termBits) has(seq int64) bool {
-	i := seq >> 6
-	return i < int64(len(b.words)) && b.words[i]&(1<<(seq&63)) != 0
-}
-
-func (b *termBits) word(i int64) uint64 {
-	if i < int64(len(b.words)) {
-		return b.words[i]
-	}
-	return 0
-}
-
 const (
-	// A term is common when at least one memory in lexShare holds it (and
-	// lexMinDF do): FTS5 then spends more on its list in an AND than a
-	// bitmap costs. At a million memories that is 15,625 and more.
-	lexShare = 64
-	lexMinDF = 1000
-	// lexMaxBytes bounds the bitmaps kept (the least recently used go): a
-	// bitmap is 122 KiB at a million memories, so about 500 of them.
+	// lexMinDF is the smallest document frequency for which a term's set
+	// is made and kept: below it the newest dfSample matches that
+	// estimateDF reads are every match, and serve as the set.
+	lexMinDF = dfSample
+	// lexMaxBytes bounds the sets kept (the least recently used go): a
+	// set takes about 2 bytes a memory that holds its term, at most 128
+	// KiB at a million memories.
 	lexMaxBytes = 64 << 20
 )
 
-// common reports whether a term found in df of docs memories is worth a
-// bitmap.
-func (ix *lexIndex) common(df float64, docs int64) bool {
+// kept reports whether a term found in df memories gets a set kept in
+// memory.
+func (ix *lexIndex) kept(df float64) bool {
 	floor := lexMinDF
 	if ix.minDF > 0 {
 		floor = ix.minDF
 	}
-	return df >= float64(max(int64(floor), docs/lexShare))
+	return df >= float64(floor)
 }
 
 // acquire locks the index for one search and brings meta up to st. It
@@ -319,7 +299,7 @@ func (ix *lexIndex) candidate(seq int64) candidate {
 	return candidate{seq: seq, updated: ix.updated[seq], words: int(ix.words[seq])}
 }
 
-// bitmap returns term's bitmap, complete up to maxSeq, or nil when it is
+// bitmap returns term's set, complete up to maxSeq, or nil when it is
 // not made yet (it is then made in the background). Call with mu held.
 func (ix *lexIndex) bitmap(ctx context.Context, db *sql.DB, term string, maxSeq int64) (*termBits, error) {
 	b := ix.terms[term]
@@ -343,15 +323,15 @@ func (ix *lexIndex) bitmap(ctx context.Context, db *sql.DB, term string, maxSeq 
 	if b.horizon < maxSeq {
 		if err := ix.extend(ctx, db, b, term, maxSeq); err != nil {
 			delete(ix.terms, term)
-			ix.bytes -= int64(8 * len(b.words))
+			ix.bytes -= b.size()
 			return nil, err
 		}
 	}
 	return b, nil
 }
 
-// extend sets the bits of the seqs after b.horizon, up to maxSeq, that
-// hold term.
+// extend adds to b the seqs after b.horizon, up to maxSeq, that hold
+// term.
 func (ix *lexIndex) extend(ctx context.Context, db *sql.DB, b *termBits, term string, maxSeq int64) error {
 	var list sql.NullString
 	err := db.QueryRowContext(ctx, `SELECT group_concat(rowid) FROM memories_fts
@@ -359,20 +339,13 @@ func (ix *lexIndex) extend(ctx context.Context, db *sql.DB, b *termBits, term st
 	if err != nil {
 		return fmt.Errorf("read the memories holding %s: %w", term, err)
 	}
-	grown := int64(0)
-	if n := maxSeq>>6 + 1; n > int64(len(b.words)) {
-		grown = n - int64(len(b.words))
-		b.words = slices.Grow(b.words, int(grown))[:n]
-	}
-	ix.bytes += 8 * grown
-	for seq := range seqList(list.String) {
-		b.words[seq>>6] |= 1 << (seq & 63)
-	}
-	b.horizon = maxSeq
+	before := b.size()
+	b.add(slices.Collect(seqList(list.String)), maxSeq)
+	ix.bytes += b.size() - before
 	return nil
 }
 
-// builder makes the bitmaps asked for, one at a time, outside the lock
+// builder makes the sets asked for, one at a time, outside the lock
 // (the read is the long part), and keeps them if no deletion happened
 // meanwhile.
 func (ix *lexIndex) builder(ctx context.Context, db *sql.DB) {
@@ -391,6 +364,10 @@ func (ix *lexIndex) builder(ctx context.Context, db *sql.DB) {
 		start := time.Now()
 		if err == nil {
 			err = scratch.extend(ctx, db, b, term, maxSeq)
+		}
+		if err == nil {
+			b.bm.RunOptimize()
+			scratch.bytes = b.size()
 		}
 		took := time.Since(start)
 		ix.mu.Lock()
@@ -411,7 +388,7 @@ func (ix *lexIndex) builder(ctx context.Context, db *sql.DB) {
 	}
 }
 
-// evict drops the least recently used bitmap; call with mu held.
+// evict drops the least recently used set; call with mu held.
 func (ix *lexIndex) evict() {
 	var oldest string
 	for t, x := range ix.terms {
@@ -419,11 +396,11 @@ func (ix *lexIndex) evict() {
 			oldest = t
 		}
 	}
-	ix.bytes -= int64(8 * len(ix.terms[oldest].words))
+	ix.bytes -= ix.terms[oldest].size()
 	delete(ix.terms, oldest)
 }
 
-// size returns the bytes meta and the bitmaps take.
+// size returns the bytes meta and the sets take.
 func (ix *lexIndex) size() (meta, bitmaps int64) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()

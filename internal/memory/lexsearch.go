@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
-	"math/bits"
 	"slices"
 	"strings"
 )
@@ -18,22 +17,20 @@ import (
 // document frequencies and heads their newest matches (estimateDF).
 func (ix *lexIndex) every(ctx context.Context, db *sql.DB, terms []string, dfs []float64, heads [][]int64, st storeState, f Filter, window int) ([]candidate, error) {
 	var rare []string
-	var bms []*termBits
+	var sets []*termBits
 	seen := map[string]bool{}
 	for i, t := range terms {
 		if seen[t] {
 			continue
 		}
 		seen[t] = true
-		if len(terms) > 1 && ix.common(dfs[i], st.docs) {
-			b, err := ix.bitmap(ctx, db, t, st.maxSeq)
-			if err != nil {
-				return nil, err
-			}
-			if b != nil {
-				bms = append(bms, b)
-				continue
-			}
+		b, err := ix.set(ctx, db, t, dfs[i], heads[i], st)
+		if err != nil {
+			return nil, err
+		}
+		if b != nil {
+			sets = append(sets, b)
+			continue
 		}
 		rare = append(rare, t)
 	}
@@ -42,55 +39,74 @@ func (ix *lexIndex) every(ctx context.Context, db *sql.DB, terms []string, dfs [
 		return ix.newest(ctx, db, rare[0], heads[0], nil, st.maxSeq, &lf, window)
 	}
 	if len(rare) > 0 {
-		return ix.newest(ctx, db, strings.Join(rare, " "), nil, bms, st.maxSeq, &lf, window)
+		return ix.newest(ctx, db, strings.Join(rare, " "), nil, sets, st.maxSeq, &lf, window)
 	}
-	return ix.fromBitmaps(ctx, db, bms, st, &lf, window)
+	return ix.fromSets(ctx, db, sets, st, &lf, window)
 }
 
 // one is pass 2 for one term: the newest window memories holding term
 // (found in df memories, the newest of them head) and passing f, from
-// its bitmap when it has one.
+// its set when it has one.
 func (ix *lexIndex) one(ctx context.Context, db *sql.DB, term string, df float64, head []int64, st storeState, f Filter, window int) ([]candidate, error) {
 	lf := ix.filter(f)
-	if ix.common(df, st.docs) {
-		b, err := ix.bitmap(ctx, db, term, st.maxSeq)
-		if err != nil {
-			return nil, err
-		}
-		if b != nil {
-			return ix.fromBitmaps(ctx, db, []*termBits{b}, st, &lf, window)
-		}
+	b, err := ix.set(ctx, db, term, df, head, st)
+	if err != nil {
+		return nil, err
+	}
+	if b != nil {
+		return ix.fromSets(ctx, db, []*termBits{b}, st, &lf, window)
 	}
 	return ix.newest(ctx, db, term, head, nil, st.maxSeq, &lf, window)
 }
 
-// fromBitmaps returns the newest window memories that every bitmap holds
-// and that pass lf, newest first.
-func (ix *lexIndex) fromBitmaps(ctx context.Context, db *sql.DB, bms []*termBits, st storeState, lf *lexFilter, window int) ([]candidate, error) {
-	ix.bitmapRuns++
-	and := func(w int64) uint64 {
-		x := ^uint64(0)
-		for _, b := range bms {
-			x &= b.word(w)
-		}
-		return x
+// set returns the set of the memories up to st.maxSeq that hold term
+// (found in df memories, the newest of them head), or nil when there is
+// none yet: head itself when it holds every match, else the set kept
+// for term, which is made in the background on its first search.
+func (ix *lexIndex) set(ctx context.Context, db *sql.DB, term string, df float64, head []int64, st storeState) (*termBits, error) {
+	if st.maxSeq > maxSetSeq {
+		return nil, nil
 	}
+	if len(head) < dfSample {
+		return headSet(head, st.maxSeq), nil
+	}
+	if !ix.kept(df) {
+		return nil, nil
+	}
+	return ix.bitmap(ctx, db, term, st.maxSeq)
+}
+
+// head returns what Store.newestMatches returns for term, read from the
+// term's set instead of FTS5, or nil when it cannot: the term has no set
+// yet, or meta holds seqs that re-saves left behind and no search has
+// found gone yet (which the set may hold too, and FTS5 does not). Call
+// with mu held (acquire).
+func (ix *lexIndex) head(ctx context.Context, db *sql.DB, term string, st storeState) ([]int64, error) {
+	if ix.terms[term] == nil || ix.alive != st.docs || st.maxSeq > maxSetSeq {
+		return nil, nil
+	}
+	b, err := ix.bitmap(ctx, db, term, st.maxSeq)
+	if err != nil || b == nil {
+		return nil, err
+	}
+	return b.newest(dfSample, st.maxSeq, func(seq int64) bool { return ix.scope[seq] != scopeNone }), nil
+}
+
+// fromSets returns the newest window memories that every set holds and
+// that pass lf, newest first.
+func (ix *lexIndex) fromSets(ctx context.Context, db *sql.DB, sets []*termBits, st storeState, lf *lexFilter, window int) ([]candidate, error) {
+	ix.bitmapRuns++
+	next := andNewest(sets, st.maxSeq)
 	var out []candidate
-	w := st.maxSeq >> 6
-	x := and(w)
 	for {
-		if len(out) < window {
-			for x == 0 && w > 0 {
-				w--
-				x = and(w)
+		more := true
+		for len(out) < window {
+			var seq int64
+			if seq, more = next(); !more {
+				break
 			}
-			if x != 0 {
-				top := 63 - bits.LeadingZeros64(x)
-				x &^= 1 << top
-				if seq := w<<6 | int64(top); seq <= st.maxSeq && ix.pass(seq, lf) {
-					out = append(out, ix.candidate(seq))
-				}
-				continue
+			if ix.pass(seq, lf) {
+				out = append(out, ix.candidate(seq))
 			}
 		}
 		if ix.alive == st.docs || len(out) == 0 {
@@ -103,17 +119,17 @@ func (ix *lexIndex) fromBitmaps(ctx context.Context, db *sql.DB, bms []*termBits
 		if out, err = ix.verify(ctx, db, out); err != nil {
 			return nil, err
 		}
-		if len(out) == n || (x == 0 && w == 0) {
+		if len(out) == n || !more {
 			return out, nil
 		}
 	}
 }
 
 // newest returns the newest window memories that match expr in FTS5, hold
-// every bitmap's term and pass lf, newest first. head, when not nil, is
+// every set's term and pass lf, newest first. head, when not nil, is
 // the newest dfSample matches of expr up to maxSeq (estimateDF's), read
 // instead of asking FTS5 for the first chunk.
-func (ix *lexIndex) newest(ctx context.Context, db *sql.DB, expr string, head []int64, bms []*termBits, maxSeq int64, lf *lexFilter, window int) ([]candidate, error) {
+func (ix *lexIndex) newest(ctx context.Context, db *sql.DB, expr string, head []int64, sets []*termBits, maxSeq int64, lf *lexFilter, window int) ([]candidate, error) {
 	var out []candidate
 	below := maxSeq + 1
 	chunk := 4 * window
@@ -132,7 +148,7 @@ func (ix *lexIndex) newest(ctx context.Context, db *sql.DB, expr string, head []
 		}
 	match:
 		for _, seq := range seqs {
-			for _, b := range bms {
+			for _, b := range sets {
 				if !b.has(seq) {
 					continue match
 				}

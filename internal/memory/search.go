@@ -175,17 +175,6 @@ func (s *Store) lexical(ctx context.Context, terms []string, f Filter, limit int
 	if docs == 0 {
 		return nil, nil
 	}
-	idf := make([]float64, len(terms))
-	dfs := make([]float64, len(terms))
-	heads := make([][]int64, len(terms))
-	for i, t := range terms {
-		df, head, err := s.estimateDF(ctx, t, docs, st.maxSeq)
-		if err != nil {
-			return nil, err
-		}
-		dfs[i], heads[i] = df, head
-		idf[i] = math.Log(1 + (float64(docs)-df+0.5)/(df+0.5))
-	}
 	avg := float64(st.words) / float64(docs)
 	now := s.opts.Now().UnixMilli()
 	h := float64(s.opts.HalfLife.Milliseconds())
@@ -211,6 +200,24 @@ func (s *Store) lexical(ctx context.Context, terms []string, f Filter, limit int
 	}
 	if fast {
 		defer s.lex.mu.Unlock()
+	}
+	idf := make([]float64, len(terms))
+	dfs := make([]float64, len(terms))
+	heads := make([][]int64, len(terms))
+	for i, t := range terms {
+		var head []int64
+		if fast {
+			if head, err = s.lex.head(ctx, s.db, t, st); err != nil {
+				return nil, err
+			}
+		}
+		if head == nil {
+			if head, err = s.newestMatches(ctx, t, st.maxSeq); err != nil {
+				return nil, err
+			}
+		}
+		dfs[i], heads[i] = estimateDF(head, docs, st.maxSeq), head
+		idf[i] = math.Log(1 + (float64(docs)-dfs[i]+0.5)/(dfs[i]+0.5))
 	}
 	// Pass 1: memories holding every term.
 	var all []candidate
@@ -267,24 +274,31 @@ func (s *Store) lexical(ctx context.Context, terms []string, f Filter, limit int
 	return hits, nil
 }
 
-// estimateDF returns how many memories (of those up to maxSeq) hold
-// term: exact when fewer than dfSample do, else extrapolated from how far
-// back the dfSample newest matches reach. head is those newest dfSample
-// matches, newest first (all of them when fewer), read in one step.
-func (s *Store) estimateDF(ctx context.Context, term string, docs, maxSeq int64) (df float64, head []int64, err error) {
+// newestMatches returns the newest dfSample matches of term up to
+// maxSeq (all of them when fewer), newest first, from FTS5. The lexIndex
+// reads the same from a term's set (lexIndex.head).
+func (s *Store) newestMatches(ctx context.Context, term string, maxSeq int64) ([]int64, error) {
 	var list sql.NullString
 	if err := s.db.QueryRowContext(ctx, `SELECT group_concat(rowid) FROM (SELECT rowid FROM memories_fts
 		WHERE memories_fts MATCH ? AND rowid <= ? ORDER BY rowid DESC LIMIT ?)`, term, maxSeq, dfSample).Scan(&list); err != nil {
-		return 0, nil, err
+		return nil, err
 	}
-	head = slices.AppendSeq([]int64{}, seqList(list.String)) // not nil: newest reads it
+	head := slices.AppendSeq([]int64{}, seqList(list.String)) // not nil: newest reads it
 	slices.SortFunc(head, func(a, b int64) int { return cmp.Compare(b, a) })
+	return head, nil
+}
+
+// estimateDF returns how many memories (of those up to maxSeq) hold a
+// term whose newest matches are head (newestMatches): exact when fewer
+// than dfSample do, else extrapolated from how far back the dfSample
+// newest matches reach.
+func estimateDF(head []int64, docs, maxSeq int64) float64 {
 	n := len(head)
 	if n < dfSample {
-		return float64(n), head, nil
+		return float64(n)
 	}
 	last := head[dfSample-1]
-	return min(float64(docs), float64(dfSample)*float64(docs)/float64(maxSeq-last+1)), head, nil
+	return min(float64(docs), float64(dfSample)*float64(docs)/float64(maxSeq-last+1))
 }
 
 // candidates returns the newest window memories that match expr and pass

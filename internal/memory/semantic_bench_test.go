@@ -131,7 +131,7 @@ func BenchmarkSemanticSearch(b *testing.B) {
 		f := Filter{Workspace: "ws1", Viewer: "agent3"}
 		recall := benchRecall(b, st, queries[:recallQueries], f)
 		// Hybrid's lexical part has an index of its own, loaded in the
-		// background on its first search, with a bitmap per common term
+		// background on its first search, with a set per searched term
 		// made on the term's first search (BenchmarkSearch measures
 		// them): loaded and made here, so that the searches measured are
 		// those of a hub that has been up a while, not its first.

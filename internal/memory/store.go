@@ -97,7 +97,8 @@ type Store struct {
 	stopEmbed context.CancelFunc
 	embedDone chan struct{}
 
-	// lex holds bitmaps of common words for lexical search (lexindex.go).
+	// lex holds the filter fields and the searched terms' sets for
+	// lexical search (lexindex.go).
 	lex lexIndex
 }
 
