@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
-	"net/url"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -206,12 +204,12 @@ func Connect(ctx context.Context, o Options) (*Client, error) {
 		}),
 	}
 	nopts = append(nopts, AuthOptions(o)...)
-	if o.Discover != nil {
-		nopts = append(nopts, nats.SetCustomDialer(&rediscover{find: o.Discover}))
-	}
+	timeout := nats.DefaultTimeout
 	if d, ok := ctx.Deadline(); ok {
-		nopts = append(nopts, nats.Timeout(time.Until(d)))
+		timeout = time.Until(d)
+		nopts = append(nopts, nats.Timeout(timeout))
 	}
+	nopts = append(nopts, nats.SetCustomDialer(newHubDialer(o.Discover, timeout)))
 	nc, err := nats.Connect(o.URL, nopts...)
 	if err != nil {
 		return nil, fmt.Errorf("connect to hub %s: %w", redact(o.URL), explain(err))
@@ -323,22 +321,6 @@ func (c *Client) Close() error {
 	}
 	<-c.closed
 	return nil
-}
-
-// rediscover dials the address the hub has now.
-type rediscover struct {
-	d    net.Dialer
-	find func() (string, error)
-}
-
-func (r *rediscover) Dial(network, address string) (net.Conn, error) {
-	if u, err := r.find(); err == nil {
-		if pu, err := url.Parse(u); err == nil && pu.Host != "" {
-			address = pu.Host
-		}
-	}
-	r.d.Timeout = 2 * time.Second
-	return r.d.Dial(network, address)
 }
 
 // redact drops a token or password from a URL for messages.

@@ -147,26 +147,30 @@ func (f *inflight) nakAll() {
 // Only a cluster can lose a pull while the client's connection lives (the
 // node that holds it dies, the client stays on another): on a single hub
 // the pull and the connection end together, and the client pulls again
-// as soon as it is back. So an inbox on a hub that is no cluster's node
-// is confirmed every pullHeartbeatAlone, half the expiry: an idle wrapper
-// wakes 4 times a minute for its pull instead of 32 (issue 34). A pull
-// that hub drops without a word is noticed after 30 s instead of 4 s,
-// and a message that waits with no pull asking for it by the inbox's own
-// checks (inboxlife.go).
+// as soon as it is back; a consumer deleted ends the pull at once (409).
+// So an inbox on a hub that is no cluster's node pulls for
+// pullExpiryAlone and is confirmed every pullHeartbeatAlone, half of it
+// (the most the client allows): an idle wrapper wakes twice a minute for
+// its pull (a confirmation, then the pull's end and its renewal) instead
+// of 32 (issue 34). A pull that hub drops without a word is noticed
+// after a minute instead of 4 s, and a message that waits with no pull
+// asking for it by the inbox's own checks (inboxlife.go).
 const (
 	pullExpiry         = 30 * time.Second
 	pullHeartbeat      = 2 * time.Second
-	pullHeartbeatAlone = pullExpiry / 2
+	pullExpiryAlone    = time.Minute
+	pullHeartbeatAlone = pullExpiryAlone / 2
 )
 
-// pullHeartbeatOf is how often the hub confirms an inbox's pull on a
-// connection: pullHeartbeat when the server it reaches is a cluster's node
-// or others are known to the client, else pullHeartbeatAlone.
-func pullHeartbeatOf(nc *nats.Conn) time.Duration {
+// pullTimesOf is how long an inbox's pull on a connection lasts and how
+// often the hub confirms it: pullExpiry and pullHeartbeat when the server
+// it reaches is a cluster's node or others are known to the client, else
+// pullExpiryAlone and pullHeartbeatAlone.
+func pullTimesOf(nc *nats.Conn) (expiry, heartbeat time.Duration) {
 	if nc.ConnectedClusterName() != "" || len(nc.DiscoveredServers()) > 0 || len(nc.Servers()) > 1 {
-		return pullHeartbeat
+		return pullExpiry, pullHeartbeat
 	}
-	return pullHeartbeatAlone
+	return pullExpiryAlone, pullHeartbeatAlone
 }
 
 // InboxHold bounds the deliveries an inbox holds unsettled (its

@@ -169,6 +169,7 @@ func (c *Client) serveInbox(ctx context.Context, cons jetstream.Consumer, fl *in
 	}
 	lost := make(chan error, 1)
 	var handing atomic.Int64 // callbacks running: a slow handler is not a stall
+	expiry, heartbeat := pullTimesOf(c.nc)
 	cc, err := cons.Consume(func(m jetstream.Msg) {
 		if ctx.Err() != nil {
 			_ = m.Nak()
@@ -177,7 +178,7 @@ func (c *Client) serveInbox(ctx context.Context, cons jetstream.Consumer, fl *in
 		handing.Add(1)
 		defer handing.Add(-1)
 		c.deliver(ctx, m, fl, each)
-	}, jetstream.PullMaxMessages(pullBatch), jetstream.PullExpiry(pullExpiry), jetstream.PullHeartbeat(pullHeartbeatOf(c.nc)), jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
+	}, jetstream.PullMaxMessages(pullBatch), jetstream.PullExpiry(expiry), jetstream.PullHeartbeat(heartbeat), jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
 		if ctx.Err() != nil || c.isClosed() {
 			return
 		}
