@@ -58,7 +58,10 @@ func (c *Client) askHolder(ctx context.Context) error {
 }
 
 // answerClaims makes this client answer on ClaimSubject for cl until the
-// claim stops or is lost (claim.stop, heartbeat).
+// claim stops or is lost (claim.stop, heartbeat). It does not wait for the
+// hub to confirm the subscription: the hub reads it before anything this
+// client writes after it, and the key written just before is what refuses
+// a second claim meanwhile.
 func (c *Client) answerClaims(cl *claim, host string) error {
 	data, _ := json.Marshal(holder{Session: cl.session, Host: host, PID: os.Getpid()})
 	sub, err := c.nc.Subscribe(ClaimSubject(c.opts.Workspace, c.opts.Name), func(m *nats.Msg) {
@@ -68,7 +71,7 @@ func (c *Client) answerClaims(cl *claim, host string) error {
 		return fmt.Errorf("answer for the name %q: %w", c.opts.Name, err)
 	}
 	cl.answer = sub
-	return c.nc.Flush()
+	return nil
 }
 
 // provablyDead reports whether the record's wrapper ran on this machine
@@ -119,25 +122,30 @@ func (c *Client) adopt(cl *claim, e jetstream.KeyValueEntry) error {
 // which a credential allowed to write its own key could send) would wipe
 // every agent's key. KV puts, creates, updates and reads need neither.
 // Only a client with the administrator's rights can change it; an agent's
-// own credential (it has an inbox prefix) does not try.
-func (c *Client) guardPresence(ctx context.Context) {
+// own credential (it has an inbox prefix) does not try. It reports false
+// when the bucket is not there (yet): setup guards it again once made.
+func (c *Client) guardPresence(ctx context.Context) bool {
 	if c.opts.InboxPrefix != "" {
-		return
+		return true
 	}
 	// A user the server denies answers nothing: do not wait long for it.
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
 	st, err := c.js.Stream(ctx, "KV_"+PresenceBucket(c.opts.Workspace))
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return false
+	}
 	if err != nil {
 		c.log.Warn("guard the presence bucket", "err", err)
-		return
+		return true
 	}
 	cfg := st.CachedInfo().Config
 	if !cfg.AllowRollup && cfg.DenyPurge && cfg.DenyDelete {
-		return
+		return true
 	}
 	cfg.AllowRollup, cfg.DenyPurge, cfg.DenyDelete = false, true, true
 	if _, err := c.js.UpdateStream(ctx, cfg); err != nil {
 		c.log.Warn("guard the presence bucket: refuse rollups and purges", "stream", cfg.Name, "err", err)
 	}
+	return true
 }

@@ -223,13 +223,43 @@ func Connect(ctx context.Context, o Options) (*Client, error) {
 }
 
 // setup finds or creates the workspace's stream and presence bucket and
-// starts watching presence.
+// guards the bucket. The three look-ups are asked together, one round trip
+// instead of three (issue 34: a wrapper's start waits for them); a bucket
+// made here is guarded after it exists.
 func (c *Client) setup(ctx context.Context) error {
 	js, err := jetstream.New(c.nc)
 	if err != nil {
 		return fmt.Errorf("connect to hub: %w", err)
 	}
 	c.js = js
+	var serr error
+	var guarded bool
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		serr = c.openStream(ctx)
+	}()
+	go func() {
+		defer wg.Done()
+		guarded = c.guardPresence(ctx)
+	}()
+	kerr := c.openPresence(ctx)
+	wg.Wait()
+	if serr != nil {
+		return serr
+	}
+	if kerr != nil {
+		return kerr
+	}
+	if !guarded {
+		c.guardPresence(ctx) // the bucket was made meanwhile
+	}
+	return nil
+}
+
+// openStream finds or creates the workspace's stream.
+func (c *Client) openStream(ctx context.Context) error {
 	ws := c.opts.Workspace
 	scfg := jetstream.StreamConfig{
 		Name:        StreamName(ws),
@@ -244,14 +274,15 @@ func (c *Client) setup(ctx context.Context) error {
 		Replicas:    c.opts.Replicas,
 		Duplicates:  2 * time.Minute,
 	}
-	c.stream, err = js.Stream(ctx, scfg.Name)
+	stream, err := c.js.Stream(ctx, scfg.Name)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		c.stream, err = js.CreateStream(ctx, scfg)
+		stream, err = c.js.CreateStream(ctx, scfg)
 		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
-			c.stream, err = js.Stream(ctx, scfg.Name)
+			stream, err = c.js.Stream(ctx, scfg.Name)
 		}
 	}
 	if err == nil {
+		c.stream = stream
 		c.addSubjects(ctx, scfg.Subjects)
 	}
 	if errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount) ||
@@ -261,6 +292,12 @@ func (c *Client) setup(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("open stream %s: %w", scfg.Name, hubFull(err))
 	}
+	return nil
+}
+
+// openPresence finds or creates the workspace's presence bucket.
+func (c *Client) openPresence(ctx context.Context) error {
+	ws := c.opts.Workspace
 	kcfg := jetstream.KeyValueConfig{
 		Bucket:      PresenceBucket(ws),
 		Description: "relay agents of workspace " + ws,
@@ -268,17 +305,17 @@ func (c *Client) setup(ctx context.Context) error {
 		Storage:     jetstream.FileStorage,
 		Replicas:    c.opts.Replicas,
 	}
-	c.kv, err = js.KeyValue(ctx, kcfg.Bucket)
+	kv, err := c.js.KeyValue(ctx, kcfg.Bucket)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
-		c.kv, err = js.CreateKeyValue(ctx, kcfg)
+		kv, err = c.js.CreateKeyValue(ctx, kcfg)
 		if errors.Is(err, jetstream.ErrBucketExists) || errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
-			c.kv, err = js.KeyValue(ctx, kcfg.Bucket)
+			kv, err = c.js.KeyValue(ctx, kcfg.Bucket)
 		}
 	}
 	if err != nil {
 		return fmt.Errorf("open presence bucket %s: %w", kcfg.Bucket, hubFull(err))
 	}
-	c.guardPresence(ctx)
+	c.kv = kv
 	return nil
 }
 
@@ -292,8 +329,21 @@ func (c *Client) Workspace() string { return c.opts.Workspace }
 // subjects (the memory service, user handlers). Do not close it.
 func (c *Client) Conn() *nats.Conn { return c.nc }
 
+// closeFlushWait bounds Close's one round trip to the hub.
+const closeFlushWait = time.Second
+
 // Close marks a registered agent offline, stops its heartbeat and closes the
-// connection after flushing what is buffered.
+// connection once the hub has read what was written on it.
+//
+// It waits for one round trip, not one per write (issue 34: a wrapper's exit
+// was a third of `relay wrap -- true`): the offline record is published
+// without waiting for its answer (a compare-and-set on the claim's revision,
+// so it never overwrites another agent's claim), and a PING's PONG then says
+// that the hub read it and everything published before it (a credential's
+// revocation, the last receipts); the hub stores it after the connection is
+// gone. A drain is not used: it polls its subscriptions every 10 ms, twice,
+// and what a closing client's subscriptions would still receive is
+// delivered again by the hub anyway.
 func (c *Client) Close() error {
 	c.closing.Store(true)
 	c.mu.Lock()
@@ -309,16 +359,17 @@ func (c *Client) Close() error {
 	if cl != nil {
 		cl.stop()
 		if connected { // else the claim ages out by itself
-			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-			_ = c.putPresence(ctx, cl, StateOffline)
-			cancel()
+			if err := c.publishOffline(cl); err != nil {
+				c.log.Warn("mark offline", "err", err)
+			}
 		}
 	}
-	if !connected {
-		c.nc.Close()
-	} else if err := c.nc.Drain(); err != nil {
-		c.nc.Close()
+	if connected {
+		if err := c.nc.FlushTimeout(closeFlushWait); err != nil {
+			c.log.Warn("close: the hub did not answer", "err", err)
+		}
 	}
+	c.nc.Close()
 	<-c.closed
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strconv"
 	"sync"
 	"time"
 
@@ -140,14 +141,7 @@ func (c *Client) Register(ctx context.Context) error {
 	host := c.ident.host
 	cl := &claim{session: NewID(), state: StateStarting, since: time.Now().UTC(), done: make(chan struct{})}
 	val := c.encode(cl, host)
-	err := c.askHolder(ctx)
-	var rev uint64
-	if err == nil {
-		rev, err = c.kv.Create(ctx, c.opts.Name, val)
-	}
-	if errors.Is(err, jetstream.ErrKeyExists) {
-		rev, err = c.takeOver(ctx, val, host)
-	}
+	rev, err := c.claimKey(ctx, val, host)
 	if err == nil {
 		err = c.answerClaims(cl, host)
 	}
@@ -171,6 +165,32 @@ func (c *Client) Register(ctx context.Context) error {
 	return nil
 }
 
+// claimKey writes the claim's key, val, unless a live agent holds the
+// name: it asks the live holder and reads the key together (two requests in
+// flight, one round trip), then creates the key or takes a stale claim
+// over with a compare-and-set. A name that was used before (the usual
+// case) costs two round trips, not five (issue 34).
+func (c *Client) claimKey(ctx context.Context, val []byte, host string) (uint64, error) {
+	held := make(chan error, 1)
+	go func() { held <- c.askHolder(ctx) }()
+	e, err := c.kv.Get(ctx, c.opts.Name)
+	if herr := <-held; herr != nil {
+		return 0, herr
+	}
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		rev, err := c.kv.Create(ctx, c.opts.Name, val)
+		if !errors.Is(err, jetstream.ErrKeyExists) {
+			return rev, err
+		}
+		// Written since it was read: read it again.
+		return c.takeOver(ctx, val, host)
+	}
+	if err != nil {
+		return 0, err
+	}
+	return c.takeOverEntry(ctx, e, val, host)
+}
+
 func (c *Client) takeOver(ctx context.Context, val []byte, host string) (uint64, error) {
 	e, err := c.kv.Get(ctx, c.opts.Name)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
@@ -179,6 +199,12 @@ func (c *Client) takeOver(ctx context.Context, val []byte, host string) (uint64,
 	if err != nil {
 		return 0, err
 	}
+	return c.takeOverEntry(ctx, e, val, host)
+}
+
+// takeOverEntry claims the name whose current entry is e when e is a stale
+// or provably dead agent's claim: a compare-and-set on e's revision.
+func (c *Client) takeOverEntry(ctx context.Context, e jetstream.KeyValueEntry, val []byte, host string) (uint64, error) {
 	var r record
 	_ = json.Unmarshal(e.Value(), &r)
 	if !r.stale(e.Created(), time.Now()) && !r.provablyDead(host) {
@@ -290,6 +316,33 @@ func (c *Client) putPresence(ctx context.Context, cl *claim, st State) error {
 		return fmt.Errorf("update presence of %q: %w", c.opts.Name, gerr)
 	}
 	return c.adopt(cl, e)
+}
+
+// publishOffline writes the claim offline without waiting for the hub's
+// answer (Close flushes it): a KV update published on the claim's subject
+// with the claim's revision expected, which the hub stores or, when the
+// key moved on (another agent took the name over), refuses unanswered.
+func (c *Client) publishOffline(cl *claim) error {
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	if cl.lost != nil {
+		return nil // the name is another agent's now
+	}
+	if cl.state != StateOffline {
+		cl.state, cl.since = StateOffline, time.Now().UTC()
+	}
+	m := nats.NewMsg(presenceSubject(c.opts.Workspace, c.opts.Name))
+	m.Data = c.encode(cl, c.ident.host)
+	m.Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(cl.rev, 10))
+	if err := c.nc.PublishMsg(m); err != nil {
+		return fmt.Errorf("mark %q offline: %w", c.opts.Name, err)
+	}
+	return nil
+}
+
+// presenceSubject is the subject of agent's key in the presence bucket.
+func presenceSubject(workspace, agent string) string {
+	return "$KV." + PresenceBucket(workspace) + "." + agent
 }
 
 // SetState records what the agent is doing. It needs Register.

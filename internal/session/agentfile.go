@@ -85,7 +85,9 @@ func (s *Session) issueCredential(c *bus.Client, name string) hub.Credential {
 }
 
 // revokeCredential tells the hub that the agent left: its credential
-// stops working and the connections made with it are closed.
+// stops working and the connections made with it are closed. It is
+// published, not asked: the client's Close, which follows, waits until the
+// hub has read it (one round trip for the whole exit, issue 34).
 func (s *Session) revokeCredential(c *bus.Client) {
 	s.link.ident.mu.Lock()
 	had := s.link.ident.f.Token != ""
@@ -95,7 +97,7 @@ func (s *Session) revokeCredential(c *bus.Client) {
 		return
 	}
 	req, _ := json.Marshal(hub.CredentialRequest{Workspace: s.cfg.Workspace, Name: s.name()})
-	if _, err := c.Conn().Request(hub.RevokeSubject, req, credentialTimeout); err != nil {
+	if err := c.Conn().Publish(hub.RevokeSubject, req); err != nil {
 		s.log.Warn("revoke the agent's credential", "err", err)
 	}
 }

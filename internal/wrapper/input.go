@@ -218,15 +218,28 @@ func (in *Input) LastSubmit() time.Time {
 	return time.Unix(0, ns)
 }
 
-// stdinReader reads the human's stdin without blocking forever: it polls the
-// file together with a wake-up pipe, so that stop ends it at once and no
-// goroutine is left behind after the child exits.
+// stdinReader reads the human's stdin without blocking forever. A
+// terminal is read on the netpoller, through a file description of its own
+// (stdinAgain); anything else is polled together with a wake-up pipe, so
+// that stop ends it at once and no goroutine is left behind after the
+// child exits.
+//
+// A terminal is not polled: the blocking poll(2) holds the wrapper's one
+// processor (GOMAXPROCS 1) until the runtime's monitor takes it back, which
+// it does only on its second look, up to 20 ms after the human's last key
+// when it sleeps deeply. Meanwhile nothing else of the wrapper runs: the
+// child's exit was seen 15 ms late, its first output and the hub's answers
+// waited as long (issue 34).
 type stdinReader struct {
 	f    *os.File
+	own  *os.File // the terminal opened again, on the netpoller; nil: poll f
 	wake [2]int
 }
 
 func newStdinReader(f *os.File) (*stdinReader, error) {
+	if own := stdinAgain(f); own != nil {
+		return &stdinReader{f: f, own: own}, nil
+	}
 	var p [2]int
 	if err := wakePipe(p[:]); err != nil {
 		return nil, err
@@ -239,6 +252,13 @@ var errStopped = errors.New("stdin reader stopped")
 
 // Read waits until stdin has data (or EOF) or stop was called.
 func (r *stdinReader) Read(p []byte) (int, error) {
+	if r.own != nil {
+		n, err := r.own.Read(p)
+		if errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, os.ErrClosed) {
+			return n, errStopped
+		}
+		return n, err
+	}
 	fds := []unix.PollFd{
 		{Fd: int32(r.f.Fd()), Events: unix.POLLIN},
 		{Fd: int32(r.wake[0]), Events: unix.POLLIN},
@@ -270,10 +290,18 @@ func (r *stdinReader) Read(p []byte) (int, error) {
 }
 
 func (r *stdinReader) stop() {
+	if r.own != nil {
+		_ = r.own.SetReadDeadline(time.Unix(1, 0))
+		return
+	}
 	unix.Write(r.wake[1], []byte{0})
 }
 
 func (r *stdinReader) close() {
+	if r.own != nil {
+		r.own.Close()
+		return
+	}
 	unix.Close(r.wake[0])
 	unix.Close(r.wake[1])
 }

@@ -64,3 +64,34 @@ func humanScreen(out *os.File) (io.WriteCloser, error) {
 
 // Close closes the terminal's file of the writer.
 func (w rawWriter) Close() error { return unix.Close(w.fd) }
+
+// stdinAgain returns the human's terminal in, opened again for reading (a
+// file description of its own, non-blocking without touching the shell's),
+// as a file of the runtime's netpoller; nil when in is not a terminal or
+// cannot be opened again (stdinReader then polls in itself).
+func stdinAgain(in *os.File) *os.File {
+	if in == nil {
+		return nil
+	}
+	rc, err := in.SyscallConn()
+	if err != nil {
+		return nil
+	}
+	var path string
+	if rc.Control(func(fd uintptr) {
+		if term.IsTerminal(int(fd)) {
+			path = fmt.Sprintf("/proc/self/fd/%d", fd)
+		}
+	}) != nil || path == "" {
+		return nil
+	}
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOCTTY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil
+	}
+	if !term.IsTerminal(fd) {
+		unix.Close(fd)
+		return nil
+	}
+	return os.NewFile(uintptr(fd), "stdin")
+}

@@ -20,3 +20,6 @@ func humanScreen(*os.File) (io.WriteCloser, error) { return nil, errNoRawTerm }
 
 // No rawWriter is made here.
 func (w rawWriter) Close() error { return syscall.Close(w.fd) }
+
+// stdinAgain: here the human's stdin is always polled (stdinReader).
+func stdinAgain(*os.File) *os.File { return nil }
