@@ -13,7 +13,7 @@ import (
 //
 //  1. the filter, applied to every vector's memory;
 //  2. of those passing, the semWindow whose sign codes are nearest the
-//     query's by Hamming distance (every one when no more pass);
+//     query by signQuery's distance (every one when no more pass);
 //  3. those ranked by approximate cosine, from their int8 copies, each
 //     with a bound of its error;
 //  4. the vectors whose upper bound reaches the limit-th best lower bound
@@ -105,7 +105,7 @@ func (x *vecIndex) shortlist(ctx context.Context, s *Store, q []float32, f Filte
 	if x.window > 0 {
 		window = x.window
 	}
-	pos := x.nearest(signBits(q), &mf, max(window, 16*limit))
+	pos := x.nearest(newSignQuery(q, x.words), &mf, max(window, 16*limit))
 	x.cands = slices.Grow(x.cands[:0], len(pos))[:len(pos)]
 	cands := x.cands
 	parallel(len(pos), 1<<20/x.dims, func(lo, hi int) {

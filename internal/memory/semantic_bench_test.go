@@ -296,10 +296,10 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// BenchmarkSignBits measures the coarse pass alone: Hamming distances of
-// 1,000,000 768-bit codes to a query and the 2,048 nearest, of every row
-// and of a fifth of them (a filter on one workspace of five), the
-// filter's rows already known.
+// BenchmarkSignBits measures the coarse pass alone: the distances
+// (signQuery) of 1,000,000 768-bit codes to a query and the 2,048
+// nearest, of every row and of a fifth of them (a filter on one
+// workspace of five), the filter's rows already known.
 func BenchmarkSignBits(b *testing.B) {
 	const n = 1_000_000
 	r := rand.New(rand.NewPCG(5, 6))
@@ -313,10 +313,11 @@ func BenchmarkSignBits(b *testing.B) {
 			x.codes = append(x.codes, r.Uint64())
 		}
 	}
-	q := make([]uint64, x.words)
-	for i := range q {
-		q[i] = r.Uint64()
+	qv := make([]float32, benchDims)
+	for i := range qv {
+		qv[i] = float32(r.NormFloat64())
 	}
+	q := newSignQuery(unit(qv), x.words)
 	for _, c := range []struct {
 		name string
 		mf   memFilter

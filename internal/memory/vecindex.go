@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/binary"
-	"math/bits"
 	"runtime"
 	"slices"
 	"strings"
@@ -19,7 +18,7 @@ import (
 //     scope, tags), so that the filter is applied before anything is
 //     ranked;
 //   - codes: one bit per dimension, the sign (96 bytes for 768
-//     dimensions), for the coarse pass by Hamming distance;
+//     dimensions), for the coarse pass (signQuery's distance);
 //   - q8: the vector quantised to int8 (one byte per dimension) with its
 //     scale and a bound of its quantisation error, for the second pass,
 //     which ranks the coarse pass's window by approximate cosine and tells
@@ -403,22 +402,4 @@ func parallel(n, minPar int, work func(lo, hi int)) {
 	}
 	work(0, min(chunk, n))
 	wg.Wait()
-}
-
-// hamming is the number of bits that differ between a and b, four words
-// a round.
-func hamming(a, b []uint64) int {
-	var d0, d1, d2, d3 int
-	for len(a) >= 4 && len(b) >= 4 {
-		x, y := a[:4:4], b[:4:4]
-		d0 += bits.OnesCount64(x[0] ^ y[0])
-		d1 += bits.OnesCount64(x[1] ^ y[1])
-		d2 += bits.OnesCount64(x[2] ^ y[2])
-		d3 += bits.OnesCount64(x[3] ^ y[3])
-		a, b = a[4:], b[4:]
-	}
-	for i := range min(len(a), len(b)) {
-		d0 += bits.OnesCount64(a[i] ^ b[i])
-	}
-	return d0 + d1 + d2 + d3
 }

@@ -78,9 +78,10 @@ func (x *vecIndex) passing(mf *memFilter) []int32 {
 }
 
 // nearest returns the index positions of the n rows passing mf whose
-// codes are nearest q by Hamming distance (all of them when no more than
-// n pass), ascending, in a slice valid until the next call.
-func (x *vecIndex) nearest(q []uint64, mf *memFilter, n int) []int32 {
+// codes are nearest q by the coarse distance (signQuery; all of them
+// when no more than n pass), ascending, in a slice valid until the next
+// call.
+func (x *vecIndex) nearest(q *signQuery, mf *memFilter, n int) []int32 {
 	pass := x.passing(mf)
 	count := len(pass)
 	x.pos = x.pos[:0]
@@ -92,9 +93,8 @@ func (x *vecIndex) nearest(q []uint64, mf *memFilter, n int) []int32 {
 		x.dist = make([]uint16, count+count/4)
 	}
 	dist := x.dist[:count]
-	w := x.words
-	if len(x.hist) != 64*w+1 {
-		x.hist = make([]int32, 64*w+1)
+	if len(x.hist) != q.max()+1 {
+		x.hist = make([]int32, q.max()+1)
 		x.local = nil
 	}
 	hist := x.hist
@@ -110,7 +110,7 @@ func (x *vecIndex) nearest(q []uint64, mf *memFilter, n int) []int32 {
 		local := x.local[int(part.Add(1)-1)%len(x.local)]
 		clear(local)
 		d := dist[lo:hi]
-		hammingGather(x.codes, w, q, pass[lo:hi], d)
+		signGather(x.codes, q, pass[lo:hi], d)
 		for _, v := range d {
 			local[v]++
 		}
@@ -141,34 +141,4 @@ func (x *vecIndex) nearest(q []uint64, mf *memFilter, n int) []int32 {
 		}
 	}
 	return x.pos
-}
-
-// hammingGather sets dist[i] to the Hamming distance of q and the code of
-// w words at row pos[i] of codes: with AVX-512's VPOPCNTQ, or POPCNT,
-// where the CPU has them. pos must be ascending.
-func hammingGather(codes []uint64, w int, q []uint64, pos []int32, dist []uint16) {
-	if w < 1 || len(q) < w || len(dist) < len(pos) {
-		panic("memory: hammingGather: lengths do not match")
-	}
-	if len(pos) == 0 {
-		return
-	}
-	if pos[0] < 0 || (int(pos[len(pos)-1])+1)*w > len(codes) {
-		panic("memory: hammingGather: a row out of range")
-	}
-	switch {
-	case hasAVX512POPCNT:
-		hammingGatherAVX512(codes, w, q[:w], pos, dist)
-	case hasPOPCNT:
-		hammingGatherPOPCNT(codes, w, q[:w], pos, dist)
-	default:
-		hammingGatherGo(codes, w, q, pos, dist)
-	}
-}
-
-func hammingGatherGo(codes []uint64, w int, q []uint64, pos []int32, dist []uint16) {
-	for i, p := range pos {
-		o := int(p) * w
-		dist[i] = uint16(hamming(codes[o:o+w:o+w], q))
-	}
 }
