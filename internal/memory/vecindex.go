@@ -44,6 +44,7 @@ type vecIndex struct {
 	q8      []int8
 	scale   []float32
 	errb    []float32 // |v − scale·q8|, rounded up
+	ordered int       // rows [0, ordered) are in the filter's order (vecorder.go)
 	last    int64     // the last vseq read
 	lastSeq int64     // the last memory seq read
 	seen    [4]int64  // what refresh's state query gave when it last read
@@ -75,6 +76,7 @@ type vecIndex struct {
 	hist  []int32
 	local [][]int32 // each core's histogram
 	pos   []int32
+	ties  []int32
 	cands []cand
 	lows  []float64
 }
@@ -106,7 +108,7 @@ func (x *vecIndex) intern(s string) uint32 {
 }
 
 func (x *vecIndex) reset(model string) {
-	x.model, x.dims, x.words, x.last, x.lastSeq = model, 0, 0, 0, 0
+	x.model, x.dims, x.words, x.last, x.lastSeq, x.ordered = model, 0, 0, 0, 0, 0
 	x.vseqs, x.keys, x.meta, x.codes, x.q8, x.scale, x.errb = nil, nil, nil, nil, nil, nil, nil
 	x.byID, x.strs, x.seen = map[string]int32{}, nil, [4]int64{}
 	x.passes = nil
@@ -269,6 +271,7 @@ func (x *vecIndex) read(ctx context.Context, s *Store, model string) error {
 		return err
 	}
 	x.seen = now
+	x.maybeCluster()
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"cmp"
 	"encoding/binary"
 	"runtime"
 	"slices"
@@ -129,16 +130,45 @@ func (x *vecIndex) nearest(q *signQuery, mf *memFilter, n int) []int32 {
 		}
 		below += int(hist[limit])
 	}
-	atLimit := n - below
+	// Those at it are chosen by vseq, the first written first, so
+	// that the window does not depend on the rows' order (vecorder.go).
 	lim := uint16(limit)
+	ties := x.ties[:0]
 	for i, d := range dist {
 		switch {
 		case d < lim:
 			x.pos = append(x.pos, pass[i])
-		case d == lim && atLimit > 0:
-			x.pos = append(x.pos, pass[i])
-			atLimit--
+		case d == lim:
+			ties = append(ties, pass[i])
 		}
 	}
+	if atLimit := n - below; len(ties) > atLimit {
+		slices.SortFunc(ties, func(a, b int32) int { return cmp.Compare(x.vseqs[a], x.vseqs[b]) })
+		ties = ties[:atLimit]
+		slices.Sort(ties)
+	}
+	x.ties = ties
+	x.pos = mergeSorted(x.pos, ties)
 	return x.pos
+}
+
+// mergeSorted returns the ascending a and b merged, ascending, in a (its
+// capacity grown as needed).
+func mergeSorted(a, b []int32) []int32 {
+	if len(b) == 0 {
+		return a
+	}
+	n := len(a)
+	a = slices.Grow(a, len(b))[:n+len(b)]
+	i, j := n-1, len(b)-1
+	for k := len(a) - 1; j >= 0; k-- {
+		if i >= 0 && a[i] > b[j] {
+			a[k] = a[i]
+			i--
+		} else {
+			a[k] = b[j]
+			j--
+		}
+	}
+	return a
 }
