@@ -31,3 +31,9 @@ func dotQ8AVX2(a []float32, b []int8) float32
 //
 //go:noescape
 func dotQ8AVX512(a []float32, b []int8) float32
+
+// prefetchRange asks the CPU to bring the n bytes at p into its cache
+// (PREFETCHT0), without waiting for them: a hint, which never faults.
+//
+//go:noescape
+func prefetchRange(p *int8, n int)

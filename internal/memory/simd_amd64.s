@@ -206,3 +206,22 @@ qsum:
 	VZEROUPPER
 	MOVSS         X0, ret+48(FP)
 	RET
+
+// func prefetchRange(p *int8, n int)
+//
+// One PREFETCHT0 for each 64 bytes of [p, p+n), the last line included.
+TEXT ·prefetchRange(SB), NOSPLIT, $0-16
+	MOVQ p+0(FP), SI
+	MOVQ n+8(FP), CX
+	LEAQ -1(SI)(CX*1), DI // the last byte
+
+fline:
+	CMPQ       SI, DI
+	JA         fdone
+	PREFETCHT0 (SI)
+	ADDQ       $64, SI
+	JMP        fline
+
+fdone:
+	PREFETCHT0 (DI)
+	RET

@@ -15,3 +15,5 @@ func signGatherAVX512(codes []uint64, w int, planes []uint64, pos []int32, dist 
 func dotQ8AVX2(a []float32, b []int8) float32 { panic("unreachable") }
 
 func dotQ8AVX512(a []float32, b []int8) float32 { panic("unreachable") }
+
+func prefetchRange(p *int8, n int) {}
