@@ -13,7 +13,7 @@ import (
 //
 //  1. the filter, applied to every vector's memory;
 //  2. of those passing, the semWindow whose sign codes are nearest the
-//     query's by Hamming distance (every one when no more pass);
+//     query by signQuery's distance (every one when no more pass);
 //  3. those ranked by approximate cosine, from their int8 copies, each
 //     with a bound of its error;
 //  4. the vectors whose upper bound reaches the limit-th best lower bound
@@ -24,6 +24,9 @@ import (
 // step 2 is approximate, and only when more than semWindow memories pass
 // the filter: up to that the search is exact.
 const semWindow = 2048
+
+// qPrefetch is how many rows ahead step 3 fetches the int8 copies.
+const qPrefetch = 4
 
 // hit is one memory found by meaning.
 type hit struct {
@@ -105,11 +108,16 @@ func (x *vecIndex) shortlist(ctx context.Context, s *Store, q []float32, f Filte
 	if x.window > 0 {
 		window = x.window
 	}
-	pos := x.nearest(signBits(q), &mf, max(window, 16*limit))
+	pos := x.nearest(newSignQuery(q, x.words), &mf, max(window, 16*limit))
 	x.cands = slices.Grow(x.cands[:0], len(pos))[:len(pos)]
 	cands := x.cands
 	parallel(len(pos), 1<<20/x.dims, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
+			// The window's rows are scattered: the one a few ahead is
+			// fetched while this one is ranked.
+			if i+qPrefetch < hi {
+				prefetchRange(&x.q8[int(pos[i+qPrefetch])*x.dims], x.dims)
+			}
 			p := pos[i]
 			cands[i] = cand{pos: p, approx: x.approx(q, p), bound: x.bound(p)}
 		}

@@ -214,8 +214,10 @@ func TestSemanticRecall(t *testing.T) {
 	}
 	recall := float64(found) / float64(total)
 	t.Logf("recall@%d over %d memories: %.3f (%d of %d)", limit, n, recall, found, total)
-	if recall < 0.95 {
-		t.Errorf("recall@%d = %.3f, want at least 0.95", limit, recall)
+	// 0.961 with the query reduced to its signs (Hamming distance); the
+	// query's values kept (signQuery) give 0.993.
+	if recall < 0.985 {
+		t.Errorf("recall@%d = %.3f, want at least 0.985", limit, recall)
 	}
 }
 

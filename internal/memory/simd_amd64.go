@@ -3,26 +3,22 @@ package memory
 import "golang.org/x/sys/cpu"
 
 // The CPU features the index's inner loops use when present (in
-// simd_amd64.s): AVX-512's VPOPCNTQ, else POPCNT, for Hamming distances;
-// AVX-512, else AVX2 and FMA, for the int8 dot products. Without them the portable loops
-// run.
+// simd_amd64.s): AVX-512's VPOPCNTQ for the coarse pass's distances
+// (signquery.go); AVX-512, else AVX2 and FMA, for the int8 dot products.
+// Without them the portable loops run.
 var (
-	hasPOPCNT       = cpu.X86.HasPOPCNT
 	hasAVX512POPCNT = cpu.X86.HasAVX512F && cpu.X86.HasAVX512VPOPCNTDQ
 	hasAVX2FMA      = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 	hasAVX512FMA    = cpu.X86.HasAVX512F
 )
 
-// hammingGatherPOPCNT and hammingGatherAVX512 set dist[i] to the Hamming
-// distance of q[:w] and codes[pos[i]*w:(pos[i]+1)*w]. They need w ≥ 1,
-// len(q) ≥ w, len(dist) ≥ len(pos) and every row in codes
-// (hammingGather checks).
+// signGatherAVX512 is signGather's loop: dist[i] the distance of the
+// query (planes, levels, base: signQuery) from codes[pos[i]*w:(pos[i]+1)*w].
+// It needs w ≥ 1, len(planes) ≥ 4w, len(dist) ≥ len(pos) and every row
+// in codes (signGather checks).
 //
 //go:noescape
-func hammingGatherPOPCNT(codes []uint64, w int, q []uint64, pos []int32, dist []uint16)
-
-//go:noescape
-func hammingGatherAVX512(codes []uint64, w int, q []uint64, pos []int32, dist []uint16)
+func signGatherAVX512(codes []uint64, w int, planes []uint64, pos []int32, dist []uint16, levels, base int)
 
 // dotQ8AVX2 is dotQ8 for len(b) a multiple of 16 and len(a) ≥ len(b)
 // (dotQ8 checks), summing in eight lanes.
@@ -35,3 +31,9 @@ func dotQ8AVX2(a []float32, b []int8) float32
 //
 //go:noescape
 func dotQ8AVX512(a []float32, b []int8) float32
+
+// prefetchRange asks the CPU to bring the n bytes at p into its cache
+// (PREFETCHT0), without waiting for them: a hint, which never faults.
+//
+//go:noescape
+func prefetchRange(p *int8, n int)

@@ -1,115 +1,103 @@
 #include "textflag.h"
 
-// func hammingGatherPOPCNT(codes []uint64, w int, q []uint64, pos []int32, dist []uint16)
-TEXT ·hammingGatherPOPCNT(SB), NOSPLIT, $0-104
-	MOVQ codes_base+0(FP), SI
-	MOVQ w+24(FP), R8
-	MOVQ q_base+32(FP), R9
-	MOVQ pos_base+56(FP), R11
-	MOVQ pos_len+64(FP), CX
-	MOVQ dist_base+80(FP), DI
-	LEAQ (R8*8), R13 // bytes a row
-	TESTQ CX, CX
-	JZ   pdone
-
-prow:
-	CMPQ       CX, $16 // the row 16 ahead into the cache (see below)
-	JBE        pnofetch
-	MOVLQSX    64(R11), AX
-	IMULQ      R13, AX
-	PREFETCHT0 (SI)(AX*1)
-	PREFETCHT0 64(SI)(AX*1)
-
-pnofetch:
-	MOVLQSX (R11), AX
-	IMULQ   R13, AX
-	LEAQ    (SI)(AX*1), R12
-	XORQ    AX, AX
-	MOVQ    R8, DX
-	MOVQ    R9, BX
-
-pword:
-	MOVQ    (R12), R10
-	XORQ    (BX), R10
-	POPCNTQ R10, R10
-	ADDQ    R10, AX
-	ADDQ    $8, R12
-	ADDQ    $8, BX
-	DECQ    DX
-	JNZ     pword
-	MOVW    AX, (DI)
-	ADDQ    $4, R11
-	ADDQ    $2, DI
-	DECQ    CX
-	JNZ     prow
-
-pdone:
-	RET
-
-// func hammingGatherAVX512(codes []uint64, w int, q []uint64, pos []int32, dist []uint16)
+// func signGatherAVX512(codes []uint64, w int, planes []uint64, pos []int32, dist []uint16, levels, base int)
 //
-// Eight words a step (VPOPCNTQ), the last w%8 under a mask K1 (masked-off
-// words are neither read nor faulted on).
-TEXT ·hammingGatherAVX512(SB), NOSPLIT, $0-104
-	MOVQ codes_base+0(FP), SI
-	MOVQ w+24(FP), R8
-	MOVQ q_base+32(FP), R9
-	MOVQ pos_base+56(FP), R11
-	MOVQ pos_len+64(FP), R10
-	MOVQ dist_base+80(FP), DI
-	LEAQ (R8*8), R13 // bytes a row
-	MOVQ R8, CX
-	ANDQ $7, CX      // words in the tail
-	MOVQ $1, DX
-	SHLQ CX, DX
-	DECQ DX
-	KMOVW DX, K1     // the tail's mask
-	MOVQ R8, R12
-	SHRQ $3, R12     // whole steps a row
-	TESTQ R10, R10
-	JZ   zdone
+// Per row: base + levels·Σ popcount(c) − 2·Σ_k 2^k·Σ popcount(c AND
+// plane_k) (signQuery), eight words a step with VPOPCNTQ, the last w%8
+// under a mask K1 (masked-off words are neither read nor faulted on).
+TEXT ·signGatherAVX512(SB), NOSPLIT, $0-120
+	MOVQ         codes_base+0(FP), SI
+	MOVQ         w+24(FP), R8
+	MOVQ         planes_base+32(FP), R9
+	MOVQ         pos_base+56(FP), R11
+	MOVQ         pos_len+64(FP), R10
+	MOVQ         dist_base+80(FP), DI
+	VPBROADCASTQ levels+104(FP), Z30
+	LEAQ         (R8*8), R13 // bytes a row, and a plane
+	MOVQ         R8, CX
+	ANDQ         $7, CX      // words in the tail
+	MOVQ         $1, DX
+	SHLQ         CX, DX
+	DECQ         DX
+	KMOVW        DX, K1      // the tail's mask
+	MOVQ         R8, R12
+	SHRQ         $3, R12     // whole steps a row
+	LEAQ         (R13)(R13*2), R8 // three planes on
+	TESTQ        R10, R10
+	JZ           sdone
 
-zrow:
+srow:
 	// The row 16 ahead is fetched into the cache while this one is
 	// counted: the rows a filter passes are scattered, and the hardware
 	// does not see where the next one is.
 	CMPQ       R10, $16
-	JBE        znofetch
+	JBE        snofetch
 	MOVLQSX    64(R11), AX
 	IMULQ      R13, AX
 	PREFETCHT0 (SI)(AX*1)
 	PREFETCHT0 64(SI)(AX*1)
 
-znofetch:
+snofetch:
 	MOVLQSX (R11), AX
 	IMULQ   R13, AX
 	LEAQ    (SI)(AX*1), BX
 	MOVQ    R9, DX
-	VPXORQ  Z0, Z0, Z0
+	VPXORQ  Z0, Z0, Z0 // popcount(c)
+	VPXORQ  Z1, Z1, Z1 // Σ_k 2^k·popcount(c AND plane_k)
 	MOVQ    R12, AX
 	TESTQ   AX, AX
-	JZ      ztail
+	JZ      stail
 
-zstep:
-	VMOVDQU64 (BX), Z1
-	VPXORQ    (DX), Z1, Z1
-	VPOPCNTQ  Z1, Z1
-	VPADDQ    Z1, Z0, Z0
+sstep:
+	VMOVDQU64 (BX), Z2
+	VPOPCNTQ  Z2, Z3
+	VPADDQ    Z3, Z0, Z0
+	VPANDQ    (DX), Z2, Z3
+	VPOPCNTQ  Z3, Z3
+	VPADDQ    Z3, Z1, Z1
+	VPANDQ    (DX)(R13*1), Z2, Z4
+	VPOPCNTQ  Z4, Z4
+	VPSLLQ    $1, Z4, Z4
+	VPADDQ    Z4, Z1, Z1
+	VPANDQ    (DX)(R13*2), Z2, Z5
+	VPOPCNTQ  Z5, Z5
+	VPSLLQ    $2, Z5, Z5
+	VPADDQ    Z5, Z1, Z1
+	VPANDQ    (DX)(R8*1), Z2, Z6
+	VPOPCNTQ  Z6, Z6
+	VPSLLQ    $3, Z6, Z6
+	VPADDQ    Z6, Z1, Z1
 	ADDQ      $64, BX
 	ADDQ      $64, DX
 	DECQ      AX
-	JNZ       zstep
+	JNZ       sstep
 
-ztail:
+stail:
 	TESTQ       CX, CX
-	JZ          zsum
-	VMOVDQU64.Z (BX), K1, Z1
-	VMOVDQU64.Z (DX), K1, Z2
-	VPXORQ      Z2, Z1, Z1
-	VPOPCNTQ    Z1, Z1
-	VPADDQ      Z1, Z0, Z0
+	JZ          ssum
+	VMOVDQU64.Z (BX), K1, Z2
+	VPOPCNTQ    Z2, Z3
+	VPADDQ      Z3, Z0, Z0
+	VPANDQ.Z    (DX), Z2, K1, Z3
+	VPOPCNTQ    Z3, Z3
+	VPADDQ      Z3, Z1, Z1
+	VPANDQ.Z    (DX)(R13*1), Z2, K1, Z4
+	VPOPCNTQ    Z4, Z4
+	VPSLLQ      $1, Z4, Z4
+	VPADDQ      Z4, Z1, Z1
+	VPANDQ.Z    (DX)(R13*2), Z2, K1, Z5
+	VPOPCNTQ    Z5, Z5
+	VPSLLQ      $2, Z5, Z5
+	VPADDQ      Z5, Z1, Z1
+	VPANDQ.Z    (DX)(R8*1), Z2, K1, Z6
+	VPOPCNTQ    Z6, Z6
+	VPSLLQ      $3, Z6, Z6
+	VPADDQ      Z6, Z1, Z1
 
-zsum:
+ssum:
+	VPMULLQ       Z30, Z0, Z0
+	VPSLLQ        $1, Z1, Z1
+	VPSUBQ        Z1, Z0, Z0
 	VEXTRACTI64X4 $1, Z0, Y1
 	VPADDQ        Y1, Y0, Y0
 	VEXTRACTI128  $1, Y0, X1
@@ -117,13 +105,14 @@ zsum:
 	VPSHUFD       $0x4e, X0, X1
 	VPADDQ        X1, X0, X0
 	VMOVQ         X0, AX
+	ADDQ          base+112(FP), AX
 	MOVW          AX, (DI)
 	ADDQ          $4, R11
 	ADDQ          $2, DI
 	DECQ          R10
-	JNZ           zrow
+	JNZ           srow
 
-zdone:
+sdone:
 	VZEROUPPER
 	RET
 
@@ -216,4 +205,23 @@ qsum:
 	VHADDPS       X0, X0, X0
 	VZEROUPPER
 	MOVSS         X0, ret+48(FP)
+	RET
+
+// func prefetchRange(p *int8, n int)
+//
+// One PREFETCHT0 for each 64 bytes of [p, p+n), the last line included.
+TEXT ·prefetchRange(SB), NOSPLIT, $0-16
+	MOVQ p+0(FP), SI
+	MOVQ n+8(FP), CX
+	LEAQ -1(SI)(CX*1), DI // the last byte
+
+fline:
+	CMPQ       SI, DI
+	JA         fdone
+	PREFETCHT0 (SI)
+	ADDQ       $64, SI
+	JMP        fline
+
+fdone:
+	PREFETCHT0 (DI)
 	RET

@@ -8,29 +8,35 @@ import (
 )
 
 // TestSIMDMatchesGo checks the assembly loops against the Go ones:
-// Hamming distances equal, int8 dot products equal up to float32
-// rounding, for lengths around the 16-value blocks.
+// coarse distances equal (and equal to their definition, dimension by
+// dimension), int8 dot products equal up to float32 rounding, for
+// lengths around the 8-word and 16-value blocks.
 func TestSIMDMatchesGo(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	type gather func(codes []uint64, w int, q []uint64, pos []int32, dist []uint16)
-	kernels := map[string]gather{"Go": hammingGatherGo}
-	if hasPOPCNT {
-		kernels["POPCNT"] = hammingGatherPOPCNT
-	}
+	type gather func(codes []uint64, sq *signQuery, pos []int32, dist []uint16)
+	kernels := map[string]gather{"Go": signGatherGo}
 	if hasAVX512POPCNT {
-		kernels["AVX-512"] = hammingGatherAVX512
+		kernels["AVX-512"] = func(codes []uint64, sq *signQuery, pos []int32, dist []uint16) {
+			signGatherAVX512(codes, sq.words, sq.planes, pos, dist, sq.levels, sq.base)
+		}
 	}
-	t.Logf("Hamming kernels on this CPU: %d", len(kernels))
-	for _, w := range []int{1, 2, 3, 7, 8, 9, 12, 13, 16, 17} {
+	t.Logf("coarse kernels on this CPU: %d", len(kernels))
+	for _, dims := range []int{1, 63, 64, 100, 128, 192, 448, 512, 513, 768, 800, 1024, 1090, 5000} {
+		w := (dims + 63) / 64
 		const rows = 37
 		codes := make([]uint64, rows*w)
-		for i := range codes {
-			codes[i] = r.Uint64()
+		vec := make([]float32, dims)
+		for row := range rows {
+			for i := range vec {
+				vec[i] = float32(r.NormFloat64())
+			}
+			copy(codes[row*w:], signBits(vec))
 		}
-		q := make([]uint64, w)
+		q := make([]float32, dims)
 		for i := range q {
-			q[i] = r.Uint64()
+			q[i] = float32(r.NormFloat64())
 		}
+		sq := newSignQuery(unit(q), w)
 		var pos []int32
 		for i := range int32(rows) {
 			if i == rows-1 || r.IntN(3) > 0 { // the last row always: the tail's mask at the end of codes
@@ -39,10 +45,10 @@ func TestSIMDMatchesGo(t *testing.T) {
 		}
 		for name, k := range kernels {
 			got := make([]uint16, len(pos))
-			k(codes, w, q, pos, got)
+			k(codes, sq, pos, got)
 			for i, p := range pos {
-				if want := hamming(codes[int(p)*w:(int(p)+1)*w], q); int(got[i]) != want {
-					t.Fatalf("%s, w=%d row %d: distance %d, want %d", name, w, p, got[i], want)
+				if want := signDistanceByDefinition(sq, codes[int(p)*w:(int(p)+1)*w]); int(got[i]) != want {
+					t.Fatalf("%s, dims=%d row %d: distance %d, want %d", name, dims, p, got[i], want)
 				}
 			}
 		}
@@ -70,6 +76,25 @@ func TestSIMDMatchesGo(t *testing.T) {
 			}
 		}
 	}
+}
+
+// signDistanceByDefinition is signQuery's distance from code c, summed
+// dimension by dimension: levels − u where the sign bit is set, u where
+// it is not.
+func signDistanceByDefinition(sq *signQuery, c []uint64) int {
+	d := 0
+	for i := range sq.dims {
+		u := 0
+		for k := range 4 {
+			u |= int(sq.planes[k*sq.words+i/64]>>(i%64)&1) << k
+		}
+		if c[i/64]>>(i%64)&1 == 1 {
+			d += sq.levels - u
+		} else {
+			d += u
+		}
+	}
+	return d
 }
 
 // TestKthLargest checks the selection that picks the shortlist's floor

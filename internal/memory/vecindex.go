@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/binary"
-	"math/bits"
 	"runtime"
 	"slices"
 	"strings"
@@ -19,7 +18,7 @@ import (
 //     scope, tags), so that the filter is applied before anything is
 //     ranked;
 //   - codes: one bit per dimension, the sign (96 bytes for 768
-//     dimensions), for the coarse pass by Hamming distance;
+//     dimensions), for the coarse pass (signQuery's distance);
 //   - q8: the vector quantised to int8 (one byte per dimension) with its
 //     scale and a bound of its quantisation error, for the second pass,
 //     which ranks the coarse pass's window by approximate cosine and tells
@@ -45,6 +44,7 @@ type vecIndex struct {
 	q8      []int8
 	scale   []float32
 	errb    []float32 // |v − scale·q8|, rounded up
+	ordered int       // rows [0, ordered) are in the filter's order (vecorder.go)
 	last    int64     // the last vseq read
 	lastSeq int64     // the last memory seq read
 	seen    [4]int64  // what refresh's state query gave when it last read
@@ -76,6 +76,7 @@ type vecIndex struct {
 	hist  []int32
 	local [][]int32 // each core's histogram
 	pos   []int32
+	ties  []int32
 	cands []cand
 	lows  []float64
 }
@@ -107,7 +108,7 @@ func (x *vecIndex) intern(s string) uint32 {
 }
 
 func (x *vecIndex) reset(model string) {
-	x.model, x.dims, x.words, x.last, x.lastSeq = model, 0, 0, 0, 0
+	x.model, x.dims, x.words, x.last, x.lastSeq, x.ordered = model, 0, 0, 0, 0, 0
 	x.vseqs, x.keys, x.meta, x.codes, x.q8, x.scale, x.errb = nil, nil, nil, nil, nil, nil, nil
 	x.byID, x.strs, x.seen = map[string]int32{}, nil, [4]int64{}
 	x.passes = nil
@@ -270,6 +271,7 @@ func (x *vecIndex) read(ctx context.Context, s *Store, model string) error {
 		return err
 	}
 	x.seen = now
+	x.maybeCluster()
 	return nil
 }
 
@@ -403,22 +405,4 @@ func parallel(n, minPar int, work func(lo, hi int)) {
 	}
 	work(0, min(chunk, n))
 	wg.Wait()
-}
-
-// hamming is the number of bits that differ between a and b, four words
-// a round.
-func hamming(a, b []uint64) int {
-	var d0, d1, d2, d3 int
-	for len(a) >= 4 && len(b) >= 4 {
-		x, y := a[:4:4], b[:4:4]
-		d0 += bits.OnesCount64(x[0] ^ y[0])
-		d1 += bits.OnesCount64(x[1] ^ y[1])
-		d2 += bits.OnesCount64(x[2] ^ y[2])
-		d3 += bits.OnesCount64(x[3] ^ y[3])
-		a, b = a[4:], b[4:]
-	}
-	for i := range min(len(a), len(b)) {
-		d0 += bits.OnesCount64(a[i] ^ b[i])
-	}
-	return d0 + d1 + d2 + d3
 }

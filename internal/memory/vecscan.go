@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"cmp"
 	"encoding/binary"
 	"runtime"
 	"slices"
@@ -78,9 +79,10 @@ func (x *vecIndex) passing(mf *memFilter) []int32 {
 }
 
 // nearest returns the index positions of the n rows passing mf whose
-// codes are nearest q by Hamming distance (all of them when no more than
-// n pass), ascending, in a slice valid until the next call.
-func (x *vecIndex) nearest(q []uint64, mf *memFilter, n int) []int32 {
+// codes are nearest q by the coarse distance (signQuery; all of them
+// when no more than n pass), ascending, in a slice valid until the next
+// call.
+func (x *vecIndex) nearest(q *signQuery, mf *memFilter, n int) []int32 {
 	pass := x.passing(mf)
 	count := len(pass)
 	x.pos = x.pos[:0]
@@ -92,9 +94,8 @@ func (x *vecIndex) nearest(q []uint64, mf *memFilter, n int) []int32 {
 		x.dist = make([]uint16, count+count/4)
 	}
 	dist := x.dist[:count]
-	w := x.words
-	if len(x.hist) != 64*w+1 {
-		x.hist = make([]int32, 64*w+1)
+	if len(x.hist) != q.max()+1 {
+		x.hist = make([]int32, q.max()+1)
 		x.local = nil
 	}
 	hist := x.hist
@@ -110,7 +111,7 @@ func (x *vecIndex) nearest(q []uint64, mf *memFilter, n int) []int32 {
 		local := x.local[int(part.Add(1)-1)%len(x.local)]
 		clear(local)
 		d := dist[lo:hi]
-		hammingGather(x.codes, w, q, pass[lo:hi], d)
+		signGather(x.codes, q, pass[lo:hi], d)
 		for _, v := range d {
 			local[v]++
 		}
@@ -129,46 +130,45 @@ func (x *vecIndex) nearest(q []uint64, mf *memFilter, n int) []int32 {
 		}
 		below += int(hist[limit])
 	}
-	atLimit := n - below
+	// Those at it are chosen by vseq, the first written first, so
+	// that the window does not depend on the rows' order (vecorder.go).
 	lim := uint16(limit)
+	ties := x.ties[:0]
 	for i, d := range dist {
 		switch {
 		case d < lim:
 			x.pos = append(x.pos, pass[i])
-		case d == lim && atLimit > 0:
-			x.pos = append(x.pos, pass[i])
-			atLimit--
+		case d == lim:
+			ties = append(ties, pass[i])
 		}
 	}
+	if atLimit := n - below; len(ties) > atLimit {
+		slices.SortFunc(ties, func(a, b int32) int { return cmp.Compare(x.vseqs[a], x.vseqs[b]) })
+		ties = ties[:atLimit]
+		slices.Sort(ties)
+	}
+	x.ties = ties
+	x.pos = mergeSorted(x.pos, ties)
 	return x.pos
 }
 
-// hammingGather sets dist[i] to the Hamming distance of q and the code of
-// w words at row pos[i] of codes: with AVX-512's VPOPCNTQ, or POPCNT,
-// where the CPU has them. pos must be ascending.
-func hammingGather(codes []uint64, w int, q []uint64, pos []int32, dist []uint16) {
-	if w < 1 || len(q) < w || len(dist) < len(pos) {
-		panic("memory: hammingGather: lengths do not match")
+// mergeSorted returns the ascending a and b merged, ascending, in a (its
+// capacity grown as needed).
+func mergeSorted(a, b []int32) []int32 {
+	if len(b) == 0 {
+		return a
 	}
-	if len(pos) == 0 {
-		return
+	n := len(a)
+	a = slices.Grow(a, len(b))[:n+len(b)]
+	i, j := n-1, len(b)-1
+	for k := len(a) - 1; j >= 0; k-- {
+		if i >= 0 && a[i] > b[j] {
+			a[k] = a[i]
+			i--
+		} else {
+			a[k] = b[j]
+			j--
+		}
 	}
-	if pos[0] < 0 || (int(pos[len(pos)-1])+1)*w > len(codes) {
-		panic("memory: hammingGather: a row out of range")
-	}
-	switch {
-	case hasAVX512POPCNT:
-		hammingGatherAVX512(codes, w, q[:w], pos, dist)
-	case hasPOPCNT:
-		hammingGatherPOPCNT(codes, w, q[:w], pos, dist)
-	default:
-		hammingGatherGo(codes, w, q, pos, dist)
-	}
-}
-
-func hammingGatherGo(codes []uint64, w int, q []uint64, pos []int32, dist []uint16) {
-	for i, p := range pos {
-		o := int(p) * w
-		dist[i] = uint16(hamming(codes[o:o+w:o+w], q))
-	}
+	return a
 }

@@ -247,8 +247,8 @@ func dotBlob(q []float32, b []byte) float32 {
 }
 
 // signBits is the coarse code of v: one bit per dimension, set where the
-// value is positive. The Hamming distance of two codes tracks the angle of
-// their vectors.
+// value is positive. The coarse pass compares a query's values with it
+// (signQuery).
 func signBits(v []float32) []uint64 {
 	out := make([]uint64, (len(v)+63)/64)
 	for i, x := range v {
