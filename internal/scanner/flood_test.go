@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -51,7 +52,11 @@ func (p *pacedSource) written(el time.Duration) (int64, bool) {
 	return int64(n) + int64(len(p.end)), true
 }
 
-func (p *pacedSource) total() int64 { n, _ := p.written(time.Duration(1 << 62)); return n }
+// total is how many bytes the cat writes.
+func (p *pacedSource) total() int64 {
+	n, _ := p.written(time.Duration(1 << 62))
+	return n
+}
 
 // fill copies the cat's bytes from offset from into b; total is all it
 // writes.
@@ -101,9 +106,12 @@ func floodRun(t *testing.T, src *pacedSource) (fired []string, read int64) {
 	t.Helper()
 	s := New(Options{Cols: 80, Rows: 24, Cues: Cues{LineBreaksEnd: true}})
 	s.floodClock = floodClock{Now: src.Now, Sleep: src.Sleep}
+	var mu sync.Mutex // events come from Run's clock too
 	s.Subscribe(func(ev Event) {
 		if ev.Kind == EventCommand {
+			mu.Lock()
 			fired = append(fired, ev.Command.Body)
+			mu.Unlock()
 		}
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -111,6 +119,8 @@ func floodRun(t *testing.T, src *pacedSource) (fired []string, read int64) {
 	if err := s.Run(ctx, src); err != nil {
 		t.Fatal(err)
 	}
+	mu.Lock()
+	defer mu.Unlock()
 	return fired, src.total() - s.Skipped()
 }
 
