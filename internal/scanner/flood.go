@@ -24,7 +24,8 @@ import (
 // CPU in a cat after the pump's system calls, and held up the pump on the
 // wrapper's one processor. The wrapper's Tap holds a megabyte: it drops
 // bytes of a window left to pile up only when they came at 20 MB/s or
-// more, a flood.
+// more, a flood (or when the scanner is kept off the processor longer
+// than a window, as it would drop them without the wait).
 //
 // A flood ends only when the rate falls below floodEnd: a `cat` slowed for
 // a moment (the reader of the terminal, a loaded machine) stays skipped
