@@ -79,7 +79,7 @@ func (s *Scanner) Run(ctx context.Context, src Source) error {
 	}()
 	defer wg.Wait()
 	defer cancel()
-	fl := flood{rate: s.floodAt}
+	fl := flood{rate: s.floodAt, clock: s.floodClock}
 	readTail := func() {
 		fl.trim()
 		s.Skip(fl.dropped)
@@ -95,11 +95,12 @@ func (s *Scanner) Run(ctx context.Context, src Source) error {
 			readTail()
 			continue
 		}
-		if fl.take(time.Now(), chunk, skipped) {
+		now := fl.clock.now()
+		if fl.take(now, chunk, skipped) {
 			// A flood: only the newest bytes are kept. Let the output pile
 			// up a little, so that skipping it costs few wake-ups.
 			if err == nil {
-				time.Sleep(floodNap)
+				fl.clock.sleep(floodNap)
 				continue
 			}
 		} else if fl.dropped > 0 || len(fl.tail) > 0 {
@@ -111,6 +112,11 @@ func (s *Scanner) Run(ctx context.Context, src Source) error {
 			}
 			if len(chunk) > 0 {
 				s.Write(chunk)
+			}
+			if d := fl.probe(now); d > 0 && err == nil {
+				// Much output in little time: let the rest of the window
+				// pile up in the source, unread; its rate is known then.
+				fl.clock.sleep(d)
 			}
 		}
 		switch {
@@ -126,109 +132,5 @@ func (s *Scanner) Run(ctx context.Context, src Source) error {
 		default:
 			return fmt.Errorf("scan terminal output: %w", err)
 		}
-	}
-}
-
-// Flood control: no agent CLI writes faster than floodRate for long; a
-// `cat` of a huge file in a wrapped shell does. While the output comes
-// faster, the scanner reads none of it but keeps the newest floodTail bytes
-// (a few screens), and counts the rest as skipped, so that a flood costs
-// little CPU and the human's pass-through keeps its speed.
-//
-// A flood ends only when the rate falls below floodEnd: a `cat` slowed for
-// a moment (the reader of the terminal, a loaded machine) stays skipped
-// rather than read in full windows of 50 ms each time it dips.
-const (
-	floodRate   = 8 << 20 // bytes per second
-	floodEnd    = floodRate / 4
-	floodWindow = 50 * time.Millisecond
-	floodTail   = 64 << 10
-	floodNap    = 20 * time.Millisecond
-)
-
-// flood measures the output rate and holds what a flood leaves to read.
-type flood struct {
-	rate     float64 // floodRate (zero), or what the scanner was given
-	start    time.Time
-	bytes    int64
-	flooding bool
-	tail     []byte // the newest bytes of the flood
-	dropped  int64  // bytes of the flood not kept, and skipped by the source
-}
-
-// errFloodOver is flood.next's word that no output came for a window
-// while a flood held bytes back.
-var errFloodOver = errors.New("flood over")
-
-// next is src.Next, except that while a flood holds bytes back it waits
-// for output at most floodWindow and then returns errFloodOver.
-func (f *flood) next(ctx context.Context, src Source) ([]byte, int64, error) {
-	if !f.flooding {
-		return src.Next(ctx)
-	}
-	wait, cancel := context.WithTimeout(ctx, floodWindow)
-	defer cancel()
-	chunk, skipped, err := src.Next(wait)
-	if err != nil && ctx.Err() == nil && wait.Err() != nil && len(chunk) == 0 && skipped == 0 {
-		return nil, 0, errFloodOver
-	}
-	return chunk, skipped, err
-}
-
-// end ends a flood: what follows is read as it comes.
-func (f *flood) end() {
-	f.flooding = false
-	f.start, f.bytes = time.Time{}, 0
-}
-
-// take accounts for one chunk and reports whether it belongs to a flood
-// (and was kept in the tail rather than to be read now).
-func (f *flood) take(now time.Time, chunk []byte, skipped int64) bool {
-	if f.start.IsZero() {
-		f.start = now
-	}
-	f.bytes += int64(len(chunk)) + skipped
-	if el := now.Sub(f.start); el >= floodWindow {
-		limit := f.rate
-		if limit == 0 {
-			limit = floodRate
-		}
-		if f.flooding {
-			limit = limit * floodEnd / floodRate
-		}
-		f.flooding = float64(f.bytes)/el.Seconds() > limit
-		f.start, f.bytes = now, 0
-	}
-	if !f.flooding {
-		if f.dropped > 0 || len(f.tail) > 0 {
-			// Ending a flood: this chunk joins its tail, read next.
-			f.keep(chunk, skipped)
-		}
-		return false
-	}
-	f.keep(chunk, skipped)
-	return true
-}
-
-func (f *flood) keep(chunk []byte, skipped int64) {
-	if skipped > 0 {
-		// Bytes lost before chunk: what the tail held is no longer next to
-		// what follows.
-		f.dropped += skipped + int64(len(f.tail))
-		f.tail = f.tail[:0]
-	}
-	f.tail = append(f.tail, chunk...)
-	if len(f.tail) > 2*floodTail {
-		// Cut back now and then, not at every chunk: moving floodTail
-		// bytes for each 4 KB read cost more than the reads.
-		f.trim()
-	}
-}
-
-// trim keeps the newest floodTail bytes of the tail, the rest dropped.
-func (f *flood) trim() {
-	if over := len(f.tail) - floodTail; over > 0 {
-		f.dropped += int64(over)
-		f.tail = append(f.tail[:0], f.tail[over:]...)
 	}
 }

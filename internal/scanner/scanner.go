@@ -85,6 +85,9 @@ type Scanner struct {
 	// floodAt is the output rate (bytes/s) above which Run skips output
 	// (floodRate; tests of what Run reads raise it).
 	floodAt float64
+	// floodClock is flood control's clock; the zero value is the real one
+	// (tests of the flood rule make their own).
+	floodClock floodClock
 
 	rows        []rowState // per screen row
 	lastVersion uint64

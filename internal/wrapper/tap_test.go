@@ -193,3 +193,25 @@ func TestTapNoteAfterLines(t *testing.T) {
 		})
 	}
 }
+
+// TestTapGrowsToItsLimitAtOnce: a reader left behind in a flood (the
+// scanner lets it pile up) costs the tap one new buffer, not a new one
+// for each quarter it grows by, whose pages the kernel faults in and
+// clears each time.
+func TestTapGrowsToItsLimitAtOnce(t *testing.T) {
+	piece := bytes.Repeat([]byte("x"), 4<<10)
+	allocs := testing.AllocsPerRun(5, func() {
+		tap := NewTap(0)
+		for range DefaultTapLimit / len(piece) {
+			tap.Write(piece)
+		}
+		if chunk, skipped, _ := tap.Next(context.Background()); len(chunk) != DefaultTapLimit || skipped != 0 {
+			t.Fatalf("got %d bytes, skipped %d", len(chunk), skipped)
+		}
+	})
+	// The tap, its signal, its pending bytes up to tapGrowAll (a few
+	// doublings) and once to the limit.
+	if allocs > 14 {
+		t.Errorf("%v allocations to hold a megabyte in 4 KB writes", allocs)
+	}
+}

@@ -48,6 +48,7 @@ type options struct {
 	messages int           // the stream for the peak RSS
 	runs     int           // start-up and pass-through runs of each command
 	sizeMB   int
+	against  string // a second relay binary for the pass-through, run in turn
 	shells   int
 	phases   map[string]bool
 }
@@ -67,6 +68,7 @@ func main() {
 	flag.IntVar(&o.messages, "messages", 5000, "messages in the stream for the peak RSS")
 	flag.IntVar(&o.runs, "runs", 7, "runs of each command for start-up and pass-through; the median counts")
 	flag.IntVar(&o.sizeMB, "size", 50, "MB shown in the pass-through run")
+	flag.StringVar(&o.against, "against", "", "a second relay binary (main's) that the pass-through runs in turn with relay and script")
 	flag.IntVar(&o.shells, "shells", 100, "wrapped shells in the fleet run")
 	flag.StringVar(&phases, "phases", "cpu,rss,start,pass,fleet", "which measurements to run")
 	flag.Parse()

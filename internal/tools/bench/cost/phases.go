@@ -272,6 +272,9 @@ func passPhase(_ context.Context, h *harness, o options) ([]row, error) {
 		}
 		return nil
 	}
+	if o.against != "" {
+		return passAgainst(h, o, file, check)
+	}
 	p, err := pair(h, o.runs,
 		[]string{h.relay, "wrap", "--hub", h.hub.URL(), "--", "cat", file},
 		[]string{"script", "-qc", "cat " + file, "/dev/null"}, check)
