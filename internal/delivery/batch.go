@@ -24,6 +24,22 @@ func fit(items []Item, sep, limit int) int {
 	return n
 }
 
+// fitShown returns how many of items, the first always, fits allows as
+// one injection (all of them when fits is nil).
+func fitShown(items []Item, fits func([]string) bool) int {
+	if fits == nil || len(items) < 2 {
+		return len(items)
+	}
+	texts := make([]string, 1, len(items))
+	texts[0] = items[0].Text
+	for n := 1; n < len(items); n++ {
+		if texts = append(texts, items[n].Text); !fits(texts) {
+			return n
+		}
+	}
+	return len(items)
+}
+
 // join is the text of one injection: the items' texts in order, sep
 // between them.
 func join(batch []Item, sep string) string {

@@ -135,3 +135,29 @@ func TestJournalMarkSurvivesAKill(t *testing.T) {
 		t.Error("a mark was lost with the process")
 	}
 }
+
+// TestFitsCutsInjection: Fits bounds what one injection holds besides
+// MaxInjection (a shell's screen), every item typed once in order; an item
+// that does not fit even alone still goes, alone.
+func TestFitsCutsInjection(t *testing.T) {
+	ty := &seqTypist{}
+	fits := func(texts []string) bool {
+		n := 0
+		for _, s := range texts {
+			n += len(s)
+		}
+		return n <= 4
+	}
+	q := NewQueue(Options{Mode: ModeQueue, Join: "\r", MaxInjection: 100, Pipeline: 10,
+		Clock: newFakeClock(), Recheck: time.Hour, Typist: ty, Fits: fits})
+	for _, s := range []string{"a", "b", "c", "d", "e", "longer", "f"} {
+		q.Add(Item{ID: s, Text: s})
+	}
+	q.SetState(idle)
+	for typeNext(q) {
+	}
+	want := []string{"a\rb\rc\rd#1:false", "e#2:true", "longer#3:true", "f#4:true"}
+	if got := ty.seen; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("injections %q, want %q", got, want)
+	}
+}

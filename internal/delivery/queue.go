@@ -138,6 +138,13 @@ type Options struct {
 	// them. Each injection stays within MaxInjection. ModeWait never
 	// pipelines: it types one message per idle moment.
 	Pipeline int
+	// Fits, when set, says whether texts may be typed as one injection
+	// (joined by Join), besides MaxInjection: the first item always goes,
+	// alone if need be. A plain shell's line editor must show the whole
+	// injection on its screen (see session's pasteFits). It is called
+	// with the queue's lock held: it must be quick and must not call the
+	// queue.
+	Fits func(texts []string) bool
 	// HoldPoll is how often Typist.Hold is asked again while something
 	// waits; 100ms by default.
 	HoldPoll time.Duration
@@ -368,6 +375,7 @@ func (q *Queue) nextDirect() ([]Item, time.Duration, bool) {
 	n := 1
 	if q.o.Mode != ModeWait {
 		n = fit(q.items, len(q.o.Join), q.o.MaxInjection)
+		n = fitShown(q.items[:n], q.o.Fits)
 	}
 	batch := q.items[:n:n]
 	q.items = q.items[n:]

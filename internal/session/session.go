@@ -100,6 +100,8 @@ type child struct {
 	pid func() int
 	fg  func() (int, error) // the terminal's foreground process group; nil: not known
 	tap *wrapper.Tap        // the child's output as the scanner reads it
+	// size is the child's terminal size now; nil: not known.
+	size func() (cols, rows int)
 	// human says relay's own lines to the human (refused.go): on stderr
 	// until the wrapper runs, through it after. Its own lock.
 	human humanLines
@@ -300,7 +302,7 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 	} else {
 		close(claimSeen)
 	}
-	s.child.scr, s.child.in, s.child.pid, s.child.fg = scan, ws.Input(), ws.Pid, ws.Foreground
+	s.child.scr, s.child.in, s.child.pid, s.child.fg, s.child.size = scan, ws.Input(), ws.Pid, ws.Foreground, ws.Size
 	s.grp.(*termGroup).attach(ws) // a panic from now on restores the terminal
 	s.start(ctx, primer)
 	// Subscribe before the scanner runs: the agent's first output (and the
@@ -370,6 +372,8 @@ func (s *Session) start(ctx context.Context, primer string) {
 		// injection never longer than its terminal takes.
 		qo.Join, qo.MaxInjection = "\r", delivery.MaxShellLine
 		qo.Pipeline = shellPipeline
+		// And never taller than its screen (pastefit.go).
+		qo.Fits = s.shellFits
 		// Typed only while the shell waits at its own prompt: queueTypist.Hold.
 	}
 	if d := s.deliverer(); d != nil {
