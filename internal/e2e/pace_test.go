@@ -36,7 +36,9 @@ func (tm *team) paceShell(name, mode string) *ptytest.Term {
 	}
 	args = append(args, "--", "bash", "--norc", "--noprofile")
 	env := append(append([]string(nil), tm.env...), "XDG_CONFIG_HOME="+xdg)
-	return ptytest.Start(tm.t, ptytest.Options{Env: env, Cols: 100, Rows: 30}, args...)
+	// 50 rows: a burst of 20 (two rows each) fits on the screen, as an
+	// injection into a shell must (session's pasteFits).
+	return ptytest.Start(tm.t, ptytest.Options{Env: env, Cols: 100, Rows: 50}, args...)
 }
 
 var typedRE = regexp.MustCompile(`msg=typed .*?items=(\d+) ids=(\S*)`)
