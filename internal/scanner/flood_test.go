@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -186,5 +187,60 @@ func TestBurstBelowFloodReadInFull(t *testing.T) {
 	}
 	if n := src.total() / int64(len(src.text)); int64(len(fired)) < n {
 		t.Errorf("fired %d commands of about %d", len(fired), n)
+	}
+}
+
+// takerSource hands out its chunks in turn, then io.EOF, on a made-up
+// clock that each Next moves by per; it records, in order, each Taken and
+// each sleep of Run's flood control.
+type takerSource struct {
+	now    time.Time
+	per    time.Duration
+	chunks [][]byte
+	log    []string
+}
+
+func (p *takerSource) Now() time.Time { return p.now }
+
+func (p *takerSource) Sleep(d time.Duration) {
+	p.log = append(p.log, "sleep")
+	p.now = p.now.Add(d)
+}
+
+func (p *takerSource) Taken() { p.log = append(p.log, "taken") }
+
+func (p *takerSource) Next(ctx context.Context) ([]byte, int64, error) {
+	p.now = p.now.Add(p.per)
+	if len(p.chunks) == 0 {
+		return nil, 0, io.EOF
+	}
+	c := p.chunks[0]
+	p.chunks = p.chunks[1:]
+	p.log = append(p.log, "next")
+	return c, 0, nil
+}
+
+// TestFloodWindowTellsTakenFirst: when a window has brought enough output
+// that Run leaves the rest of it to pile up unread, a Taker hears that its
+// chunk is on the screen before the wait, not a window later: a shell's
+// readiness sees the echo of what relay typed and the next injection goes
+// (session's watchedSource), whatever the flood control does.
+func TestFloodWindowTellsTakenFirst(t *testing.T) {
+	big := bytes.Repeat([]byte("output of a big command\r\n"), 3000) // 75 KB: past the window's probe
+	src := &takerSource{now: time.Unix(1000, 0), per: time.Millisecond,
+		chunks: [][]byte{big, []byte("$ # typed by relay\r\n$ ")}}
+	s := New(Options{Cols: 80, Rows: 24, Cues: Cues{LineBreaksEnd: true}})
+	s.floodClock = floodClock{Now: src.Now, Sleep: src.Sleep}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := s.Run(ctx, src); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"next", "taken", "sleep", "next"}
+	if !slices.Equal(src.log, want) {
+		t.Fatalf("Run's calls %v, want %v: the chunk told taken before the window's wait", src.log, want)
+	}
+	if !strings.Contains(s.Text(), "# typed by relay") {
+		t.Fatalf("the screen does not show what followed the window:\n%s", s.Text())
 	}
 }

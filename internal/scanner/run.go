@@ -116,6 +116,11 @@ func (s *Scanner) Run(ctx context.Context, src Source) error {
 			if d := fl.probe(now); d > 0 && err == nil {
 				// Much output in little time: let the rest of the window
 				// pile up in the source, unread; its rate is known then.
+				// What the chunk shows is told first: the echo of what
+				// relay typed never waits for the window.
+				if t, ok := src.(Taker); ok {
+					t.Taken()
+				}
 				fl.clock.sleep(d)
 			}
 		}

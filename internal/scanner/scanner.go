@@ -42,6 +42,16 @@ type Source interface {
 	Next(ctx context.Context) (chunk []byte, skipped int64, err error)
 }
 
+// Taker is a Source that is told when the chunk it handed out last is on
+// the screen model, where Run would otherwise not call Next for a while:
+// before it leaves a flood's window to pile up unread (flood.go). What
+// watches the screen after each chunk (a shell's readiness for relay's
+// next injection) hears it then, not a window later.
+type Taker interface {
+	Source
+	Taken()
+}
+
 // Options configures a Scanner. The zero value means an 80x24 screen, the
 // built-in namespaces, generic cues and the real clock.
 type Options struct {

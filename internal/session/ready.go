@@ -188,7 +188,8 @@ func (s *Session) afterEnter(e *expect) {
 }
 
 // watchedSource is the child's output as the screen model reads it, with a
-// call after each chunk was taken (when the model asks for the next).
+// call after each chunk was taken (when the model asks for the next, or
+// says it took it: scanner.Taker).
 type watchedSource struct {
 	src   scanner.Source
 	r     *readiness
@@ -197,15 +198,24 @@ type watchedSource struct {
 }
 
 func (w *watchedSource) Next(ctx context.Context) ([]byte, int64, error) {
+	w.Taken()
+	chunk, skipped, err := w.src.Next(ctx)
+	w.last = chunk
+	return chunk, skipped, err
+}
+
+// Taken runs the call for the chunk handed out last, once: at the next
+// Next, or before that when the scanner says the chunk is on its screen
+// and it leaves the output to pile up for a while (scanner.Taker).
+func (w *watchedSource) Taken() {
 	if len(w.last) > 0 {
 		w.r.took(w.last)
 		w.last = nil
 		w.after()
 	}
-	chunk, skipped, err := w.src.Next(ctx)
-	w.last = chunk
-	return chunk, skipped, err
 }
+
+var _ scanner.Taker = (*watchedSource)(nil)
 
 // watchOutput returns src with the readiness stage watching it, for a
 // shell; src itself for a model CLI.

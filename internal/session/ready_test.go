@@ -1,6 +1,8 @@
 package session
 
 import (
+	"context"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -81,4 +83,43 @@ func TestShellReadyWhenPromptBack(t *testing.T) {
 	r.scr.mu.Unlock()
 	r.s.onOutput() // the prompt is back
 	r.waitTyped(t, "# second\r")
+}
+
+// chunks is a Source that hands out its chunks in turn.
+type chunks [][]byte
+
+func (c *chunks) Next(context.Context) ([]byte, int64, error) {
+	if len(*c) == 0 {
+		return nil, 0, io.EOF
+	}
+	b := (*c)[0]
+	*c = (*c)[1:]
+	return b, 0, nil
+}
+
+// TestWatchedSourceTakenOnce: the readiness hears of a chunk when the
+// scanner says it took it (before a flood window's wait), and not again
+// at the next Next.
+func TestWatchedSourceTakenOnce(t *testing.T) {
+	var r readiness
+	calls := 0
+	w := &watchedSource{src: &chunks{[]byte("$ # typed\r\n"), []byte("$ ")}, r: &r, after: func() { calls++ }}
+	if _, _, err := w.Next(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if calls != 0 {
+		t.Fatalf("%d calls before the chunk was taken", calls)
+	}
+	w.Taken()
+	if calls != 1 {
+		t.Fatalf("%d calls once the chunk was taken, want 1", calls)
+	}
+	w.Next(context.Background())
+	if calls != 1 {
+		t.Fatalf("%d calls after the next Next, want 1: the chunk was told already", calls)
+	}
+	w.Next(context.Background())
+	if calls != 2 {
+		t.Fatalf("%d calls, want 2: the second chunk is told at the next Next", calls)
+	}
 }
