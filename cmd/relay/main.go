@@ -11,9 +11,6 @@ import (
 	"os"
 
 	"github.com/relayhq/relay/internal/cli"
-	// First among the package inits: one copy of a shallow stack instead
-	// of four of a deep one (internal/mainstack).
-	_ "github.com/relayhq/relay/internal/mainstack"
 )
 
 func main() {
