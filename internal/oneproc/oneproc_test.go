@@ -1,6 +1,7 @@
 package oneproc
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"runtime"
@@ -9,25 +10,36 @@ import (
 	"testing"
 )
 
-// TestOneProcUnlessSet runs this test binary again, with and without
-// GOMAXPROCS in its environment, and reads the GOMAXPROCS its Go code
-// ran with from the start.
-func TestOneProcUnlessSet(t *testing.T) {
+// TestOneProcForWrapUnlessSet runs this test binary again as if it were
+// `relay wrap` or `relay hook` (its first argument), with and without
+// GOMAXPROCS in its environment, and reads the GOMAXPROCS its Go code ran
+// with from the start.
+func TestOneProcForWrapUnlessSet(t *testing.T) {
 	if os.Getenv("ONEPROC_REPORT") != "" {
-		t.Logf("gomaxprocs=%d", runtime.GOMAXPROCS(0))
+		// The first argument stops the test flags: every test runs, and
+		// this one reports.
+		fmt.Printf("gomaxprocs=%d\n", runtime.GOMAXPROCS(0))
 		return
 	}
+	// Without the cgroup's CPU limit the runtime's default is the CPU
+	// count (containermaxprocs=0).
+	byDefault := runtime.NumCPU()
 	tests := []struct {
-		name, env string
-		want      int
+		name, cmd, env string
+		want           int
 	}{
-		{"unset: one", "", 1},
-		{"set: the environment wins", "GOMAXPROCS=3", 3},
+		{"wrap: one", "wrap", "", 1},
+		{"wrap, GOMAXPROCS set: the environment wins", "wrap", "GOMAXPROCS=3", 3},
+		{"hook: the default", "hook", "", byDefault},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cmd := exec.Command(os.Args[0], "-test.run=^TestOneProcUnlessSet$", "-test.v")
-			cmd.Env = append(without(os.Environ(), "GOMAXPROCS="), "ONEPROC_REPORT=1")
+			if tt.want == 1 && tt.cmd != "wrap" {
+				t.Skip("one CPU: the default is one too")
+			}
+			cmd := exec.Command(os.Args[0], tt.cmd)
+			env := without(without(os.Environ(), "GOMAXPROCS="), "GODEBUG=")
+			cmd.Env = append(env, "ONEPROC_REPORT=1", "GODEBUG=containermaxprocs=0")
 			if tt.env != "" {
 				cmd.Env = append(cmd.Env, tt.env)
 			}
