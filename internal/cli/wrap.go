@@ -65,7 +65,9 @@ func parseWrap(env *Env, args []string) (*wrapOptions, error) {
 func runWrap(ctx context.Context, env *Env, args []string) error {
 	// First: changing GOMAXPROCS stops the world and empties the caches of
 	// the processors it removes, whose cost grows with what they hold (3 %
-	// of a start's CPU when it came after the hub link, issue 34).
+	// of a start's CPU when it came after the hub link, issue 34). The lean
+	// relay has done it in its first package inits (internal/oneproc),
+	// when they held next to nothing; then this changes nothing.
 	oneProc(env)
 	o, err := parseWrap(env, args)
 	if err != nil {
@@ -195,7 +197,9 @@ func boundMemory(env *Env) *time.Timer {
 // goroutine a chunk wakes (the scanner, the screen's publisher) wakes a
 // second thread too, a futex and a context switch each time. Spinner
 // child, wrapper CPU: 0.48 -> 0.45 s/min with the pty on the netpoller
-// (issue 34).
+// (issue 34). The lean relay sets it before its package inits
+// (internal/oneproc); the full one, relay-hub, runs the hub and the
+// dashboard on every processor, and wraps OpenCode with this.
 func oneProc(env *Env) {
 	if env.getenv("GOMAXPROCS") == "" {
 		runtime.GOMAXPROCS(1)

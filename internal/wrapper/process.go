@@ -16,7 +16,7 @@ const drainAfterExit = time.Second
 
 // waitLoop reaps the child and records its exit code.
 func (s *Session) waitLoop() {
-	pid := s.cmd.Process.Pid
+	pid := s.pid
 	for {
 		var ws unix.WaitStatus
 		_, err := unix.Wait4(pid, &ws, unix.WUNTRACED, nil)
@@ -75,7 +75,7 @@ func (s *Session) resume() {
 }
 
 func (s *Session) continueChild() {
-	_ = unix.Kill(-s.cmd.Process.Pid, unix.SIGCONT)
+	_ = unix.Kill(-s.pid, unix.SIGCONT)
 }
 
 // syncSize copies the human's window size to the child.
@@ -194,7 +194,7 @@ func (s *Session) terminate(sig syscall.Signal) {
 	go func() {
 		s.input.endInjection()
 		s.waitInputRead(inputReadWait)
-		pid := s.cmd.Process.Pid
+		pid := s.pid
 		_ = unix.Kill(-pid, sig)
 		s.signalForeground(sig)
 		select {
@@ -272,7 +272,7 @@ func waitRead(ptmx *os.File, max time.Duration, done <-chan struct{}) int {
 // signalForeground sends sig to the foreground process group of the
 // child's terminal (the child itself unless it runs jobs of its own).
 func (s *Session) signalForeground(sig syscall.Signal) {
-	pgrp := s.cmd.Process.Pid
+	pgrp := s.pid
 	if rc, err := s.ptmx.SyscallConn(); err == nil {
 		_ = rc.Control(func(fd uintptr) {
 			if g, err := unix.IoctlGetInt(int(fd), unix.TIOCGPGRP); err == nil && g > 0 {
@@ -333,7 +333,7 @@ func (s *Session) keys(p []byte) error {
 				if err := s.input.human(p[:i]); err != nil {
 					return err
 				}
-				_ = unix.Kill(s.cmd.Process.Pid, unix.SIGSTOP)
+				_ = unix.Kill(s.pid, unix.SIGSTOP)
 				s.suspend()
 				p = p[i+1:]
 			}
@@ -369,7 +369,7 @@ func (s *Session) suspendChar() (byte, bool) {
 			return
 		}
 		pgrp, err := unix.IoctlGetInt(int(fd), unix.TIOCGPGRP)
-		if err != nil || pgrp != s.cmd.Process.Pid {
+		if err != nil || pgrp != s.pid {
 			return
 		}
 		susp, ok = tio.Cc[unix.VSUSP], true

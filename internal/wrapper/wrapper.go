@@ -20,13 +20,11 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/exec"
 	"os/signal"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/creack/pty"
 	"golang.org/x/sys/unix"
 )
 
@@ -111,7 +109,7 @@ var ErrNoCommand = errors.New("no command to wrap")
 // A Session is one running child. Wait for it with Wait.
 type Session struct {
 	opts Options
-	cmd  *exec.Cmd
+	pid  int // the child's
 	ptmx *os.File
 	// fromChild reads the child's output (ptmx, raw where it can: rawio.go);
 	// toHuman writes it to the human's screen (their terminal opened again
@@ -172,28 +170,25 @@ func Start(opts Options) (*Session, error) {
 		s.cols, s.rows = c, r
 	}
 
-	cmd := exec.Command(opts.Command[0], opts.Command[1:]...)
-	cmd.Dir = opts.Dir
-	cmd.Env = opts.Env
-	ptmx, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: uint16(s.cols), Rows: uint16(s.rows)})
+	c, err := startChild(opts.Command, opts.Dir, opts.Env, s.cols, s.rows)
 	if err != nil {
 		signal.Stop(sigCh)
 		return nil, fmt.Errorf("start %s: %w", opts.Command[0], err)
 	}
+	ptmx := c.ptmx
 	s.fromChild, s.toHuman = ptmx, opts.Stdout
-	if p, err := pollable(ptmx); err != nil {
-		s.log.Warn("pty without the netpoller", "err", err)
+	if c.pollErr != nil {
+		s.log.Warn("pty without the netpoller", "err", c.pollErr)
 	} else {
-		ptmx = p
-		s.fromChild = newRawReader(p) // never a blocking file: a raw read would hold the process
-		s.thread = newThreadReader(p)
+		s.fromChild = newRawReader(ptmx) // never a blocking file: a raw read would hold the process
+		s.thread = newThreadReader(ptmx)
 	}
 	if scr, err := humanScreen(out); err == nil {
 		s.toHuman, s.screen = scr, scr
 	} else if !errors.Is(err, errNoRawTerm) {
 		s.log.Info("the human's screen written as it is", "why", err)
 	}
-	s.cmd, s.ptmx = cmd, ptmx
+	s.pid, s.ptmx = c.pid, ptmx
 	s.input = newInput(ptmx, opts.OnHumanLine, s.goSafe)
 	if tap, ok := opts.Tap.(interface{ Note(func()) }); ok && opts.HumanLineInOutput != nil {
 		fn := opts.HumanLineInOutput
@@ -202,7 +197,7 @@ func Start(opts Options) (*Session, error) {
 			s.input.inOutputNow, s.input.afterEcho = fn, tap.NoteAfterLines
 		}
 	}
-	s.log.Info("child started", "pid", cmd.Process.Pid, "cmd", opts.Command, "cols", s.cols, "rows", s.rows)
+	s.log.Info("child started", "pid", c.pid, "cmd", opts.Command, "cols", s.cols, "rows", s.rows)
 
 	if _, err := s.human.enterRaw(); err != nil {
 		s.log.Warn("raw mode", "err", err)
@@ -214,7 +209,7 @@ func Start(opts Options) (*Session, error) {
 			s.screen.Close()
 		}
 		signal.Stop(sigCh)
-		_ = cmd.Process.Kill()
+		_ = unix.Kill(c.pid, unix.SIGKILL)
 		return nil, fmt.Errorf("watch stdin: %w", err)
 	}
 	s.stopSigs = s.watchSignals(sigCh)
@@ -257,7 +252,7 @@ func (s *Session) restoreOnPanic() {
 }
 
 // Pid returns the child's process id.
-func (s *Session) Pid() int { return s.cmd.Process.Pid }
+func (s *Session) Pid() int { return s.pid }
 
 // Foreground returns the process group that holds the child's terminal
 // now (tcgetpgrp on the pty): the child's own (its pid: it leads a session
