@@ -76,12 +76,13 @@ func (r *Resolver) External() (bus.Options, error) {
 }
 
 // Local returns the options for the local hub of home at ep, with
-// Discover set: a restarted hub may be on another port.
+// Discover set: a restarted hub may be on another port. It reads the hub's
+// record (hub.Find) without asking the hub: the dial that follows does.
 func Local(home string, ep hub.Endpoint) bus.Options {
 	return bus.Options{
 		URL: ep.URL, Token: ep.Token, TLSPin: ep.TLSPin,
 		Discover: func() (string, error) {
-			ep, err := hub.Discover(home)
+			ep, err := hub.Find(home)
 			return ep.URL, err
 		},
 	}
