@@ -162,12 +162,11 @@ func (s *Session) register(ctx context.Context, c *bus.Client, o bus.Options, na
 		return err
 	}
 	c.SetCLI(s.spec.prof.CLI)
-	var cred hub.Credential
-	if o.InboxPrefix == "" { // with its own credentials, the agent has them already
-		cred = s.issueCredential(c, name)
-	}
 	url := o.URL
-	s.link.ident.hubAuth(url, o.TLSPin, cred)
+	s.link.ident.hubAuth(url, o.TLSPin, hub.Credential{})
+	if o.InboxPrefix == "" { // with its own credentials, the agent has them already
+		s.issueAside(c, name, url)
+	}
 	s.link.ident.rewrite(s.log) // after a reconnection or an overlapped start; no file yet at the first
 	s.do(func(st *state) {
 		st.name, st.url = name, url

@@ -3,9 +3,14 @@ package session
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
 
 	"github.com/relayhq/relay/internal/agents/shell"
 	"github.com/relayhq/relay/internal/hub"
@@ -100,4 +105,57 @@ func TestStartPastAStaleRecord(t *testing.T) {
 	if s.name() != "Alice" {
 		t.Errorf("joined as %q, want Alice", s.name())
 	}
+}
+
+// TestCredentialAsideOfStart: the agent's own credential is asked for
+// beside its start, not before: a hub that answers the request only once
+// the session has joined still gives the agent its credential, which the
+// identity file then holds.
+func TestCredentialAsideOfStart(t *testing.T) {
+	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Start()
+	if !srv.ReadyForConnections(10 * time.Second) {
+		t.Fatal("NATS server not ready")
+	}
+	t.Cleanup(srv.Shutdown)
+	joined := make(chan struct{})
+	issuer, err := nats.Connect(srv.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(issuer.Close)
+	if _, err := issuer.Subscribe(hub.IssueSubject, func(m *nats.Msg) {
+		go func() {
+			<-joined // answered only once the session has joined
+			b, _ := json.Marshal(hub.Credential{Token: "agent-alice", InboxPrefix: "_RELAY_INBOX.default.Alice"})
+			_ = m.Respond(b)
+		}()
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := issuer.Flush(); err != nil {
+		t.Fatal(err)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	s := newSession(ctx, Config{Hub: srv.ClientURL(), Home: t.TempDir(), Name: "Alice", Workspace: "default", Profile: shell.Profile()})
+	t.Cleanup(s.closeAll)
+	cctx, ccancel := context.WithTimeout(ctx, connectWait)
+	defer ccancel()
+	if err := s.connect(cctx); err != nil {
+		t.Fatal(err)
+	}
+	close(joined)
+	waitFor(t, "the identity holds the agent's credential", func() error {
+		s.link.ident.mu.Lock()
+		defer s.link.ident.mu.Unlock()
+		if tok := s.link.ident.f.Token; tok != "agent-alice" {
+			return fmt.Errorf("token %q", tok)
+		}
+		return nil
+	})
 }
