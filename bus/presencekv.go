@@ -145,7 +145,20 @@ func (kv *presenceKV) Create(ctx context.Context, key string, val []byte) (uint6
 	if e, gerr := kv.last(ctx, key); errors.Is(gerr, jetstream.ErrKeyDeleted) {
 		return kv.write(ctx, key, val, e.rev)
 	}
+	if wrongLastSeq(err) && !errors.Is(err, jetstream.ErrKeyExists) {
+		// A replicated stream's code for it (10164): matched as jetstream
+		// matches it.
+		return 0, fmt.Errorf("%w: %w", err, jetstream.ErrKeyExists)
+	}
 	return 0, err
+}
+
+// wrongLastSeq reports whether err is JetStream's "wrong last sequence",
+// which a replicated stream reports with a code of its own.
+func wrongLastSeq(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
+		apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant)
 }
 
 // Update writes key if its latest revision is rev; an error matching
@@ -158,7 +171,11 @@ func (kv *presenceKV) Update(ctx context.Context, key string, val []byte, rev ui
 		}
 		return h.Update(ctx, key, val, rev)
 	}
-	return kv.write(ctx, key, val, rev)
+	rev, err := kv.write(ctx, key, val, rev)
+	if wrongLastSeq(err) { // as jetstream's Update
+		err = fmt.Errorf("%w: %w", err, jetstream.ErrKeyRevisionMismatch)
+	}
+	return rev, err
 }
 
 // Put writes key whatever its value (jetstream's handle).
