@@ -8,6 +8,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -103,6 +105,18 @@ func explain(err error) error {
 		return fmt.Errorf("%w: %w; check RELAY_TOKEN, hub.token_file or the credentials file", ErrUnauthorized, err)
 	}
 	return err
+}
+
+// Unanswered reports whether err, from Connect or Dial, means that no hub
+// answered at the URL: nothing listens there, or what took the connection
+// said nothing in time or hung up. A hub that refused this client
+// (ErrUnauthorized, ErrUntrustedHub), or answered and failed the
+// workspace's setup, did answer. A caller that found the hub in a record
+// (hub.Find) looks for it again on such an error.
+func Unanswered(err error) bool {
+	var ne net.Error
+	return errors.Is(err, nats.ErrNoServers) || errors.Is(err, nats.ErrTimeout) || errors.Is(err, io.EOF) ||
+		(errors.As(err, &ne) && !errors.Is(err, ErrUntrustedHub))
 }
 
 // Dial opens a bare NATS connection to the hub of o, authenticated and

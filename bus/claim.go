@@ -122,30 +122,30 @@ func (c *Client) adopt(cl *claim, e jetstream.KeyValueEntry) error {
 // which a credential allowed to write its own key could send) would wipe
 // every agent's key. KV puts, creates, updates and reads need neither.
 // Only a client with the administrator's rights can change it; an agent's
-// own credential (it has an inbox prefix) does not try. It reports false
-// when the bucket is not there (yet): setup guards it again once made.
-func (c *Client) guardPresence(ctx context.Context) bool {
+// own credential (it has an inbox prefix) does not try. b is what the
+// bucket's stream was found to be (zero for one made just now): a bucket
+// guarded already, the usual case, costs no request.
+func (c *Client) guardPresence(ctx context.Context, b streamBrief) {
 	if c.opts.InboxPrefix != "" {
-		return true
+		return
+	}
+	if !b.Config.AllowRollup && b.Config.DenyPurge && b.Config.DenyDelete {
+		return
 	}
 	// A user the server denies answers nothing: do not wait long for it.
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
 	st, err := c.js.Stream(ctx, "KV_"+PresenceBucket(c.opts.Workspace))
-	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		return false
-	}
 	if err != nil {
 		c.log.Warn("guard the presence bucket", "err", err)
-		return true
+		return
 	}
 	cfg := st.CachedInfo().Config
 	if !cfg.AllowRollup && cfg.DenyPurge && cfg.DenyDelete {
-		return true
+		return
 	}
 	cfg.AllowRollup, cfg.DenyPurge, cfg.DenyDelete = false, true, true
 	if _, err := c.js.UpdateStream(ctx, cfg); err != nil {
 		c.log.Warn("guard the presence bucket: refuse rollups and purges", "stream", cfg.Name, "err", err)
 	}
-	return true
 }

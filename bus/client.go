@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -64,9 +65,10 @@ type Options struct {
 	// zero means 8 MiB. Beyond it Send fails with nats.ErrReconnectBufExceeded.
 	ReconnectBuffer int
 	// Discover, when set, is asked for the hub's current URL before every
-	// connection and reconnection, and its host:port is dialled instead of
-	// URL's: a local hub that came back on another port is found again.
-	// An error falls back to URL. (hub.Discover fits, for RELAY_HOME.)
+	// reconnection, and its host:port is dialled instead of URL's: a local
+	// hub that came back on another port is found again. An error falls
+	// back to URL. The first connection dials URL: the caller has just
+	// found the hub there. (hub.Find fits, for RELAY_HOME.)
 	Discover func() (url string, err error)
 	// Logger receives connection events and rejected envelopes; nil
 	// discards them.
@@ -130,12 +132,14 @@ func (o *Options) fill() error {
 // Client is one connection to the hub, for one agent (or a human, a
 // script) in one workspace. It is safe for concurrent use. Close it.
 type Client struct {
-	opts   Options
-	log    *slog.Logger
-	nc     *nats.Conn
-	js     jetstream.JetStream
-	stream jetstream.Stream
-	kv     jetstream.KeyValue
+	opts Options
+	log  *slog.Logger
+	nc   *nats.Conn
+	js   jetstream.JetStream
+	kv   *presenceKV
+
+	streamMu sync.Mutex
+	stream   jetstream.Stream // nil until first needed (workspaceStream)
 
 	dedupKey []byte        // keys dedupID: the Nats-Msg-Ids only this client can make
 	names    names         // the agent names seen registered
@@ -223,9 +227,8 @@ func Connect(ctx context.Context, o Options) (*Client, error) {
 }
 
 // setup finds or creates the workspace's stream and presence bucket and
-// guards the bucket. The three look-ups are asked together, one round trip
-// instead of three (issue 34: a wrapper's start waits for them); a bucket
-// made here is guarded after it exists.
+// guards the bucket. The two look-ups are asked together, one round trip
+// instead of two (issue 34: a wrapper's start waits for them).
 func (c *Client) setup(ctx context.Context) error {
 	js, err := jetstream.New(c.nc)
 	if err != nil {
@@ -233,35 +236,24 @@ func (c *Client) setup(ctx context.Context) error {
 	}
 	c.js = js
 	var serr error
-	var guarded bool
-	var wg sync.WaitGroup
-	wg.Add(2)
+	done := make(chan struct{})
 	go func() {
-		defer wg.Done()
+		defer close(done)
 		serr = c.openStream(ctx)
 	}()
-	go func() {
-		defer wg.Done()
-		guarded = c.guardPresence(ctx)
-	}()
 	kerr := c.openPresence(ctx)
-	wg.Wait()
+	<-done
 	if serr != nil {
 		return serr
 	}
-	if kerr != nil {
-		return kerr
-	}
-	if !guarded {
-		c.guardPresence(ctx) // the bucket was made meanwhile
-	}
-	return nil
+	return kerr
 }
 
-// openStream finds or creates the workspace's stream.
-func (c *Client) openStream(ctx context.Context) error {
+// streamConfig is the workspace stream's configuration, for a client
+// that makes it.
+func (c *Client) streamConfig() jetstream.StreamConfig {
 	ws := c.opts.Workspace
-	scfg := jetstream.StreamConfig{
+	return jetstream.StreamConfig{
 		Name:        StreamName(ws),
 		Description: "relay messages and receipts of workspace " + ws,
 		Subjects:    streamSubjects(ws),
@@ -274,48 +266,90 @@ func (c *Client) openStream(ctx context.Context) error {
 		Replicas:    c.opts.Replicas,
 		Duplicates:  2 * time.Minute,
 	}
-	stream, err := c.js.Stream(ctx, scfg.Name)
+}
+
+// openStream finds or creates the workspace's stream. What it finds is
+// read as a streamBrief: the stream's handle, and its whole info, are
+// fetched when first needed (workspaceStream).
+func (c *Client) openStream(ctx context.Context) error {
+	name := StreamName(c.opts.Workspace)
+	b, err := c.streamBrief(ctx, name)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		stream, err = c.js.CreateStream(ctx, scfg)
+		var st jetstream.Stream
+		st, err = c.js.CreateStream(ctx, c.streamConfig())
+		if err == nil {
+			c.streamMu.Lock()
+			c.stream = st
+			c.streamMu.Unlock()
+			return nil
+		}
 		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
-			stream, err = c.js.Stream(ctx, scfg.Name)
+			b, err = c.streamBrief(ctx, name) // made meanwhile
 		}
 	}
-	if err == nil {
-		c.stream = stream
-		c.addSubjects(ctx, scfg.Subjects)
+	if err == nil && lacks(b.Config.Subjects, streamSubjects(c.opts.Workspace)) {
+		c.addSubjects(ctx)
 	}
 	if errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount) ||
 		errors.Is(err, nats.ErrNoResponders) {
-		return fmt.Errorf("open stream %s: %w: relay needs JetStream on the NATS server (nats-server -js)", scfg.Name, err)
+		return fmt.Errorf("open stream %s: %w: relay needs JetStream on the NATS server (nats-server -js)", name, err)
 	}
 	if err != nil {
-		return fmt.Errorf("open stream %s: %w", scfg.Name, hubFull(err))
+		return fmt.Errorf("open stream %s: %w", name, hubFull(err))
 	}
 	return nil
 }
 
-// openPresence finds or creates the workspace's presence bucket.
+// workspaceStream returns the handle of the workspace's stream, looked up
+// at its first use: a wrapper's start needs none (its inbox asks for its
+// consumer by the stream's name).
+func (c *Client) workspaceStream(ctx context.Context) (jetstream.Stream, error) {
+	c.streamMu.Lock()
+	defer c.streamMu.Unlock()
+	if c.stream != nil {
+		return c.stream, nil
+	}
+	st, err := c.js.Stream(ctx, StreamName(c.opts.Workspace))
+	if err != nil {
+		return nil, fmt.Errorf("stream %s: %w", StreamName(c.opts.Workspace), err)
+	}
+	c.stream = st
+	return st, nil
+}
+
+// openPresence finds or creates the workspace's presence bucket, and
+// guards it (guardPresence).
 func (c *Client) openPresence(ctx context.Context) error {
 	ws := c.opts.Workspace
-	kcfg := jetstream.KeyValueConfig{
-		Bucket:      PresenceBucket(ws),
-		Description: "relay agents of workspace " + ws,
-		History:     1,
-		Storage:     jetstream.FileStorage,
-		Replicas:    c.opts.Replicas,
-	}
-	kv, err := c.js.KeyValue(ctx, kcfg.Bucket)
-	if errors.Is(err, jetstream.ErrBucketNotFound) {
-		kv, err = c.js.CreateKeyValue(ctx, kcfg)
+	bucket := PresenceBucket(ws)
+	b, err := c.streamBrief(ctx, "KV_"+bucket)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		var h jetstream.KeyValue
+		h, err = c.js.CreateKeyValue(ctx, jetstream.KeyValueConfig{
+			Bucket:      bucket,
+			Description: "relay agents of workspace " + ws,
+			History:     1,
+			Storage:     jetstream.FileStorage,
+			Replicas:    c.opts.Replicas,
+		})
+		if err == nil {
+			c.kv = newPresenceKV(c.nc, c.js, bucket, streamBrief{}) // asks through h
+			c.kv.setHandle(h)
+			c.guardPresence(ctx, streamBrief{})
+			return nil
+		}
 		if errors.Is(err, jetstream.ErrBucketExists) || errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
-			kv, err = c.js.KeyValue(ctx, kcfg.Bucket)
+			b, err = c.streamBrief(ctx, "KV_"+bucket) // made meanwhile
 		}
 	}
-	if err != nil {
-		return fmt.Errorf("open presence bucket %s: %w", kcfg.Bucket, hubFull(err))
+	if err == nil && b.Config.MaxMsgsPerSubject < 1 {
+		err = jetstream.ErrBadBucket // as jetstream's KeyValue
 	}
-	c.kv = kv
+	if err != nil {
+		return fmt.Errorf("open presence bucket %s: %w", bucket, hubFull(err))
+	}
+	c.kv = newPresenceKV(c.nc, c.js, bucket, b)
+	c.guardPresence(ctx, b)
 	return nil
 }
 
@@ -396,22 +430,29 @@ func streamSubjects(ws string) []string {
 	return []string{InboxSubject(ws, "*"), SenderInboxSubject(ws, "*", "*"), ReceiptSubject(ws, "*")}
 }
 
+// lacks reports whether have lacks any of want.
+func lacks(have, want []string) bool {
+	for _, w := range want {
+		if !slices.Contains(have, w) {
+			return true
+		}
+	}
+	return false
+}
+
 // addSubjects adds to a stream made by an older relay the subjects it
 // lacks (the inboxes with a sender). An agent's own credential may not
 // update streams: its wrapper, with the administrator's token, does.
-func (c *Client) addSubjects(ctx context.Context, want []string) {
-	info := c.stream.CachedInfo()
-	if info == nil {
+func (c *Client) addSubjects(ctx context.Context) {
+	st, err := c.workspaceStream(ctx)
+	if err != nil {
+		c.log.Warn("add subjects to the workspace stream", "err", err)
 		return
 	}
-	have := map[string]bool{}
-	for _, s := range info.Config.Subjects {
-		have[s] = true
-	}
-	cfg := info.Config
+	cfg := st.CachedInfo().Config
 	changed := false
-	for _, s := range want {
-		if !have[s] {
+	for _, s := range streamSubjects(c.opts.Workspace) {
+		if !slices.Contains(cfg.Subjects, s) {
 			cfg.Subjects = append(cfg.Subjects, s)
 			changed = true
 		}
@@ -419,10 +460,12 @@ func (c *Client) addSubjects(ctx context.Context, want []string) {
 	if !changed {
 		return
 	}
-	st, err := c.js.UpdateStream(ctx, cfg)
+	st, err = c.js.UpdateStream(ctx, cfg)
 	if err != nil {
 		c.log.Warn("add subjects to the workspace stream", "stream", cfg.Name, "err", err)
 		return
 	}
+	c.streamMu.Lock()
 	c.stream = st
+	c.streamMu.Unlock()
 }

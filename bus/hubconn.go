@@ -3,6 +3,7 @@ package bus
 import (
 	"net"
 	"net/url"
+	"sync/atomic"
 	"time"
 )
 
@@ -17,8 +18,10 @@ import (
 type hubDialer struct {
 	d net.Dialer
 	// find says where the hub is now (Options.Discover); nil: the
-	// address nats.go asks for.
-	find func() (string, error)
+	// address nats.go asks for. The first dial does not ask it: the
+	// caller has just found the hub at Options.URL.
+	find    func() (string, error)
+	dialled atomic.Bool
 }
 
 // newHubDialer returns Connect's dialer. timeout bounds a dial, as
@@ -36,7 +39,7 @@ func newHubDialer(find func() (string, error), timeout time.Duration) *hubDialer
 const rediscoverTimeout = 2 * time.Second
 
 func (h *hubDialer) Dial(network, address string) (net.Conn, error) {
-	if h.find != nil {
+	if h.find != nil && h.dialled.Swap(true) {
 		if u, err := h.find(); err == nil {
 			if pu, err := url.Parse(u); err == nil && pu.Host != "" {
 				address = pu.Host

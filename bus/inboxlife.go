@@ -116,13 +116,13 @@ func (c *Client) isClosed() bool {
 func (c *Client) ensureInbox(ctx context.Context, cfg jetstream.ConsumerConfig, floor *uint64) (jetstream.Consumer, error) {
 	ctx, cancel := context.WithTimeout(ctx, inboxAPIWait)
 	defer cancel()
-	old, err := c.stream.Consumer(ctx, cfg.Durable)
+	old, err := c.js.Consumer(ctx, StreamName(c.opts.Workspace), cfg.Durable)
 	if errors.Is(err, jetstream.ErrConsumerNotFound) {
 		if *floor > 0 {
 			cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, *floor+1
 			c.log.Warn("inbox consumer is gone; making it anew", "from_seq", cfg.OptStartSeq)
 		}
-		return c.stream.CreateConsumer(ctx, cfg)
+		return c.js.CreateConsumer(ctx, StreamName(c.opts.Workspace), cfg)
 	}
 	if err != nil {
 		return nil, err
@@ -134,7 +134,7 @@ func (c *Client) ensureInbox(ctx context.Context, cfg jetstream.ConsumerConfig, 
 		return c.remakeInbox(ctx, cfg, *floor)
 	}
 	cfg.DeliverPolicy, cfg.OptStartSeq, cfg.OptStartTime = info.Config.DeliverPolicy, info.Config.OptStartSeq, info.Config.OptStartTime
-	cons, err := c.stream.UpdateConsumer(ctx, cfg)
+	cons, err := c.js.UpdateConsumer(ctx, StreamName(c.opts.Workspace), cfg)
 	var apiErr *jetstream.APIError
 	if err == nil || !errors.As(err, &apiErr) || errors.Is(err, jetstream.ErrConsumerNotFound) {
 		return cons, err // a not-found (deleted meanwhile) is made next round
@@ -146,11 +146,11 @@ func (c *Client) ensureInbox(ctx context.Context, cfg jetstream.ConsumerConfig, 
 // remakeInbox deletes the inbox's consumer and makes it again from the
 // message after floor.
 func (c *Client) remakeInbox(ctx context.Context, cfg jetstream.ConsumerConfig, floor uint64) (jetstream.Consumer, error) {
-	if err := c.stream.DeleteConsumer(ctx, cfg.Durable); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
+	if err := c.js.DeleteConsumer(ctx, StreamName(c.opts.Workspace), cfg.Durable); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
 		return nil, fmt.Errorf("remake inbox: %w", err)
 	}
 	cfg.DeliverPolicy, cfg.OptStartSeq, cfg.OptStartTime = jetstream.DeliverByStartSequencePolicy, floor+1, nil
-	cons, err := c.stream.CreateConsumer(ctx, cfg)
+	cons, err := c.js.CreateConsumer(ctx, StreamName(c.opts.Workspace), cfg)
 	if err != nil {
 		return nil, fmt.Errorf("remake inbox: %w", err)
 	}

@@ -101,7 +101,11 @@ func (o LogOptions) match(e *Entry) bool {
 // With Follow it then calls fn again for every new message or status
 // change. An error from fn stops Log and is returned.
 func (c *Client) Log(ctx context.Context, o LogOptions, fn func(Entry) error) error {
-	info, err := c.stream.Info(ctx)
+	st, err := c.workspaceStream(ctx)
+	if err != nil {
+		return fmt.Errorf("read log: %w", err)
+	}
+	info, err := st.Info(ctx)
 	if err != nil {
 		return fmt.Errorf("read log: %w", err)
 	}

@@ -406,7 +406,7 @@ func (c *Client) Agents(ctx context.Context) ([]Presence, error) {
 
 // pending counts the messages in agent's inbox not yet acknowledged.
 func (c *Client) pending(ctx context.Context, agent string) (uint64, error) {
-	cons, err := c.stream.Consumer(ctx, agent)
+	cons, err := c.js.Consumer(ctx, StreamName(c.opts.Workspace), agent)
 	if err == nil {
 		info, err := cons.Info(ctx)
 		if err != nil {
@@ -417,9 +417,13 @@ func (c *Client) pending(ctx context.Context, agent string) (uint64, error) {
 	if !errors.Is(err, jetstream.ErrConsumerNotFound) {
 		return 0, fmt.Errorf("pending for %s: %w", agent, err)
 	}
+	st, err := c.workspaceStream(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("pending for %s: %w", agent, err)
+	}
 	var n uint64
 	for _, filter := range []string{InboxSubject(c.opts.Workspace, agent), SenderInboxSubject(c.opts.Workspace, agent, "*")} {
-		info, err := c.stream.Info(ctx, jetstream.WithSubjectFilter(filter))
+		info, err := st.Info(ctx, jetstream.WithSubjectFilter(filter))
 		if err != nil {
 			return 0, fmt.Errorf("pending for %s: %w", agent, err)
 		}

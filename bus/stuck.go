@@ -60,7 +60,7 @@ func (h InboxHealth) Stalled() bool { return h.Consumer && h.Pending > 0 && h.Wa
 // InboxOf asks the hub about agent's inbox.
 func (c *Client) InboxOf(ctx context.Context, agent string) (InboxHealth, error) {
 	h := InboxHealth{Agent: agent}
-	cons, err := c.stream.Consumer(ctx, agent)
+	cons, err := c.js.Consumer(ctx, StreamName(c.opts.Workspace), agent)
 	if errors.Is(err, jetstream.ErrConsumerNotFound) {
 		return h, nil
 	}

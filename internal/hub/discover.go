@@ -165,6 +165,20 @@ func pidAlive(pid int) bool {
 // wrapping ErrNoHub that says why none is (never started, stopped, process
 // gone, port not answering).
 func Discover(home string) (Endpoint, error) {
+	return discover(home, true)
+}
+
+// Find returns the hub that home's record names, as Discover does, without
+// asking the hub whether it answers: for a caller that connects to it at
+// once, whose connection asks (issue 34: a wrapper's start opened one
+// connection to ask, then another to join). A caller whose connection is
+// refused calls Discover to learn why, or EnsureRunning to start a hub.
+func Find(home string) (Endpoint, error) {
+	return discover(home, false)
+}
+
+// discover is Discover, which asks the hub when ask is set, and Find.
+func discover(home string, ask bool) (Endpoint, error) {
 	st, err := readState(home)
 	if errors.Is(err, os.ErrNotExist) {
 		return Endpoint{}, fmt.Errorf("%w in %s", ErrNoHub, home)
@@ -178,8 +192,10 @@ func Discover(home string) (Endpoint, error) {
 	if !pidAlive(st.PID) {
 		return Endpoint{}, fmt.Errorf("%w in %s: the hub at %s (pid %d) is gone", ErrNoHub, home, st.URL, st.PID)
 	}
-	if err := probe(st.URL); err != nil {
-		return Endpoint{}, fmt.Errorf("%w in %s: the hub at %s (pid %d) does not answer: %v", ErrNoHub, home, st.URL, st.PID, err)
+	if ask {
+		if err := probe(st.URL); err != nil {
+			return Endpoint{}, fmt.Errorf("%w in %s: the hub at %s (pid %d) does not answer: %v", ErrNoHub, home, st.URL, st.PID, err)
+		}
 	}
 	token, err := readToken(Dir(home), st)
 	if err != nil {

@@ -60,7 +60,8 @@ func (r *Resolver) HubToken() (string, error) {
 // for the external hub at URL. Without a token or credentials it uses the
 // local hub's token and certificate pin when the hub recorded in Home is
 // the one at URL: inside a wrapped agent RELAY_HUB names the local hub the
-// wrapper found or started.
+// wrapper found or started. The record is read, the hub not asked
+// (hub.Find): the connection that follows asks it.
 func (r *Resolver) External() (bus.Options, error) {
 	o := bus.Options{URL: r.URL, Creds: r.Creds, TLSCA: r.TLSCA}
 	var err error
@@ -68,7 +69,7 @@ func (r *Resolver) External() (bus.Options, error) {
 		return o, err
 	}
 	if o.Token == "" && o.Creds == "" && r.Home != "" {
-		if ep, err := hub.Discover(r.Home); err == nil && ep.URL == o.URL {
+		if ep, err := hub.Find(r.Home); err == nil && ep.URL == o.URL {
 			o.Token, o.TLSPin = ep.Token, ep.TLSPin
 		}
 	}
@@ -76,12 +77,13 @@ func (r *Resolver) External() (bus.Options, error) {
 }
 
 // Local returns the options for the local hub of home at ep, with
-// Discover set: a restarted hub may be on another port.
+// Discover set: a restarted hub may be on another port. It reads the hub's
+// record (hub.Find) without asking the hub: the dial that follows does.
 func Local(home string, ep hub.Endpoint) bus.Options {
 	return bus.Options{
 		URL: ep.URL, Token: ep.Token, TLSPin: ep.TLSPin,
 		Discover: func() (string, error) {
-			ep, err := hub.Discover(home)
+			ep, err := hub.Find(home)
 			return ep.URL, err
 		},
 	}

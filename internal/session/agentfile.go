@@ -51,6 +51,10 @@ type agentFile struct {
 	path string
 	srv  *hookrpc.Server
 	f    identity.File
+	// issuing counts the credential requests under way (issueAside):
+	// revokeCredential waits for them, so that no credential is issued
+	// after the agent left.
+	issuing sync.WaitGroup
 }
 
 // hubAuth records how the agent reaches the hub, for the identity file:
@@ -59,6 +63,33 @@ func (a *agentFile) hubAuth(url, pin string, cred hub.Credential) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.f.Hub, a.f.TLSPin, a.f.Token, a.f.InboxPrefix = url, pin, cred.Token, cred.InboxPrefix
+}
+
+// credential records the agent's own credential, issued by the hub at url;
+// one from a hub the agent no longer uses (a later connection's) is not
+// recorded.
+func (a *agentFile) credential(url string, cred hub.Credential) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.f.Hub == url {
+		a.f.Token, a.f.InboxPrefix = cred.Token, cred.InboxPrefix
+	}
+}
+
+// issueAside asks the hub for agent name's own credential beside what
+// follows the claim (the child's start): the identity file is written
+// again when it comes. Nothing before the child needs it (the agent's
+// relay commands find the hub as any command does until then, as in an
+// overlapped start), and the hub writes its credentials file before it
+// answers: the slowest round trip of a start (issue 34).
+func (s *Session) issueAside(c *bus.Client, name, url string) {
+	a := &s.link.ident
+	a.issuing.Add(1)
+	s.grp.Go(func() {
+		defer a.issuing.Done()
+		a.credential(url, s.issueCredential(c, name))
+		a.rewrite(s.log)
+	})
 }
 
 // credentialTimeout bounds a credential request to the hub.
@@ -89,6 +120,7 @@ func (s *Session) issueCredential(c *bus.Client, name string) hub.Credential {
 // published, not asked: the client's Close, which follows, waits until the
 // hub has read it (one round trip for the whole exit, issue 34).
 func (s *Session) revokeCredential(c *bus.Client) {
+	s.link.ident.issuing.Wait() // bounded by credentialTimeout
 	s.link.ident.mu.Lock()
 	had := s.link.ident.f.Token != ""
 	s.link.ident.f.Token = ""

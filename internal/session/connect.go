@@ -71,21 +71,45 @@ func (s *Session) alone() bool { return s.cfg.Hub == NoHub }
 // connect reaches the hub and claims the name; with AutoName, a taken name
 // is made unique with a number (claude-2, claude-3, ...).
 func (s *Session) connect(ctx context.Context) error {
-	o, err := s.hubOptions(ctx)
+	o, c, err := s.reach(ctx, s.cfg.Name)
 	if err != nil {
 		return err
 	}
-	return s.claimName(ctx, o)
+	return s.claimName(ctx, o, c)
 }
 
-// hubOptions finds the hub (starting the local one if need be) and returns
-// how to reach it; the name is not claimed yet.
-func (s *Session) hubOptions(ctx context.Context) (bus.Options, error) {
-	o := bus.Options{URL: s.cfg.Hub, Token: s.cfg.Token}
+// reach finds the hub (starting the local one if need be) and connects to
+// it as agent name: the options it connected with and the client, whose
+// name is not claimed yet. A local hub is found from its record alone, and
+// this connection is what asks it; one that does not answer is looked for
+// again as the start always did (asked, and a new one started when none
+// answers), and dialled once more.
+func (s *Session) reach(ctx context.Context, name string) (bus.Options, *bus.Client, error) {
+	o, found, err := s.hubOptions(ctx, false)
+	if err != nil {
+		return o, nil, err
+	}
+	c, err := s.dial(ctx, o, name)
+	if err == nil || !found || !bus.Unanswered(err) {
+		return o, c, err
+	}
+	s.log.Info("the hub in the record does not answer; looking again", "url", o.URL, "err", err)
+	if o, _, err = s.hubOptions(ctx, true); err != nil {
+		return o, nil, err
+	}
+	c, err = s.dial(ctx, o, name)
+	return o, c, err
+}
+
+// hubOptions finds the hub (starting the local one if need be, see
+// ensureHub for ask and found) and returns how to reach it.
+func (s *Session) hubOptions(ctx context.Context, ask bool) (o bus.Options, found bool, err error) {
+	o = bus.Options{URL: s.cfg.Hub, Token: s.cfg.Token}
 	if o.URL == "" {
-		ep, err := s.ensureHub(ctx)
+		var ep hub.Endpoint
+		ep, found, err = s.ensureHub(ctx, ask)
 		if err != nil {
-			return o, err
+			return o, false, err
 		}
 		o = hubdial.Local(s.cfg.Home, ep)
 	}
@@ -94,23 +118,25 @@ func (s *Session) hubOptions(ctx context.Context) (bus.Options, error) {
 	if o.Creds != "" { // an agent's own credentials read only its replies
 		o.InboxPrefix = natscreds.InboxPrefix(o.Creds)
 	}
-	return o, nil
+	return o, found, nil
 }
 
-// claimName connects with o and claims the agent's name: the client is
-// stored, and the outbox opened, only once the hub granted it.
-func (s *Session) claimName(ctx context.Context, o bus.Options) error {
+// claimName claims the agent's name with c, connected with o as that name:
+// the client is stored, and the outbox opened, only once the hub granted
+// it. A name taken (with AutoName) is tried again with a number, on a new
+// connection.
+func (s *Session) claimName(ctx context.Context, o bus.Options, c *bus.Client) error {
 	base := s.cfg.Name
 	for n := 1; ; n++ {
 		name := base
 		if n > 1 {
 			name = fmt.Sprintf("%s-%d", base, n)
+			var err error
+			if c, err = s.dial(ctx, o, name); err != nil {
+				return err
+			}
 		}
-		c, err := s.dial(ctx, o, name)
-		if err != nil {
-			return err
-		}
-		err = s.register(ctx, c, o, name)
+		err := s.register(ctx, c, o, name)
 		if errors.Is(err, bus.ErrNameTaken) && s.cfg.AutoName && n < 50 {
 			continue
 		}
@@ -136,12 +162,11 @@ func (s *Session) register(ctx context.Context, c *bus.Client, o bus.Options, na
 		return err
 	}
 	c.SetCLI(s.spec.prof.CLI)
-	var cred hub.Credential
-	if o.InboxPrefix == "" { // with its own credentials, the agent has them already
-		cred = s.issueCredential(c, name)
-	}
 	url := o.URL
-	s.link.ident.hubAuth(url, o.TLSPin, cred)
+	s.link.ident.hubAuth(url, o.TLSPin, hub.Credential{})
+	if o.InboxPrefix == "" { // with its own credentials, the agent has them already
+		s.issueAside(c, name, url)
+	}
 	s.link.ident.rewrite(s.log) // after a reconnection or an overlapped start; no file yet at the first
 	s.do(func(st *state) {
 		st.name, st.url = name, url

@@ -25,25 +25,34 @@ type localHub struct {
 // PATH), else inside this process. It never runs a program that is not
 // relay: a Go program on the API that ran itself as `PROGRAM up --detach`
 // started copies of itself without end.
-func (s *Session) ensureHub(ctx context.Context) (hub.Endpoint, error) {
+//
+// Unless ask is set, a hub whose record names a live process is returned
+// without asking it (found is true): the connection that follows asks it,
+// and is the one the session keeps (issue 34: asking first was a second
+// connection on every start). When that connection is not answered the
+// caller asks again with ask set: the hub is asked and, when it does not
+// answer, a new one is started, as before.
+func (s *Session) ensureHub(ctx context.Context, ask bool) (ep hub.Endpoint, found bool, err error) {
 	home := s.cfg.Home
-	if ep, err := hub.Discover(home); err == nil {
-		return ep, nil
+	if !ask {
+		if ep, err := hub.Find(home); err == nil {
+			return ep, true, nil
+		}
 	}
 	if exe := s.relayBinary(); exe != "" {
-		ep, err := hub.EnsureRunning(ctx, home, exe)
+		ep, err := hub.EnsureRunning(ctx, home, exe) // asks the recorded hub first
 		if err != nil {
-			return ep, fmt.Errorf("start hub with %s: %w", exe, err)
+			return ep, false, fmt.Errorf("start hub with %s: %w", exe, err)
 		}
-		return ep, nil
+		return ep, false, nil
 	}
-	ep, err := hub.EnsureRunningWith(ctx, home, s.startLocalHub)
+	ep, err = hub.EnsureRunningWith(ctx, home, s.startLocalHub)
 	if err != nil {
-		return ep, fmt.Errorf("%w in %s and none could be started inside this program: %w; "+
+		return ep, false, fmt.Errorf("%w in %s and none could be started inside this program: %w; "+
 			"start one with `relay up --detach`, put the relay binary on PATH (or set Options.Executable), or name a hub with Options.Hub",
 			ErrNoHub, home, err)
 	}
-	return ep, nil
+	return ep, false, nil
 }
 
 // close stops the hub this session runs, if any.

@@ -162,10 +162,7 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 	if !s.alone() {
 		cctx, ccancel := context.WithTimeout(startCtx, connectWait)
 		if overlap {
-			hubOpts, err = s.hubOptions(cctx)
-			if err == nil {
-				dialed, err = s.dial(cctx, hubOpts, cfg.Name)
-			}
+			hubOpts, dialed, err = s.reach(cctx, cfg.Name)
 			overlap = err == nil
 		} else {
 			err = s.connect(cctx)

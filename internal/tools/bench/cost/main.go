@@ -44,6 +44,7 @@ import (
 // options are the command's flags.
 type options struct {
 	relay    string
+	base     string        // another relay binary to compare the start with, run in turn
 	window   time.Duration // how long CPU is counted
 	messages int           // the stream for the peak RSS
 	runs     int           // start-up and pass-through runs of each command
@@ -64,6 +65,7 @@ func main() {
 	var o options
 	var phases string
 	flag.StringVar(&o.relay, "relay", "bin/relay", "the relay binary (make build: the lean relay that make install installs, relay-hub beside it)")
+	flag.StringVar(&o.base, "base", "", "another relay binary (main's bin/relay, say): the start rows compare -relay with it, run in turn")
 	flag.DurationVar(&o.window, "window", 30*time.Second, "how long the wrapper's CPU is counted")
 	flag.IntVar(&o.messages, "messages", 5000, "messages in the stream for the peak RSS")
 	flag.IntVar(&o.runs, "runs", 7, "runs of each command for start-up and pass-through; the median counts")

@@ -225,6 +225,21 @@ func startPhase(_ context.Context, h *harness, o options) ([]row, error) {
 			figure: fmt.Sprintf("%.2fx (%v vs %v; CPU %v vs %v)", p.wallRatio, p.wallA.Round(time.Millisecond), p.wallB.Round(time.Millisecond),
 				p.cpuA.Round(time.Millisecond), p.cpuB.Round(time.Millisecond)),
 			bar: "<= 1.5x"})
+		if o.base == "" {
+			continue
+		}
+		// This build against another, in turn: the machine's load, which
+		// moves both alike, cancels out of the ratios pair by pair.
+		base := slices.Clone(argv)
+		base[0] = o.base
+		p, err = pair(h, o.runs, append(argv, "--", "true"), append(base, "--", "true"), nil)
+		if err != nil {
+			return rows, err
+		}
+		rows = append(rows, row{what: "  the same, -relay vs -base",
+			figure: fmt.Sprintf("CPU %.2fx (%v vs %v); wall %.2fx (%v vs %v)", p.cpuRatio, p.cpuA.Round(100*time.Microsecond), p.cpuB.Round(100*time.Microsecond),
+				p.wallRatio, p.wallA.Round(100*time.Microsecond), p.wallB.Round(100*time.Microsecond)),
+			bar: "-"})
 	}
 	// Agent CLIs run relay hook on every hook; without a wrapper to
 	// answer it returns at once, so this is the binary's start and exit.
