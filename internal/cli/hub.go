@@ -41,8 +41,17 @@ func serveMemory(ctx context.Context, env *Env, h *hub.Hub, home string, log *sl
 		return nil, fmt.Errorf("connect the memory service to the hub: %w", err)
 	}
 	ctx, cancel := context.WithCancel(ctx)
+	// Live before it returns: a `relay memory save` right after the hub
+	// says it is up must find the service.
+	wait, err := memory.Start(ctx, nc, memory.DefaultSubjectPrefix, st)
+	if err != nil {
+		cancel()
+		nc.Close()
+		closeStore()
+		return nil, fmt.Errorf("start the memory service: %w", err)
+	}
 	done := make(chan error, 1)
-	go func() { done <- memory.Serve(ctx, nc, memory.DefaultSubjectPrefix, st) }()
+	go func() { done <- wait() }()
 	return func() {
 		cancel()
 		<-done

@@ -93,6 +93,19 @@ func (e *remoteError) Is(target error) bool {
 // st is usually a *Store; any API serves (a Qdrant store, a program's
 // own), exporting through its Export.
 func Serve(ctx context.Context, nc *nats.Conn, subjectPrefix string, st API) error {
+	wait, err := Start(ctx, nc, subjectPrefix, st)
+	if err != nil {
+		return err
+	}
+	return wait()
+}
+
+// Start is Serve in two steps: it returns once the hub has the service's
+// subscription, so that a request sent after it returns is answered, and
+// wait blocks until ctx is cancelled and the requests in flight are
+// answered. A caller that starts the service beside other work (the hub's
+// command) uses it to be live before it says it is.
+func Start(ctx context.Context, nc *nats.Conn, subjectPrefix string, st API) (wait func() error, err error) {
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 8)
 	sub, err := nc.QueueSubscribe(subjectPrefix+".*", QueueGroup, func(msg *nats.Msg) {
@@ -111,16 +124,18 @@ func Serve(ctx context.Context, nc *nats.Conn, subjectPrefix string, st API) err
 		}()
 	})
 	if err != nil {
-		return fmt.Errorf("serve memory on %s.*: %w", subjectPrefix, err)
+		return nil, fmt.Errorf("serve memory on %s.*: %w", subjectPrefix, err)
 	}
 	if err := nc.Flush(); err != nil {
 		sub.Unsubscribe()
-		return fmt.Errorf("serve memory on %s.*: %w", subjectPrefix, err)
+		return nil, fmt.Errorf("serve memory on %s.*: %w", subjectPrefix, err)
 	}
-	<-ctx.Done()
-	sub.Unsubscribe()
-	wg.Wait()
-	return nil
+	return func() error {
+		<-ctx.Done()
+		sub.Unsubscribe()
+		wg.Wait()
+		return nil
+	}, nil
 }
 
 func serveOne(ctx context.Context, st API, verb string, data []byte) (rep reply) {
