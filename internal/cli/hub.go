@@ -116,6 +116,14 @@ func runUp(ctx context.Context, env *Env, args []string) error {
 		Home: home, Listen: o.listen, TLSCert: o.tlsCert, TLSKey: o.tlsKey, MaxStore: o.maxStore,
 		LeafListen: o.leafListen, Join: join,
 		Logger: logger,
+		// Live before hub.json names the hub: a wrapper that finds the hub
+		// and saves a memory at once finds the service.
+		Services: func(h *hub.Hub) (func(), error) {
+			if h.Joined() != nil { // a leaf's agents use the team hub's memory
+				return func() {}, nil
+			}
+			return serveMemory(ctx, env, h, home, logger)
+		},
 	})
 	if errors.Is(err, hub.ErrNotLoopback) {
 		return usagef("%v (--tls-cert, --tls-key)", err)
@@ -123,16 +131,8 @@ func runUp(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	stopMemory := func() {}
-	if h.Joined() == nil { // a leaf's agents use the team hub's memory
-		if stopMemory, err = serveMemory(ctx, env, h, home, logger); err != nil {
-			h.Shutdown()
-			return err
-		}
-	}
 	stopDashboard, err := serveDashboard(env, h, o)
 	if err != nil {
-		stopMemory()
 		h.Shutdown()
 		return err
 	}
@@ -144,8 +144,7 @@ func runUp(ctx context.Context, env *Env, args []string) error {
 	printLeaf(env, h)
 	<-ctx.Done()
 	stopDashboard()
-	stopMemory()
-	h.Shutdown()
+	h.Shutdown() // the memory service first
 	fmt.Fprintln(env.Stdout, "relay hub stopped")
 	return nil
 }

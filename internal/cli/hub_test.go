@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/relayhq/relay/bus"
 	"github.com/relayhq/relay/internal/hub"
+	"github.com/relayhq/relay/internal/memory"
 	"github.com/relayhq/relay/internal/testing/testutil"
 )
 
@@ -309,6 +311,39 @@ func TestParseSize(t *testing.T) {
 	for _, in := range []string{"", "G", "-1", "0", "1.5G", "lots"} {
 		if _, err := parseSize(in); err == nil {
 			t.Errorf("parseSize(%q) gave no error", in)
+		}
+	}
+}
+
+// A wrapper that finds a hub `relay up` is starting, and saves a memory at
+// once, finds the memory service: hub.json names the hub only once the
+// service is live. Three starts in a row, each saving the moment the
+// record appears.
+func TestUpRecordsTheHubWithItsMemoryLive(t *testing.T) {
+	c := newHubCLI(t)
+	for i := range 3 {
+		var hubOut testutil.Buffer
+		up := c.startRelay(&hubOut, "up", "--dashboard", "off")
+		var ep hub.Endpoint
+		testutil.Eventually(t, func() error {
+			var err error
+			ep, err = hub.Find(c.home)
+			return err
+		})
+		nc, err := bus.Dial(context.Background(), bus.Options{URL: ep.URL, Token: ep.Token}, "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		api := memory.NewClient(nc, memory.DefaultSubjectPrefix)
+		text := fmt.Sprintf("start %d: the staging database is read-only", i)
+		if reply, err := memory.Handle(context.Background(), api, "alice", "default", "save", text); err != nil {
+			t.Fatalf("start %d: @memory:save the moment the hub was recorded: %q, %v", i, reply, err)
+		}
+		nc.Close()
+		_ = up.Process.Signal(syscall.SIGTERM)
+		_ = up.Wait()
+		if !strings.Contains(hubOut.String(), "relay hub stopped") {
+			t.Fatalf("start %d: the hub did not stop cleanly:\n%s", i, hubOut.String())
 		}
 	}
 }

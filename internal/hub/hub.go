@@ -85,6 +85,12 @@ type Options struct {
 	// Join makes this hub a leaf node of the team's hub in the ticket; it is
 	// kept in join.json, so that later starts on the same home join again.
 	Join *Ticket
+	// Services starts what the hub serves beside NATS (relay up's memory
+	// service) once the server takes connections and before hub.json
+	// records the hub, so that whoever finds the hub finds them live. The
+	// stop it returns runs first in Shutdown, while the server still runs.
+	// An error stops the hub and is Start's.
+	Services func(h *Hub) (stop func(), err error)
 }
 
 // DefaultMaxStore is the JetStream file store's size when Options.MaxStore
@@ -128,6 +134,8 @@ type Hub struct {
 	leafURL string   // the leafnode listener's URL for tickets; "" on a leaf
 	join    *Ticket  // the team's hub this leaf joined; nil on the team's hub
 	bridges *bridges // copy streams from the other side's domains
+
+	stopServices func() // stops Options.Services
 
 	mu       sync.Mutex
 	st       state // as recorded in hub.json
@@ -364,11 +372,24 @@ func start(opts Options, dir string, lock *os.File) (*Hub, error) {
 		return nil, fmt.Errorf("start hub: %w", err)
 	}
 	h.lastDash = last.DashboardPort
+	h.stopServices = func() {}
+	if opts.Services != nil {
+		stop, err := opts.Services(h)
+		if err != nil {
+			h.bridges.stop()
+			h.creds.Close()
+			srv.Shutdown()
+			return nil, fmt.Errorf("start hub: %w", err)
+		}
+		h.stopServices = stop
+	}
 	h.guard = make(chan struct{})
 	go guardDisk(srv, sopts.StoreDir, opts.MaxStore, h.guard)
 	h.st = state{URL: h.url, Port: addr.Port, PID: os.Getpid(), Started: time.Now().UTC(), DashboardPort: last.DashboardPort, TLSPin: pin,
 		TokenSHA256: tokenSum, LeafPort: leafPort}
 	if err := writeState(opts.Home, h.st); err != nil {
+		close(h.guard)
+		h.stopServices()
 		h.bridges.stop()
 		h.creds.Close()
 		srv.Shutdown()
@@ -400,6 +421,7 @@ func (h *Hub) Shutdown() {
 	if h.lock == nil {
 		return
 	}
+	h.stopServices()
 	close(h.guard)
 	h.bridges.stop()
 	h.creds.Close()

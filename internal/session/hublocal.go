@@ -14,18 +14,22 @@ import (
 // startLocalHub runs the hub (and its memory service) inside this process
 // and tells the human, who may expect it to outlive this program.
 func (s *Session) startLocalHub(ctx context.Context) (hub.Endpoint, error) {
-	h, err := hub.Start(ctx, hub.Options{Home: s.cfg.Home, Logger: s.log.With("from", "hub")})
+	h, err := hub.Start(ctx, hub.Options{Home: s.cfg.Home, Logger: s.log.With("from", "hub"),
+		// Live before hub.json names the hub, as relay up's.
+		Services: func(h *hub.Hub) (func(), error) {
+			stop, err := serveMemory(ctx, h, s.grp)
+			if err != nil {
+				// Messages work without it; @memory says it is unavailable.
+				s.log.Warn("the hub inside this program serves no memory", "err", err)
+				return func() {}, nil
+			}
+			return stop, nil
+		}})
 	if err != nil {
 		return hub.Endpoint{}, err
 	}
-	stop, err := serveMemory(ctx, h, s.grp)
-	if err != nil {
-		// Messages work without it; @memory says it is unavailable.
-		s.log.Warn("the hub inside this program serves no memory", "err", err)
-		stop = func() {}
-	}
 	s.link.local.mu.Lock()
-	s.link.local.stop = func() { stop(); h.Shutdown() }
+	s.link.local.stop = h.Shutdown // the memory service first
 	s.link.local.mu.Unlock()
 	s.log.Warn("no relay binary on PATH: the hub runs inside this program", "url", h.URL())
 	if s.cfg.Stdout != nil {
@@ -34,7 +38,8 @@ func (s *Session) startLocalHub(ctx context.Context) (hub.Endpoint, error) {
 	return h.Endpoint(), nil
 }
 
-// serveMemory answers the memory service's requests on h, as relay up does.
+// serveMemory answers the memory service's requests on h, as relay up does,
+// live when it returns.
 func serveMemory(ctx context.Context, h *hub.Hub, grp group) (func(), error) {
 	st, err := memory.Open(memory.DefaultPath(h.Home()), nil)
 	if err != nil {
@@ -47,10 +52,17 @@ func serveMemory(ctx context.Context, h *hub.Hub, grp group) (func(), error) {
 		return nil, fmt.Errorf("connect the memory service to the hub: %w", err)
 	}
 	mctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	wait, err := memory.Start(mctx, nc, memory.DefaultSubjectPrefix, st)
+	if err != nil {
+		cancel()
+		nc.Close()
+		st.Close()
+		return nil, fmt.Errorf("start the memory service: %w", err)
+	}
 	done := make(chan struct{})
 	grp.Go(func() {
 		defer close(done)
-		_ = memory.Serve(mctx, nc, memory.DefaultSubjectPrefix, st)
+		_ = wait()
 	})
 	return func() {
 		cancel()
