@@ -102,6 +102,9 @@ type child struct {
 	tap *wrapper.Tap        // the child's output as the scanner reads it
 	// size is the child's terminal size now; nil: not known.
 	size func() (cols, rows int)
+	// gone says whether the child has exited, before Run learns it from
+	// the wrapper (wrapper.Session.Gone).
+	gone func() bool
 	// human says relay's own lines to the human (refused.go): on stderr
 	// until the wrapper runs, through it after. Its own lock.
 	human humanLines
@@ -300,6 +303,7 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 		close(claimSeen)
 	}
 	s.child.scr, s.child.in, s.child.pid, s.child.fg, s.child.size = scan, ws.Input(), ws.Pid, ws.Foreground, ws.Size
+	s.child.gone = ws.Gone
 	s.grp.(*termGroup).attach(ws) // a panic from now on restores the terminal
 	s.start(ctx, primer)
 	// Subscribe before the scanner runs: the agent's first output (and the
