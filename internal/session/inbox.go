@@ -55,12 +55,9 @@ func newInboxStage() inboxStage { return inboxStage{waiting: newWaiters()} }
 func (s *Session) serveInbox(ctx context.Context) {
 	// An agent that exited while its claim was answered (an overlapped
 	// start of a short command) has nothing to read its messages; nor has
-	// one that exited before this goroutine first ran. Run learns of that
-	// exit only once the goroutine that reaps the child has run, and on the
-	// wrapper's one processor that is after this one and the other stages
-	// started beside the child: opening the inbox then (a request, its
-	// ConsumerInfo decoded, a second request) delayed the exit of a command
-	// that ends at once (issue 34). childGone asks the kernel.
+	// one that exited before this goroutine first ran (childGone): opening
+	// the inbox then (a request, its ConsumerInfo decoded, a second
+	// request) delayed the exit of a command that ends at once (issue 34).
 	if s.alone() || !s.claimed(ctx) || s.end.ended.Load() || s.childGone() {
 		return
 	}
@@ -89,10 +86,6 @@ func (s *Session) serveInbox(ctx context.Context) {
 		s.log.Error("inbox stopped", "err", err)
 	}
 }
-
-// childGone reports whether the child has exited, though Run may not know
-// it yet (wrapper.Session.Gone); false before the child started.
-func (s *Session) childGone() bool { return s.child.gone != nil && s.child.gone() }
 
 // receiveAll queues a batch of incoming messages for typing, together.
 func (s *Session) receiveAll(ctx context.Context, ds []*bus.Delivery) {

@@ -102,9 +102,6 @@ type child struct {
 	tap *wrapper.Tap        // the child's output as the scanner reads it
 	// size is the child's terminal size now; nil: not known.
 	size func() (cols, rows int)
-	// gone says whether the child has exited, before Run learns it from
-	// the wrapper (wrapper.Session.Gone).
-	gone func() bool
 	// human says relay's own lines to the human (refused.go): on stderr
 	// until the wrapper runs, through it after. Its own lock.
 	human humanLines
@@ -292,6 +289,8 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 		return 0, err
 	}
 	endStart()
+	gone := ws.Gone
+	s.end.gone.Store(&gone)
 	s.child.human.attach(ws)
 	claimSeen := make(chan struct{}) // closed once a refusal is known (or not)
 	if overlap {
@@ -303,7 +302,6 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 		close(claimSeen)
 	}
 	s.child.scr, s.child.in, s.child.pid, s.child.fg, s.child.size = scan, ws.Input(), ws.Pid, ws.Foreground, ws.Size
-	s.child.gone = ws.Gone
 	s.grp.(*termGroup).attach(ws) // a panic from now on restores the terminal
 	s.start(ctx, primer)
 	// Subscribe before the scanner runs: the agent's first output (and the
@@ -394,7 +392,7 @@ func (s *Session) start(ctx context.Context, primer string) {
 	})
 	s.grp.Go(func() { s.events.jobs.run(ctx) })
 	s.grp.Go(func() { s.runIdle(ctx) })
-	s.grp.Go(func() { s.link.presence.run(ctx, s.link.client.Load, s.log) })
+	s.grp.Go(func() { s.link.presence.run(ctx, s.link.client.Load, s.childGone, s.log) })
 	s.grp.Go(func() { s.serveInbox(ctx) })
 	s.grp.Go(func() { s.watchdog(ctx) })
 	if empty := s.lineEmptyOnScreen(); empty != nil {
