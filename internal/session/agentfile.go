@@ -88,6 +88,12 @@ func (s *Session) issueAside(c *bus.Client, name, url string) {
 	s.grp.Go(func() {
 		defer a.issuing.Done()
 		a.credential(url, s.issueCredential(c, name))
+		if s.end.ended.Load() || s.childGone() {
+			// The agent exited meanwhile: nothing reads the file again,
+			// which goes with the session, and the credential recorded
+			// is revoked (closeAll). Writing it would delay that exit.
+			return
+		}
 		a.rewrite(s.log)
 	})
 }

@@ -54,8 +54,11 @@ func newInboxStage() inboxStage { return inboxStage{waiting: newWaiters()} }
 // Each message is acknowledged to the hub as soon as it was typed in.
 func (s *Session) serveInbox(ctx context.Context) {
 	// An agent that exited while its claim was answered (an overlapped
-	// start of a short command) has nothing to read its messages.
-	if s.alone() || !s.claimed(ctx) || s.end.ended.Load() {
+	// start of a short command) has nothing to read its messages; nor has
+	// one that exited before this goroutine first ran (childGone): opening
+	// the inbox then (a request, its ConsumerInfo decoded, a second
+	// request) delayed the exit of a command that ends at once (issue 34).
+	if s.alone() || !s.claimed(ctx) || s.end.ended.Load() || s.childGone() {
 		return
 	}
 	for s.link.client.Load() == nil {

@@ -289,6 +289,8 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 		return 0, err
 	}
 	endStart()
+	gone := ws.Gone
+	s.end.gone.Store(&gone)
 	s.child.human.attach(ws)
 	claimSeen := make(chan struct{}) // closed once a refusal is known (or not)
 	if overlap {
@@ -390,7 +392,7 @@ func (s *Session) start(ctx context.Context, primer string) {
 	})
 	s.grp.Go(func() { s.events.jobs.run(ctx) })
 	s.grp.Go(func() { s.runIdle(ctx) })
-	s.grp.Go(func() { s.link.presence.run(ctx, s.link.client.Load, s.log) })
+	s.grp.Go(func() { s.link.presence.run(ctx, s.link.client.Load, s.childGone, s.log) })
 	s.grp.Go(func() { s.serveInbox(ctx) })
 	s.grp.Go(func() { s.watchdog(ctx) })
 	if empty := s.lineEmptyOnScreen(); empty != nil {

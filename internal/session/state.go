@@ -317,8 +317,11 @@ func (p *presenceStage) take() (bus.State, *bus.Ask, bool) {
 }
 
 // run sends each new state to the hub (client, nil while there is none)
-// until ctx ends.
-func (p *presenceStage) run(ctx context.Context, client func() *bus.Client, log *slog.Logger) {
+// until ctx ends. Once the agent is gone it sends none: its wrapper marks
+// it offline as it closes, and an update under way holds that back by a
+// round trip (the client keeps its claim locked until the hub answers),
+// on the exit's path of a command that ends at once (issue 34).
+func (p *presenceStage) run(ctx context.Context, client func() *bus.Client, gone func() bool, log *slog.Logger) {
 	for {
 		select {
 		case <-ctx.Done():
@@ -333,7 +336,7 @@ func (p *presenceStage) run(ctx context.Context, client func() *bus.Client, log 
 			continue
 		}
 		st, ask, ok := p.take()
-		if !ok {
+		if !ok || gone() {
 			continue
 		}
 		if err := c.SetStateAsk(ctx, st, ask); err != nil && ctx.Err() == nil {

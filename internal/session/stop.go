@@ -41,6 +41,22 @@ type ending struct {
 	// refused: the claim answered beside the running child refused the
 	// session (overlap.go); Run returns it.
 	refused atomic.Pointer[error]
+	// gone says whether the child has exited, before Run learns it (the
+	// wrapper's Gone); stored by Run once the child started, read by
+	// goroutines started before that (childGone).
+	gone atomic.Pointer[func() bool]
+}
+
+// childGone reports whether the child has exited, though Run may not know
+// it yet (wrapper.Session.Gone); false before the child started. Run
+// learns of the exit only once the goroutine that reaps the child has run,
+// and on the wrapper's one processor that is after the goroutines woken
+// before it: the stages started beside the child, a credential's answer.
+// What they would do for the agent can stand down on this instead of
+// delaying the exit of a command that ends at once (issue 34).
+func (s *Session) childGone() bool {
+	f := s.end.gone.Load()
+	return f != nil && (*f)()
 }
 
 func newEnding() ending { return ending{exited: make(chan struct{})} }

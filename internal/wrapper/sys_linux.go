@@ -27,3 +27,16 @@ func openPeer(ptmx int) (int, error) {
 // slave side) for its program to read them; in canonical mode, the bytes
 // of complete lines only (TIOCINQ).
 func inQueue(fd int) (int, error) { return unix.IoctlGetInt(fd, unix.TIOCINQ) }
+
+// exitedUnreaped reports whether child pid has exited, whether or not it
+// was reaped yet, without reaping it (waitid with WNOWAIT): the reaper
+// (waitLoop) still collects its status. A pid no longer ours (reaped)
+// counts as exited.
+func exitedUnreaped(pid int) bool {
+	var info unix.Siginfo
+	err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
+	if err == unix.EINTR {
+		return false
+	}
+	return err != nil || info.Signo == int32(unix.SIGCHLD)
+}

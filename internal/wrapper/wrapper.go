@@ -290,6 +290,21 @@ func (s *Session) Size() (cols, rows int) {
 // Exited is closed when the child has exited.
 func (s *Session) Exited() <-chan struct{} { return s.exited }
 
+// Gone reports whether the child has exited, even when the wrapper has not
+// reaped it yet (on Linux). Exited is closed only once the goroutine that
+// reaps it has run, and on the wrapper's one processor that is after the
+// goroutines woken before it (a session's stages starting beside a
+// command that exits at once); Gone asks the kernel. Work started for the
+// child that its exit makes moot can stand down on it (issue 34).
+func (s *Session) Gone() bool {
+	select {
+	case <-s.exited:
+		return true
+	default:
+	}
+	return exitedUnreaped(s.pid)
+}
+
 // Wait waits until the child has exited and its last byte has reached the
 // human, restores the terminal and returns the child's exit code (128+n
 // when signal n killed it).
