@@ -20,9 +20,15 @@
 // of /proc) are in its figures. CPU and memory are the wrapper process's
 // alone (/proc/PID/task/*/schedstat and status), never its child's. The
 // CPU phase also measures a bare pass-through of the same spinner (floor.go),
-// the least any Go program showing it pays on this machine.
+// the least any Go program showing it pays on this machine, over the same
+// windows: several short ones (8 of 15 s unless -window and -windows say
+// otherwise), each printed with the load, and summed up as the median and
+// the least window of each measure, and the wrapper's CPU over the floor's
+// and less it per frame, window by window. On a virtual machine that hides
+// its steal time (this one) one long window is one sample of the
+// neighbours' weather; cpu.go says why.
 //
-//	go run -tags sqlite_fts5 ./internal/tools/bench/cost -relay bin/relay [-phases cpu,rss,start,pass,fleet] [-window 30s]
+//	go run -tags sqlite_fts5 ./internal/tools/bench/cost -relay bin/relay [-phases cpu,rss,start,pass,fleet] [-window 2m -windows 8]
 package main
 
 import (
@@ -45,7 +51,8 @@ import (
 type options struct {
 	relay    string
 	base     string        // another relay binary to compare the start with, run in turn
-	window   time.Duration // how long CPU is counted
+	window   time.Duration // how long CPU is counted, in all
+	windows  int           // in how many windows, back to back
 	messages int           // the stream for the peak RSS
 	runs     int           // start-up and pass-through runs of each command
 	sizeMB   int
@@ -66,7 +73,8 @@ func main() {
 	var phases string
 	flag.StringVar(&o.relay, "relay", "bin/relay", "the relay binary (make build: the lean relay that make install installs, relay-hub beside it)")
 	flag.StringVar(&o.base, "base", "", "another relay binary (main's bin/relay, say): the start rows compare -relay with it, run in turn")
-	flag.DurationVar(&o.window, "window", 30*time.Second, "how long the wrapper's CPU is counted")
+	flag.DurationVar(&o.window, "window", 2*time.Minute, "how long the wrappers' CPU is counted, in all")
+	flag.IntVar(&o.windows, "windows", 8, "in how many windows of -window/-windows, each printed; the median and the least count")
 	flag.IntVar(&o.messages, "messages", 5000, "messages in the stream for the peak RSS")
 	flag.IntVar(&o.runs, "runs", 7, "runs of each command for start-up and pass-through; the median counts")
 	flag.IntVar(&o.sizeMB, "size", 50, "MB shown in the pass-through run")
