@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -27,7 +28,9 @@ import (
 // when nothing disturbed it), and, window by window, the wrapper's CPU
 // over the floor's and the wrapper's less the floor's per frame shown
 // (what relay adds to a frame): both were measured in the same window, so
-// what moved both cancels.
+// what moved both cancels. With -against a second spinner is wrapped by
+// that binary in the same windows, and its wrapper's CPU is compared with
+// this one's window by window too.
 func cpuPhase(ctx context.Context, h *harness, o options) ([]row, error) {
 	spin, err := h.wrap("Spinner", false, h.self, "-child", "spinner")
 	if err != nil {
@@ -44,7 +47,22 @@ func cpuPhase(ctx context.Context, h *harness, o options) ([]row, error) {
 		return nil, err
 	}
 	defer bare.stop()
-	if err := h.waitOnline(ctx, 20*time.Second, "Spinner", "Idle"); err != nil {
+	names := []string{"Spinner", "Idle"}
+	other := func() time.Duration { return 0 }
+	if o.against != "" {
+		against, err := filepath.Abs(o.against)
+		if err != nil {
+			return nil, err
+		}
+		b, err := h.wrapWith(against, "Against", false, h.self, "-child", "spinner")
+		if err != nil {
+			return nil, err
+		}
+		defer b.stop()
+		names = append(names, "Against")
+		other = func() time.Duration { return cpuTime(b.pid()) }
+	}
+	if err := h.waitOnline(ctx, 20*time.Second, names...); err != nil {
 		return nil, err
 	}
 	time.Sleep(settle)
@@ -52,7 +70,7 @@ func cpuPhase(ctx context.Context, h *harness, o options) ([]row, error) {
 	each := o.window / time.Duration(n)
 	look := func() cpuMark {
 		return cpuMark{at: time.Now(), spin: cpuTime(spin.pid()), idle: cpuTime(idle.pid()), bare: cpuTime(bare.pid()),
-			frames: spin.frames(), load: loadAvg(), busy: machineBusy()}
+			against: other(), frames: spin.frames(), load: loadAvg(), busy: machineBusy()}
 	}
 	ws := make([]cpuWindow, 0, n)
 	prev := look()
@@ -68,13 +86,14 @@ func cpuPhase(ctx context.Context, h *harness, o options) ([]row, error) {
 		prev = next
 		fmt.Printf("cpu window %d/%d: %s\n", i+1, n, w)
 	}
-	return cpuRows(ws), nil
+	return cpuRows(ws, o.against != ""), nil
 }
 
 // cpuMark is what the phase reads at the edge of a window.
 type cpuMark struct {
 	at               time.Time
 	spin, idle, bare time.Duration // each process's CPU so far
+	against          time.Duration // the -against spinner's wrapper's CPU so far, 0 without
 	frames           int64         // frames the spinner's wrapper showed so far
 	load             string        // the one-minute load average
 	busy             [2]uint64     // the machine's busy and total ticks so far
@@ -84,6 +103,7 @@ type cpuMark struct {
 type cpuWindow struct {
 	length           time.Duration
 	spin, idle, bare time.Duration // CPU of the spinner's wrapper, the idle one's, the floor's
+	against          time.Duration // CPU of the -against spinner's wrapper
 	frames           int64         // frames the spinner's wrapper showed
 	load             string        // the load average at the window's end
 	busy             float64       // the share of the machine's CPUs busy (any process)
@@ -91,7 +111,7 @@ type cpuWindow struct {
 
 func (m cpuMark) since(p cpuMark) cpuWindow {
 	w := cpuWindow{length: m.at.Sub(p.at), spin: m.spin - p.spin, idle: m.idle - p.idle, bare: m.bare - p.bare,
-		frames: m.frames - p.frames, load: m.load, busy: -1}
+		against: m.against - p.against, frames: m.frames - p.frames, load: m.load, busy: -1}
 	if total := m.busy[1] - p.busy[1]; total > 0 && p.busy[1] > 0 {
 		w.busy = float64(m.busy[0]-p.busy[0]) / float64(total)
 	}
@@ -106,6 +126,9 @@ func (w cpuWindow) perMin(d time.Duration) float64 {
 // ratio is the wrapper's CPU over the floor's.
 func (w cpuWindow) ratio() float64 { return w.spin.Seconds() / max(w.bare.Seconds(), 1e-6) }
 
+// overAgainst is the wrapper's CPU over the -against one's.
+func (w cpuWindow) overAgainst() float64 { return w.spin.Seconds() / max(w.against.Seconds(), 1e-6) }
+
 // added is the wrapper's CPU less the floor's for each frame it showed:
 // what relay adds to a frame.
 func (w cpuWindow) added() time.Duration {
@@ -117,20 +140,26 @@ func (w cpuWindow) String() string {
 	if w.busy >= 0 {
 		busy = fmt.Sprintf("%.0f%%", 100*w.busy)
 	}
-	return fmt.Sprintf("spinner %.3f s/min, floor %.3f, relay/floor %.2fx, relay-floor %v a frame (%d frames in %v); idle %.3f; load %s, machine %s busy",
-		w.perMin(w.spin), w.perMin(w.bare), w.ratio(), w.added().Round(100*time.Nanosecond), w.frames,
+	against := ""
+	if w.against > 0 {
+		against = fmt.Sprintf(", against %.3f (%.2fx)", w.perMin(w.against), w.overAgainst())
+	}
+	return fmt.Sprintf("spinner %.3f s/min%s, floor %.3f, relay/floor %.2fx, relay-floor %v a frame (%d frames in %v); idle %.3f; load %s, machine %s busy",
+		w.perMin(w.spin), against, w.perMin(w.bare), w.ratio(), w.added().Round(100*time.Nanosecond), w.frames,
 		w.length.Round(10*time.Millisecond), w.perMin(w.idle), w.load, busy)
 }
 
 // cpuRows sums the windows up: for each measure the median and the least
 // window, and the median of the per-window relation to the floor.
-func cpuRows(ws []cpuWindow) []row {
-	var spin, idle, bare, ratio []float64
+func cpuRows(ws []cpuWindow, against bool) []row {
+	var spin, idle, bare, ratio, other, overOther []float64
 	var added []time.Duration
 	loads := make([]float64, 0, len(ws))
 	var all cpuWindow // the windows as one, as the phase measured before it had windows
 	for _, w := range ws {
 		all.length, all.spin, all.idle, all.bare = all.length+w.length, all.spin+w.spin, all.idle+w.idle, all.bare+w.bare
+		all.against += w.against
+		other, overOther = append(other, w.perMin(w.against)), append(overOther, w.overAgainst())
 		spin, idle, bare = append(spin, w.perMin(w.spin)), append(idle, w.perMin(w.idle)), append(bare, w.perMin(w.bare))
 		ratio, added = append(ratio, w.ratio()), append(added, w.added())
 		if l, err := strconv.ParseFloat(w.load, 64); err == nil {
@@ -145,7 +174,7 @@ func cpuRows(ws []cpuWindow) []row {
 		return fmt.Sprintf("%.3f s/min median, %.3f the least window, %.3f all windows as one (%s)", median(v), slices.Min(v),
 			all.perMin(whole), span)
 	}
-	return []row{
+	rows := []row{
 		{what: "wrapper CPU, 12.5 fps spinner child", figure: fig(spin, all.spin), bar: "<= 0.18 s/min"},
 		{what: "wrapper CPU, idle wrapped bash", figure: fig(idle, all.idle), bar: "<= 0.03 s/min"},
 		{what: "  reference: bare pass-through of the spinner", figure: fig(bare, all.bare), bar: "(no bar: the floor)"},
@@ -155,6 +184,12 @@ func cpuRows(ws []cpuWindow) []row {
 				slices.Min(added).Round(100*time.Nanosecond), slices.Max(added).Round(100*time.Nanosecond)),
 			bar: "-"},
 	}
+	if against {
+		rows = append(rows, row{what: "  -against's wrapper of the same spinner", figure: fig(other, all.against), bar: "<= 0.18 s/min"},
+			row{what: "  spinner's wrapper over -against's, window by window",
+				figure: fmt.Sprintf("%.2fx median (%.2f-%.2fx)", median(overOther), slices.Min(overOther), slices.Max(overOther)), bar: "-"})
+	}
+	return rows
 }
 
 // machineBusy returns the ticks all CPUs were busy and the ticks in all

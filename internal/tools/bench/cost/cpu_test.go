@@ -17,7 +17,7 @@ func TestCPURowsSetADisturbedWindowApart(t *testing.T) {
 	// 30 ms in 15 s is 0.120 s/min; the fifth window is a spell of the
 	// host's in which both read four times as much.
 	ws := []cpuWindow{win(30, 25), win(31, 25), win(29, 24), win(30, 26), win(120, 100), win(32, 25), win(30, 25), win(28, 24)}
-	rows := cpuRows(ws)
+	rows := cpuRows(ws, false)
 	want := []string{
 		"0.120 s/min median, 0.112 the least window, 0.165 all windows as one (8 windows of 15s; load 0.50-0.50)",
 		"",

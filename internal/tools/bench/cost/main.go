@@ -78,7 +78,7 @@ func main() {
 	flag.IntVar(&o.messages, "messages", 5000, "messages in the stream for the peak RSS")
 	flag.IntVar(&o.runs, "runs", 7, "runs of each command for start-up and pass-through; the median counts")
 	flag.IntVar(&o.sizeMB, "size", 50, "MB shown in the pass-through run")
-	flag.StringVar(&o.against, "against", "", "a second relay binary (main's) that the pass-through runs in turn with relay and script")
+	flag.StringVar(&o.against, "against", "", "a second relay binary (main's): the pass-through runs it in turn with relay and script, the CPU phase wraps a second spinner with it in the same windows")
 	flag.IntVar(&o.shells, "shells", 100, "wrapped shells in the fleet run")
 	flag.StringVar(&phases, "phases", "cpu,rss,start,pass,fleet", "which measurements to run")
 	flag.Parse()
@@ -172,7 +172,12 @@ func (h *harness) env() []string {
 // wrap starts `relay wrap --hub URL --name NAME -- ARGV` in a terminal of
 // its own.
 func (h *harness) wrap(name string, keep bool, argv ...string) (*term, error) {
-	args := append([]string{h.relay, "wrap", "--hub", h.hub.URL(), "--name", name, "--"}, argv...)
+	return h.wrapWith(h.relay, name, keep, argv...)
+}
+
+// wrapWith is wrap with another relay binary.
+func (h *harness) wrapWith(relay, name string, keep bool, argv ...string) (*term, error) {
+	args := append([]string{relay, "wrap", "--hub", h.hub.URL(), "--name", name, "--"}, argv...)
 	return startTerm(args, h.env(), h.dir, keep)
 }
 
