@@ -29,6 +29,11 @@
 // neighbours' weather; cpu.go says why.
 //
 //	go run -tags sqlite_fts5 ./internal/tools/bench/cost -relay bin/relay [-phases cpu,rss,start,pass,fleet] [-window 2m -windows 8]
+//
+// updatemaxprocs=0, as relay's: the floor runs the runtime as relay wrap
+// does, with no wake-up a second to update GOMAXPROCS.
+//
+//go:debug updatemaxprocs=0
 package main
 
 import (
@@ -232,8 +237,12 @@ func printTable(rows []row) {
 	}
 }
 
-// child runs one of the programs the bench wraps.
+// child runs one of the programs the bench wraps. Like every relay
+// process it stops nats-server's once-a-second sampling of /proc, which
+// this binary links through the hub: the floor would pay a wake-up a
+// second that relay does not.
 func child(mode string) {
+	hub.StopProcSampling()
 	switch mode {
 	case "spinner":
 		spinner()
