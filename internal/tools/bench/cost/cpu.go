@@ -24,11 +24,16 @@ import (
 // minute and 0.138 in the next. One long window averages such a spell into
 // the figure unseen; short ones show it, beside the load of each. So the
 // phase reports, for each measure, the median over the windows (the
-// figure the bar is read against) and the least window (the build's cost
-// when nothing disturbed it), and, window by window, the wrapper's CPU
+// figure the bar is read against), the least window (the build's cost
+// when nothing disturbed it) and all windows as one (what one long count
+// read), and, window by window, the wrapper's CPU
 // over the floor's and the wrapper's less the floor's per frame shown
 // (what relay adds to a frame): both were measured in the same window, so
-// what moved both cancels. With -against a second spinner is wrapped by
+// what moved both cancels. The machine's busy share is printed beside
+// each window because a quiet machine is not an undisturbed one: waking an
+// idle virtual CPU costs more, and with the machine 5 % busy all three
+// figures have read twice what they read at 90 % (docs/performance.md,
+// "What relay adds to a frame"). With -against a second spinner is wrapped by
 // that binary in the same windows, and its wrapper's CPU is compared with
 // this one's window by window too.
 func cpuPhase(ctx context.Context, h *harness, o options) ([]row, error) {

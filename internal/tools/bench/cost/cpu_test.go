@@ -31,3 +31,23 @@ func TestCPURowsSetADisturbedWindowApart(t *testing.T) {
 		}
 	}
 }
+
+// The wrapper over the floor is the median of each window's ratio, not
+// the ratio of the medians: the floor of a window is the one measured
+// beside the wrapper in it.
+func TestCPURowsRatioWindowByWindow(t *testing.T) {
+	var ws []cpuWindow
+	for i := range 8 {
+		// The wrapper steady at 30 ms a window, the floor at 20 ms in
+		// four windows and 30 in four: ratios 1.5 and 1.0, the ratio of
+		// the medians 1.2.
+		bare := 20 * time.Millisecond
+		if i%2 == 1 {
+			bare = 30 * time.Millisecond
+		}
+		ws = append(ws, cpuWindow{length: 15 * time.Second, spin: 30 * time.Millisecond, bare: bare, frames: 187, load: "1.00"})
+	}
+	if got, want := cpuRows(ws, false)[3].figure, "1.25x median (1.00-1.50x)"; !strings.HasPrefix(got, want) {
+		t.Errorf("over the floor: %q, want %q", got, want)
+	}
+}
