@@ -27,6 +27,10 @@ func floor() {
 		fail(err)
 	}
 	cmd := exec.Command(self, "-child", "spinner")
+	// The spinner ends with the floor, whose end closes the pty: its
+	// hang-up does not end a spinner that ignores SIGHUP (started under
+	// nohup, say).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	ptmx, err := pty.Start(cmd)
 	if err != nil {
 		fail(err)

@@ -256,7 +256,8 @@ func child(mode string) {
 
 // spinner draws what a model CLI shows while it thinks: a few rows of
 // conversation, then a status line redrawn at 12.5 fps with a turning
-// glyph and the seconds counted, until it is killed.
+// glyph and the seconds counted, until it is killed or its terminal is
+// gone (a spinner that ignores SIGHUP would otherwise draw on, unseen).
 func spinner() {
 	fmt.Print("> refactor the parser and run the tests\r\n\r\n● I'll start by reading the parser.\r\n\r\n")
 	glyphs := []string{"·", "✢", "✳", "✶", "✻", "✽", "✻", "✶", "✳", "✢"}
@@ -265,7 +266,9 @@ func spinner() {
 	defer t.Stop()
 	for i := 0; ; i++ {
 		secs := int(time.Since(start).Seconds())
-		fmt.Printf("\r\x1b[2K%s Thinking… (%ds · esc to interrupt)", glyphs[i%len(glyphs)], secs)
+		if _, err := fmt.Printf("\r\x1b[2K%s Thinking… (%ds · esc to interrupt)", glyphs[i%len(glyphs)], secs); err != nil {
+			return
+		}
 		<-t.C
 	}
 }
