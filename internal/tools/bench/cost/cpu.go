@@ -30,10 +30,10 @@ import (
 // over the floor's and the wrapper's less the floor's per frame shown
 // (what relay adds to a frame): both were measured in the same window, so
 // what moved both cancels. The machine's busy share is printed beside
-// each window because a quiet machine is not an undisturbed one: waking an
-// idle virtual CPU costs more, and with the machine 5 % busy all three
-// figures have read twice what they read at 90 % (docs/performance.md,
-// "What relay adds to a frame"). With -against a second spinner is wrapped by
+// each window, though a quiet machine is not always an undisturbed one:
+// in two windows with the machine 5 % busy all three figures read twice
+// what they read at 90 % (docs/performance.md, "What relay adds to a
+// frame"); the host's spells are not in /proc/stat. With -against a second spinner is wrapped by
 // that binary in the same windows, and its wrapper's CPU is compared with
 // this one's window by window too.
 func cpuPhase(ctx context.Context, h *harness, o options) ([]row, error) {
