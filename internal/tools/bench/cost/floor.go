@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
 	"syscall"
 	"unsafe"
 
@@ -16,13 +17,20 @@ import (
 // nothing else to do. It runs the spinner on a pty of its own, reads the
 // pty through the runtime's netpoller (as relay does) and writes each
 // chunk to its terminal, both with raw system calls; no scanner, no hub,
-// no timers. The wrapper's figure less this one is what relay adds.
+// no timers. It runs Go's runtime as relay wrap does: one processor
+// (internal/oneproc), no GOMAXPROCS updates (main.go). The wrapper's
+// figure less this one is what relay adds.
 func floor() {
+	runtime.GOMAXPROCS(1)
 	self, err := os.Executable()
 	if err != nil {
 		fail(err)
 	}
 	cmd := exec.Command(self, "-child", "spinner")
+	// The spinner ends with the floor, whose end closes the pty: its
+	// hang-up does not end a spinner that ignores SIGHUP (started under
+	// nohup, say).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	ptmx, err := pty.Start(cmd)
 	if err != nil {
 		fail(err)

@@ -20,9 +20,20 @@
 // of /proc) are in its figures. CPU and memory are the wrapper process's
 // alone (/proc/PID/task/*/schedstat and status), never its child's. The
 // CPU phase also measures a bare pass-through of the same spinner (floor.go),
-// the least any Go program showing it pays on this machine.
+// the least any Go program showing it pays on this machine, over the same
+// windows: several short ones (8 of 15 s unless -window and -windows say
+// otherwise), each printed with the load, and summed up as the median and
+// the least window of each measure, and the wrapper's CPU over the floor's
+// and less it per frame, window by window. On a virtual machine that hides
+// its steal time (this one) one long window is one sample of the
+// neighbours' weather; cpu.go says why.
 //
-//	go run -tags sqlite_fts5 ./internal/tools/bench/cost -relay bin/relay [-phases cpu,rss,start,pass,fleet] [-window 30s]
+//	go run -tags sqlite_fts5 ./internal/tools/bench/cost -relay bin/relay [-phases cpu,rss,start,pass,fleet] [-window 2m -windows 8]
+//
+// updatemaxprocs=0, as relay's: the floor runs the runtime as relay wrap
+// does, with no wake-up a second to update GOMAXPROCS.
+//
+//go:debug updatemaxprocs=0
 package main
 
 import (
@@ -45,7 +56,8 @@ import (
 type options struct {
 	relay    string
 	base     string        // another relay binary to compare the start with, run in turn
-	window   time.Duration // how long CPU is counted
+	window   time.Duration // how long CPU is counted, in all
+	windows  int           // in how many windows, back to back
 	messages int           // the stream for the peak RSS
 	runs     int           // start-up and pass-through runs of each command
 	sizeMB   int
@@ -66,11 +78,12 @@ func main() {
 	var phases string
 	flag.StringVar(&o.relay, "relay", "bin/relay", "the relay binary (make build: the lean relay that make install installs, relay-hub beside it)")
 	flag.StringVar(&o.base, "base", "", "another relay binary (main's bin/relay, say): the start rows compare -relay with it, run in turn")
-	flag.DurationVar(&o.window, "window", 30*time.Second, "how long the wrapper's CPU is counted")
+	flag.DurationVar(&o.window, "window", 2*time.Minute, "how long the wrappers' CPU is counted, in all")
+	flag.IntVar(&o.windows, "windows", 8, "in how many windows of -window/-windows, each printed; the median and the least count")
 	flag.IntVar(&o.messages, "messages", 5000, "messages in the stream for the peak RSS")
 	flag.IntVar(&o.runs, "runs", 7, "runs of each command for start-up and pass-through; the median counts")
 	flag.IntVar(&o.sizeMB, "size", 50, "MB shown in the pass-through run")
-	flag.StringVar(&o.against, "against", "", "a second relay binary (main's) that the pass-through runs in turn with relay and script")
+	flag.StringVar(&o.against, "against", "", "a second relay binary (main's): the pass-through runs it in turn with relay and script, the CPU phase wraps a second spinner with it in the same windows")
 	flag.IntVar(&o.shells, "shells", 100, "wrapped shells in the fleet run")
 	flag.StringVar(&phases, "phases", "cpu,rss,start,pass,fleet", "which measurements to run")
 	flag.Parse()
@@ -164,7 +177,12 @@ func (h *harness) env() []string {
 // wrap starts `relay wrap --hub URL --name NAME -- ARGV` in a terminal of
 // its own.
 func (h *harness) wrap(name string, keep bool, argv ...string) (*term, error) {
-	args := append([]string{h.relay, "wrap", "--hub", h.hub.URL(), "--name", name, "--"}, argv...)
+	return h.wrapWith(h.relay, name, keep, argv...)
+}
+
+// wrapWith is wrap with another relay binary.
+func (h *harness) wrapWith(relay, name string, keep bool, argv ...string) (*term, error) {
+	args := append([]string{relay, "wrap", "--hub", h.hub.URL(), "--name", name, "--"}, argv...)
 	return startTerm(args, h.env(), h.dir, keep)
 }
 
@@ -219,8 +237,12 @@ func printTable(rows []row) {
 	}
 }
 
-// child runs one of the programs the bench wraps.
+// child runs one of the programs the bench wraps. Like every relay
+// process it stops nats-server's once-a-second sampling of /proc, which
+// this binary links through the hub: the floor would pay a wake-up a
+// second that relay does not.
 func child(mode string) {
+	hub.StopProcSampling()
 	switch mode {
 	case "spinner":
 		spinner()
@@ -234,7 +256,8 @@ func child(mode string) {
 
 // spinner draws what a model CLI shows while it thinks: a few rows of
 // conversation, then a status line redrawn at 12.5 fps with a turning
-// glyph and the seconds counted, until it is killed.
+// glyph and the seconds counted, until it is killed or its terminal is
+// gone (a spinner that ignores SIGHUP would otherwise draw on, unseen).
 func spinner() {
 	fmt.Print("> refactor the parser and run the tests\r\n\r\n● I'll start by reading the parser.\r\n\r\n")
 	glyphs := []string{"·", "✢", "✳", "✶", "✻", "✽", "✻", "✶", "✳", "✢"}
@@ -243,7 +266,9 @@ func spinner() {
 	defer t.Stop()
 	for i := 0; ; i++ {
 		secs := int(time.Since(start).Seconds())
-		fmt.Printf("\r\x1b[2K%s Thinking… (%ds · esc to interrupt)", glyphs[i%len(glyphs)], secs)
+		if _, err := fmt.Printf("\r\x1b[2K%s Thinking… (%ds · esc to interrupt)", glyphs[i%len(glyphs)], secs); err != nil {
+			return
+		}
 		<-t.C
 	}
 }

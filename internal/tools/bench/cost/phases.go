@@ -16,44 +16,6 @@ import (
 // measured: its start-up work done.
 const settle = 3 * time.Second
 
-// cpuPhase counts the CPU of a wrapper whose child redraws a spinner, and
-// of one around an idle shell, over the same window, beside a bare
-// pass-through of the same spinner (floor.go) and the load average.
-func cpuPhase(ctx context.Context, h *harness, o options) ([]row, error) {
-	spin, err := h.wrap("Spinner", false, h.self, "-child", "spinner")
-	if err != nil {
-		return nil, err
-	}
-	defer spin.stop()
-	idle, err := h.wrap("Idle", false, "bash", "--norc", "--noprofile")
-	if err != nil {
-		return nil, err
-	}
-	defer idle.stop()
-	bare, err := startTerm([]string{h.self, "-child", "floor"}, h.env(), h.dir, false)
-	if err != nil {
-		return nil, err
-	}
-	defer bare.stop()
-	if err := h.waitOnline(ctx, 20*time.Second, "Spinner", "Idle"); err != nil {
-		return nil, err
-	}
-	time.Sleep(settle)
-	l0 := loadAvg()
-	s0, i0, b0 := cpuTime(spin.pid()), cpuTime(idle.pid()), cpuTime(bare.pid())
-	time.Sleep(o.window)
-	s1, i1, b1 := cpuTime(spin.pid()), cpuTime(idle.pid()), cpuTime(bare.pid())
-	load := fmt.Sprintf("; load %s-%s", l0, loadAvg())
-	perMin := func(d time.Duration) string {
-		return fmt.Sprintf("%.3f s/min (%v in %v%s)", d.Seconds()*float64(time.Minute)/float64(o.window), d.Round(time.Millisecond), o.window, load)
-	}
-	return []row{
-		{what: "wrapper CPU, 12.5 fps spinner child", figure: perMin(s1 - s0), bar: "<= 0.18 s/min"},
-		{what: "wrapper CPU, idle wrapped bash", figure: perMin(i1 - i0), bar: "<= 0.03 s/min"},
-		{what: "  reference: bare pass-through of the spinner", figure: perMin(b1 - b0), bar: "(no bar: the floor)"},
-	}, nil
-}
-
 // rssPhase reads a wrapped shell's resident memory once idle, then sends
 // it a stream of messages and reads its peak once the last is on screen.
 func rssPhase(ctx context.Context, h *harness, o options) ([]row, error) {
@@ -196,8 +158,14 @@ func pair(h *harness, runs int, a, b []string, check func(n int64) error) (paire
 		median(rw), median(rf), median(rc)}, nil
 }
 
+// median returns the middle of v (the mean of the two middles when v
+// has an even length), leaving v as it was.
 func median[T time.Duration | float64](v []T) T {
+	v = slices.Clone(v)
 	slices.Sort(v)
+	if len(v)%2 == 0 {
+		return (v[len(v)/2-1] + v[len(v)/2]) / 2
+	}
 	return v[len(v)/2]
 }
 

@@ -25,6 +25,7 @@ type term struct {
 
 	mu          sync.Mutex
 	n           int64         // bytes shown
+	crs         int64         // carriage returns shown: a spinner's frames
 	first, last time.Time     // when the first and the last bytes were read
 	keep        bool          // keep what was shown (else only count it)
 	shown       bytes.Buffer  // what was shown, when keep
@@ -84,6 +85,7 @@ func (t *term) readAll() {
 			}
 			t.last = now
 			t.n += int64(n)
+			t.crs += int64(bytes.Count(buf[:n], []byte{'\r'}))
 			if t.keep {
 				t.shown.Write(buf[:n])
 			}
@@ -97,6 +99,14 @@ func (t *term) readAll() {
 			return
 		}
 	}
+}
+
+// frames returns how many carriage returns the terminal showed so far:
+// under a spinner, its frames.
+func (t *term) frames() int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.crs
 }
 
 // bytesShown returns how many bytes the terminal showed so far.
