@@ -8,7 +8,11 @@
 //   - rss: the wrapper's resident memory idle, and its peak after a
 //     5,000-message stream into the wrapped shell;
 //   - start: `relay wrap -- true` against `script -qc true`;
-//   - pass: 50 MB of `cat` shown through a pty, against `script -qc`;
+//   - pass: 50 MB of `cat` shown through a pty, against `script -qc`,
+//     read by a terminal that is a process of its own with a plain read
+//     loop, as a person's terminal emulator is (reader.go); beside it the
+//     same read by a goroutine of this program, the figure it gave before,
+//     and through tmux where installed (pass.go);
 //   - fleet: 100 wrapped shells on one hub: how long after the last start
 //     until all are online, and one message to each (sent one at a time,
 //     timed from the send until its text is on that shell's terminal).
@@ -59,7 +63,7 @@ type row struct{ what, figure, bar, cmd string }
 
 func main() {
 	if len(os.Args) > 2 && os.Args[1] == "-child" {
-		child(os.Args[2])
+		child(os.Args[2], os.Args[3:])
 		return
 	}
 	var o options
@@ -127,6 +131,12 @@ func run(ctx context.Context, o options) ([]row, error) {
 	}
 	defer h.bc.Close()
 	base := "go run -tags sqlite_fts5 ./internal/tools/bench/cost -relay " + o.relay
+	if o.base != "" {
+		base += " -base " + o.base
+	}
+	if o.against != "" {
+		base += " -against " + o.against
+	}
 	steps := []struct {
 		name string
 		fn   func(context.Context, *harness, options) ([]row, error)
@@ -220,8 +230,10 @@ func printTable(rows []row) {
 }
 
 // child runs one of the programs the bench wraps.
-func child(mode string) {
+func child(mode string, args []string) {
 	switch mode {
+	case "reader":
+		readerChild(args)
 	case "spinner":
 		spinner()
 	case "floor":
