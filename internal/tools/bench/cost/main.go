@@ -56,6 +56,7 @@ type options struct {
 	against  string // a second relay binary for the pass-through, run in turn
 	shells   int
 	phases   map[string]bool
+	readers  map[string]bool // the pass-through's human terminals
 }
 
 // row is one line of the final table.
@@ -67,7 +68,7 @@ func main() {
 		return
 	}
 	var o options
-	var phases string
+	var phases, readers string
 	flag.StringVar(&o.relay, "relay", "bin/relay", "the relay binary (make build: the lean relay that make install installs, relay-hub beside it)")
 	flag.StringVar(&o.base, "base", "", "another relay binary (main's bin/relay, say): the start rows compare -relay with it, run in turn")
 	flag.DurationVar(&o.window, "window", 30*time.Second, "how long the wrapper's CPU is counted")
@@ -77,7 +78,12 @@ func main() {
 	flag.StringVar(&o.against, "against", "", "a second relay binary (main's) that the pass-through runs in turn with relay and script")
 	flag.IntVar(&o.shells, "shells", 100, "wrapped shells in the fleet run")
 	flag.StringVar(&phases, "phases", "cpu,rss,start,pass,fleet", "which measurements to run")
+	flag.StringVar(&readers, "readers", "own,goroutine,tmux", "the pass-through's terminals: own (a reader process), goroutine (the bench's), tmux")
 	flag.Parse()
+	o.readers = map[string]bool{}
+	for _, r := range strings.Split(readers, ",") {
+		o.readers[strings.TrimSpace(r)] = true
+	}
 	o.phases = map[string]bool{}
 	for _, p := range strings.Split(phases, ",") {
 		o.phases[strings.TrimSpace(p)] = true

@@ -47,15 +47,23 @@ func passPhase(_ context.Context, h *harness, o options) ([]row, error) {
 		return nil, err
 	}
 	defer os.Remove(file)
-	readers := []passReader{
-		{"own process", func(a []string) (timing, error) { return timedApart(h, a) }, true},
-		{"bench goroutine", func(a []string) (timing, error) { return timed(h, a) }, true},
+	var readers []passReader
+	if o.readers["own"] {
+		readers = append(readers, passReader{"own process", func(a []string) (timing, error) { return timedApart(h, a) }, true})
 	}
-	if tm, err := startTmux(h); err != nil {
-		fmt.Fprintln(os.Stderr, "cost: no row through tmux:", err)
-	} else {
-		defer tm.close()
-		readers = append(readers, passReader{"tmux", tm.timed, false})
+	if o.readers["goroutine"] {
+		readers = append(readers, passReader{"bench goroutine", func(a []string) (timing, error) { return timed(h, a) }, true})
+	}
+	if o.readers["tmux"] {
+		if tm, err := startTmux(h); err != nil {
+			fmt.Fprintln(os.Stderr, "cost: no row through tmux:", err)
+		} else {
+			defer tm.close()
+			readers = append(readers, passReader{"tmux", tm.timed, false})
+		}
+	}
+	if len(readers) == 0 {
+		return nil, fmt.Errorf("no reader among -readers")
 	}
 	names := []string{"relay"}
 	cmds := [][]string{{h.relay, "wrap", "--hub", h.hub.URL(), "--", "cat", file}}
