@@ -22,9 +22,8 @@ import (
 // the wrapper joins: the wrapper's traffic to the hub during the flood
 // and the Go runtime of a process hosting nats-server compete with that
 // reader, and `script`'s run, which talks to no hub, has none of it
-// (issue 34: a plain read loop in a process of its own read relay at
-// 1.01-1.03x script where the in-process reader read 0.90-0.94x). So
-// the pass-through's main figure is read by readerChild, this program run
+// (issue 34; the figures of both are in docs/performance.md, "What
+// reads the human's terminal"). So the pass-through's main figure is read by readerChild, this program run
 // again as `-child reader ARGV...`: it holds the pty's master, reads it
 // with plain blocking reads of 64 KiB until EIO, waits for the command
 // and reports to the bench on its stdout, a pipe. The hub stays in the
