@@ -57,7 +57,12 @@ type options struct {
 	shells   int
 	phases   map[string]bool
 	readers  map[string]bool // the pass-through's human terminals
+	// readersFlag is -readers when not all, for the reproduce line.
+	readersFlag string
 }
+
+// allReaders are the pass-through's terminals by default (pass.go).
+const allReaders = "own,goroutine,tmux"
 
 // row is one line of the final table.
 type row struct{ what, figure, bar, cmd string }
@@ -78,9 +83,12 @@ func main() {
 	flag.StringVar(&o.against, "against", "", "a second relay binary (main's) that the pass-through runs in turn with relay and script")
 	flag.IntVar(&o.shells, "shells", 100, "wrapped shells in the fleet run")
 	flag.StringVar(&phases, "phases", "cpu,rss,start,pass,fleet", "which measurements to run")
-	flag.StringVar(&readers, "readers", "own,goroutine,tmux", "the pass-through's terminals: own (a reader process), goroutine (the bench's), tmux")
+	flag.StringVar(&readers, "readers", allReaders, "the pass-through's terminals: own (a reader process), goroutine (the bench's), tmux")
 	flag.Parse()
 	o.readers = map[string]bool{}
+	if readers != allReaders {
+		o.readersFlag = readers
+	}
 	for _, r := range strings.Split(readers, ",") {
 		o.readers[strings.TrimSpace(r)] = true
 	}
@@ -142,6 +150,9 @@ func run(ctx context.Context, o options) ([]row, error) {
 	}
 	if o.against != "" {
 		base += " -against " + o.against
+	}
+	if o.readersFlag != "" {
+		base += " -readers " + o.readersFlag
 	}
 	steps := []struct {
 		name string

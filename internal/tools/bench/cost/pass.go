@@ -16,6 +16,9 @@ type passReader struct {
 	name  string
 	timed func(argv []string) (timing, error)
 	bytes bool // it counts the bytes and times the first and the last
+	// optional: a failure ends only this reader's rows (tmux's, which
+	// hangs on more than the bench), not the phase.
+	optional bool
 }
 
 // passPhase shows a file of o.sizeMB through relay wrap, through the relay
@@ -49,17 +52,17 @@ func passPhase(_ context.Context, h *harness, o options) ([]row, error) {
 	defer os.Remove(file)
 	var readers []passReader
 	if o.readers["own"] {
-		readers = append(readers, passReader{"own process", func(a []string) (timing, error) { return timedApart(h, a) }, true})
+		readers = append(readers, passReader{"own process", func(a []string) (timing, error) { return timedApart(h, a) }, true, false})
 	}
 	if o.readers["goroutine"] {
-		readers = append(readers, passReader{"bench goroutine", func(a []string) (timing, error) { return timed(h, a) }, true})
+		readers = append(readers, passReader{"bench goroutine", func(a []string) (timing, error) { return timed(h, a) }, true, false})
 	}
 	if o.readers["tmux"] {
 		if tm, err := startTmux(h); err != nil {
 			fmt.Fprintln(os.Stderr, "cost: no row through tmux:", err)
 		} else {
 			defer tm.close()
-			readers = append(readers, passReader{"tmux", tm.timed, false})
+			readers = append(readers, passReader{"tmux", tm.timed, false, true})
 		}
 	}
 	if len(readers) == 0 {
@@ -83,22 +86,35 @@ func passPhase(_ context.Context, h *harness, o options) ([]row, error) {
 	for r := range got {
 		got[r] = make([][]timing, len(cmds))
 	}
+	failed := make([]error, len(readers)) // an optional reader's failure
 	loads := []float64{}
 	for i := -1; i < o.runs; i++ {
 		if l, err := strconv.ParseFloat(loadAvg(), 64); err == nil {
 			loads = append(loads, l)
 		}
 		for r, rd := range readers {
+			if failed[r] != nil {
+				continue
+			}
+			round := make([]timing, len(cmds))
 			for k := range cmds {
 				c := (k + max(i, 0)) % len(cmds)
 				t, err := rd.timed(cmds[c])
 				if err == nil && rd.bytes && t.shown < int64(size) {
 					err = fmt.Errorf("%s reader, %v: only %d of %d bytes shown", rd.name, cmds[c], t.shown, size)
 				}
-				if err != nil {
+				if err != nil && !rd.optional {
 					return nil, err
 				}
-				if i >= 0 { // not the warm-up
+				if err != nil {
+					fmt.Fprintf(os.Stderr, "cost: no more rounds with the %s reader: %v\n", rd.name, err)
+					failed[r] = err
+					break
+				}
+				round[c] = t
+			}
+			if failed[r] == nil && i >= 0 { // not the warm-up
+				for c, t := range round {
 					got[r][c] = append(got[r][c], t)
 				}
 			}
@@ -107,6 +123,13 @@ func passPhase(_ context.Context, h *harness, o options) ([]row, error) {
 	ms := func(v []time.Duration) time.Duration { return median(v).Round(time.Millisecond) }
 	var rows []row
 	for r, rd := range readers {
+		if failed[r] != nil {
+			rows = append(rows, row{what: rd.name + " reader", bar: "-",
+				figure: fmt.Sprintf("failed after %d rounds: %v", len(got[r][sc]), failed[r])})
+		}
+		if len(got[r][sc]) == 0 {
+			continue
+		}
 		var wall, flow, cpu [][]time.Duration
 		for c := range cmds {
 			var w, f, u []time.Duration

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -11,14 +12,14 @@ import (
 	"time"
 )
 
-// tmuxTerm is a tmux server of the bench's own (its own socket, no
-// configuration): a real terminal emulator, which parses every byte it
+// tmuxTerm is a tmux server of the bench's own (its own socket in the
+// bench's folder, no configuration): a real terminal emulator, which parses every byte it
 // reads into its screen, as the terminal in front of a person does. A
 // command run in it is slowed by how fast tmux takes its output, as it
 // would be on a person's screen; the pass-through's row through it says
 // whether relay adds anything to that.
 type tmuxTerm struct {
-	sock string // -L: the server's socket name
+	sock string // -S: the server's socket
 	env  []string
 	dir  string
 	runs int // commands run so far: each has a wait channel and a file of its own
@@ -29,7 +30,7 @@ func startTmux(h *harness) (*tmuxTerm, error) {
 	if _, err := exec.LookPath("tmux"); err != nil {
 		return nil, err
 	}
-	t := &tmuxTerm{sock: fmt.Sprintf("relay-cost-%d", os.Getpid()), dir: h.dir}
+	t := &tmuxTerm{sock: filepath.Join(h.dir, "tmux"), dir: h.dir}
 	for _, kv := range h.env() {
 		if !strings.HasPrefix(kv, "TMUX=") && !strings.HasPrefix(kv, "TMUX_PANE=") {
 			t.env = append(t.env, kv)
@@ -44,10 +45,10 @@ func startTmux(h *harness) (*tmuxTerm, error) {
 func (t *tmuxTerm) tmux(timeout time.Duration, args ...string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "tmux", append([]string{"-L", t.sock, "-f", "/dev/null"}, args...)...)
+	cmd := exec.CommandContext(ctx, "tmux", append([]string{"-S", t.sock, "-f", "/dev/null"}, args...)...)
 	cmd.Env, cmd.Dir = t.env, t.dir
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("tmux %s: %w: %s", args[0], err, out)
+		return fmt.Errorf("tmux %s: %w: %s", args[0], err, bytes.TrimSpace(out))
 	}
 	return nil
 }
@@ -71,8 +72,8 @@ func (t *tmuxTerm) timed(argv []string) (timing, error) {
 	}
 	// times: the shell's children's user and system time, which is argv's
 	// alone as it is the only child that ran.
-	script := fmt.Sprintf(`s=$EPOCHREALTIME; %s; rc=$?; e=$EPOCHREALTIME; { echo "$s $e $rc"; times; } >%s; tmux -L %s wait-for -S %s`,
-		strings.Join(q, " "), shellQuote(out), t.sock, ch)
+	script := fmt.Sprintf(`s=$EPOCHREALTIME; %s; rc=$?; e=$EPOCHREALTIME; { echo "$s $e $rc"; times; } >%s; tmux -S %s wait-for -S %s`,
+		strings.Join(q, " "), shellQuote(out), shellQuote(t.sock), ch)
 	if err := t.tmux(10*time.Second, "new-session", "-d", "-x", "120", "-y", "40", "bash", "--norc", "--noprofile", "-c", script); err != nil {
 		return timing{}, err
 	}
