@@ -20,15 +20,16 @@ import (
 // reads the pty's master in a loop. The bench's in-process reader (term,
 // pty.go) is a goroutine of this program, which also runs the hub that
 // the wrapper joins: the wrapper's traffic to the hub during the flood
-// and the Go runtime of a process hosting nats-server compete with that
-// reader, and `script`'s run, which talks to no hub, has none of it
-// (issue 34; the figures of both are in docs/performance.md, "What
-// reads the human's terminal"). So the pass-through's main figure is read by readerChild, this program run
+// and the Go runtime of a process hosting nats-server are beside that
+// reader, and `script`'s run, which talks to no hub, has none of it. So
+// the pass-through's main figure is read by readerChild, this program run
 // again as `-child reader ARGV...`: it holds the pty's master, reads it
 // with plain blocking reads of 64 KiB until EIO, waits for the command
 // and reports to the bench on its stdout, a pipe. The hub stays in the
 // bench's process, apart from both, as `relay up` runs apart from a
-// user's terminal.
+// user's terminal. (On the 2-core machine of issue 34 the two readers'
+// figures differ by less than one run's noise: docs/performance.md,
+// "What reads the human's terminal".)
 
 // readReport is what readerChild tells the bench of one run, times
 // measured on its own clock.
