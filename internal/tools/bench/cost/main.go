@@ -27,6 +27,7 @@
 // the least any Go program showing it pays on this machine.
 //
 //	go run -tags sqlite_fts5 ./internal/tools/bench/cost -relay bin/relay [-phases cpu,rss,start,pass,fleet] [-window 30s]
+//	    [-base MAIN/bin/relay] [-against MAIN/bin/relay] [-readers own,goroutine,tmux]
 package main
 
 import (
