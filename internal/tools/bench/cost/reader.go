@@ -27,9 +27,9 @@ import (
 // with plain blocking reads of 64 KiB until EIO, waits for the command
 // and reports to the bench on its stdout, a pipe. The hub stays in the
 // bench's process, apart from both, as `relay up` runs apart from a
-// user's terminal. (On the 2-core machine of issue 34 the two readers'
-// figures differ by less than one run's noise: docs/performance.md,
-// "What reads the human's terminal".)
+// user's terminal. (docs/performance.md, "What reads the human's
+// terminal", has both readers' figures: on a quiet machine this one, which
+// takes the output faster, is the harder measure.)
 
 // readReport is what readerChild tells the bench of one run, times
 // measured on its own clock.
