@@ -8,7 +8,11 @@
 //   - rss: the wrapper's resident memory idle, and its peak after a
 //     5,000-message stream into the wrapped shell;
 //   - start: `relay wrap -- true` against `script -qc true`;
-//   - pass: 50 MB of `cat` shown through a pty, against `script -qc`;
+//   - pass: 50 MB of `cat` shown through a pty, against `script -qc`,
+//     read by a terminal that is a process of its own with a plain read
+//     loop, as a person's terminal emulator is (reader.go); beside it the
+//     same read by a goroutine of this program, the figure it gave before,
+//     and through tmux where installed (pass.go);
 //   - fleet: 100 wrapped shells on one hub: how long after the last start
 //     until all are online, and one message to each (sent one at a time,
 //     timed from the send until its text is on that shell's terminal).
@@ -29,6 +33,7 @@
 // neighbours' weather; cpu.go says why.
 //
 //	go run -tags sqlite_fts5 ./internal/tools/bench/cost -relay bin/relay [-phases cpu,rss,start,pass,fleet] [-window 2m -windows 8]
+//	    [-base MAIN/bin/relay] [-against MAIN/bin/relay] [-readers own,goroutine,tmux]
 //
 // updatemaxprocs=0, as relay's: the floor runs the runtime as relay wrap
 // does, with no wake-up a second to update GOMAXPROCS.
@@ -64,18 +69,24 @@ type options struct {
 	against  string // a second relay binary for the pass-through, run in turn
 	shells   int
 	phases   map[string]bool
+	readers  map[string]bool // the pass-through's human terminals
+	// readersFlag is -readers when not all, for the reproduce line.
+	readersFlag string
 }
+
+// allReaders are the pass-through's terminals by default (pass.go).
+const allReaders = "own,goroutine,tmux"
 
 // row is one line of the final table.
 type row struct{ what, figure, bar, cmd string }
 
 func main() {
 	if len(os.Args) > 2 && os.Args[1] == "-child" {
-		child(os.Args[2])
+		child(os.Args[2], os.Args[3:])
 		return
 	}
 	var o options
-	var phases string
+	var phases, readers string
 	flag.StringVar(&o.relay, "relay", "bin/relay", "the relay binary (make build: the lean relay that make install installs, relay-hub beside it)")
 	flag.StringVar(&o.base, "base", "", "another relay binary (main's bin/relay, say): the start rows compare -relay with it, run in turn")
 	flag.DurationVar(&o.window, "window", 2*time.Minute, "how long the wrappers' CPU is counted, in all")
@@ -86,7 +97,15 @@ func main() {
 	flag.StringVar(&o.against, "against", "", "a second relay binary (main's): the pass-through runs it in turn with relay and script, the CPU phase wraps a second spinner with it in the same windows")
 	flag.IntVar(&o.shells, "shells", 100, "wrapped shells in the fleet run")
 	flag.StringVar(&phases, "phases", "cpu,rss,start,pass,fleet", "which measurements to run")
+	flag.StringVar(&readers, "readers", allReaders, "the pass-through's terminals: own (a reader process), goroutine (the bench's), tmux")
 	flag.Parse()
+	o.readers = map[string]bool{}
+	if readers != allReaders {
+		o.readersFlag = readers
+	}
+	for _, r := range strings.Split(readers, ",") {
+		o.readers[strings.TrimSpace(r)] = true
+	}
 	o.phases = map[string]bool{}
 	for _, p := range strings.Split(phases, ",") {
 		o.phases[strings.TrimSpace(p)] = true
@@ -140,6 +159,15 @@ func run(ctx context.Context, o options) ([]row, error) {
 	}
 	defer h.bc.Close()
 	base := "go run -tags sqlite_fts5 ./internal/tools/bench/cost -relay " + o.relay
+	if o.base != "" {
+		base += " -base " + o.base
+	}
+	if o.against != "" {
+		base += " -against " + o.against
+	}
+	if o.readersFlag != "" {
+		base += " -readers " + o.readersFlag
+	}
 	steps := []struct {
 		name string
 		fn   func(context.Context, *harness, options) ([]row, error)
@@ -241,9 +269,11 @@ func printTable(rows []row) {
 // process it stops nats-server's once-a-second sampling of /proc, which
 // this binary links through the hub: the floor would pay a wake-up a
 // second that relay does not.
-func child(mode string) {
+func child(mode string, args []string) {
 	hub.StopProcSampling()
 	switch mode {
+	case "reader":
+		readerChild(args)
 	case "spinner":
 		spinner()
 	case "floor":
