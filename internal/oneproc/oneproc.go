@@ -13,7 +13,7 @@
 // GOMAXPROCS stops the world and empties the caches of the processors it
 // removes, whose cost grows with what they hold: 3-4 % of `relay wrap --
 // true`'s CPU when `relay wrap` did it, after the package inits had
-// filled them (issue 34, docs/performance.md). Here, before most inits
+// filled them (issue 34, docs/performance-start.md). Here, before most inits
 // allocate, the caches hold next to nothing. The package imports only
 // os, so its init runs among the first; and it reads the environment (a
 // map of it, built once) after the change, changing it back when

@@ -30,7 +30,7 @@ type child struct {
 // wait4(2) itself (waitLoop): os.StartProcess's pidfd, checked once per
 // process with a throwaway clone, a cleanup per process and a file
 // descriptor; and a pty opened blocking only to be made pollable after
-// (1-2 % of `relay wrap -- true`'s CPU, docs/performance.md).
+// (1-2 % of `relay wrap -- true`'s CPU, docs/performance-start.md).
 func startChild(argv []string, dir string, env []string, cols, rows int) (*child, error) {
 	path := argv[0]
 	if filepath.Base(path) == path {

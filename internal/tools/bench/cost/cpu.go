@@ -32,7 +32,7 @@ import (
 // what moved both cancels. The machine's busy share is printed beside
 // each window, though a quiet machine is not always an undisturbed one:
 // in two windows with the machine 5 % busy all three figures read twice
-// what they read at 90 % (docs/performance.md, "What relay adds to a
+// what they read at 90 % (docs/performance-cpu.md, "What relay adds to a
 // frame"); the host's spells are not in /proc/stat. With -against a second spinner is wrapped by
 // that binary in the same windows, and its wrapper's CPU is compared with
 // this one's window by window too.

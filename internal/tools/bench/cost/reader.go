@@ -27,7 +27,7 @@ import (
 // with plain blocking reads of 64 KiB until EIO, waits for the command
 // and reports to the bench on its stdout, a pipe. The hub stays in the
 // bench's process, apart from both, as `relay up` runs apart from a
-// user's terminal. (docs/performance.md, "What reads the human's
+// user's terminal. (docs/performance-flood.md, "What reads the human's
 // terminal", has both readers' figures: on a quiet machine this one, which
 // takes the output faster, is the harder measure.)
 
