@@ -30,7 +30,7 @@ func floor() {
 	// The spinner ends with the floor, whose end closes the pty: its
 	// hang-up does not end a spinner that ignores SIGHUP (started under
 	// nohup, say).
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = dieWithParent(&syscall.SysProcAttr{})
 	ptmx, err := pty.Start(cmd)
 	if err != nil {
 		fail(err)

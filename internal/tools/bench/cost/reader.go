@@ -60,7 +60,7 @@ func readerChild(argv []string) {
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
 	// Pdeathsig: the bench kills this reader at its timeout, and the
 	// command, in a session of its own, goes with it.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = dieWithParent(&syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0})
 	t0 := time.Now()
 	if err := cmd.Start(); err != nil {
 		fail(err)
