@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -52,6 +53,18 @@ func cpuPhase(ctx context.Context, h *harness, o options) ([]row, error) {
 		return nil, err
 	}
 	defer bare.stop()
+	// script(1) passing the same spinner through: the C program the
+	// start-up and pass-through bars are read against, as a second
+	// reference beside the Go floor.
+	scriptCPU := func() time.Duration { return 0 }
+	if path, err := exec.LookPath("script"); err == nil {
+		sc, err := startTerm([]string{path, "-qfc", h.self + " -child spinner", "/dev/null"}, h.env(), h.dir, false)
+		if err != nil {
+			return nil, err
+		}
+		defer sc.stop()
+		scriptCPU = func() time.Duration { return cpuTime(sc.pid()) }
+	}
 	names := []string{"Spinner", "Idle"}
 	other := func() time.Duration { return 0 }
 	if o.against != "" {
@@ -75,7 +88,7 @@ func cpuPhase(ctx context.Context, h *harness, o options) ([]row, error) {
 	each := o.window / time.Duration(n)
 	look := func() cpuMark {
 		return cpuMark{at: time.Now(), spin: cpuTime(spin.pid()), idle: cpuTime(idle.pid()), bare: cpuTime(bare.pid()),
-			against: other(), frames: spin.frames(), load: loadAvg(), busy: machineBusy()}
+			against: other(), script: scriptCPU(), frames: spin.frames(), load: loadAvg(), busy: machineBusy()}
 	}
 	ws := make([]cpuWindow, 0, n)
 	prev := look()
@@ -99,6 +112,7 @@ type cpuMark struct {
 	at               time.Time
 	spin, idle, bare time.Duration // each process's CPU so far
 	against          time.Duration // the -against spinner's wrapper's CPU so far, 0 without
+	script           time.Duration // script(1)'s CPU so far, 0 without it
 	frames           int64         // frames the spinner's wrapper showed so far
 	load             string        // the one-minute load average
 	busy             [2]uint64     // the machine's busy and total ticks so far
@@ -109,6 +123,7 @@ type cpuWindow struct {
 	length           time.Duration
 	spin, idle, bare time.Duration // CPU of the spinner's wrapper, the idle one's, the floor's
 	against          time.Duration // CPU of the -against spinner's wrapper
+	script           time.Duration // CPU of script(1) passing the spinner through
 	frames           int64         // frames the spinner's wrapper showed
 	load             string        // the load average at the window's end
 	busy             float64       // the share of the machine's CPUs busy (any process)
@@ -116,7 +131,7 @@ type cpuWindow struct {
 
 func (m cpuMark) since(p cpuMark) cpuWindow {
 	w := cpuWindow{length: m.at.Sub(p.at), spin: m.spin - p.spin, idle: m.idle - p.idle, bare: m.bare - p.bare,
-		against: m.against - p.against, frames: m.frames - p.frames, load: m.load, busy: -1}
+		against: m.against - p.against, script: m.script - p.script, frames: m.frames - p.frames, load: m.load, busy: -1}
 	if total := m.busy[1] - p.busy[1]; total > 0 && p.busy[1] > 0 {
 		w.busy = float64(m.busy[0]-p.busy[0]) / float64(total)
 	}
@@ -149,6 +164,9 @@ func (w cpuWindow) String() string {
 	if w.against > 0 {
 		against = fmt.Sprintf(", against %.3f (%.2fx)", w.perMin(w.against), w.overAgainst())
 	}
+	if w.script > 0 {
+		against += fmt.Sprintf(", script %.3f", w.perMin(w.script))
+	}
 	return fmt.Sprintf("spinner %.3f s/min%s, floor %.3f, relay/floor %.2fx, relay-floor %v a frame (%d frames in %v); idle %.3f; load %s, machine %s busy",
 		w.perMin(w.spin), against, w.perMin(w.bare), w.ratio(), w.added().Round(100*time.Nanosecond), w.frames,
 		w.length.Round(10*time.Millisecond), w.perMin(w.idle), w.load, busy)
@@ -157,13 +175,15 @@ func (w cpuWindow) String() string {
 // cpuRows sums the windows up: for each measure the median and the least
 // window, and the median of the per-window relation to the floor.
 func cpuRows(ws []cpuWindow, against bool) []row {
-	var spin, idle, bare, ratio, other, overOther []float64
+	var spin, idle, bare, ratio, other, overOther, script, overScript []float64
 	var added []time.Duration
 	loads := make([]float64, 0, len(ws))
 	var all cpuWindow // the windows as one, as the phase measured before it had windows
 	for _, w := range ws {
 		all.length, all.spin, all.idle, all.bare = all.length+w.length, all.spin+w.spin, all.idle+w.idle, all.bare+w.bare
 		all.against += w.against
+		all.script += w.script
+		script, overScript = append(script, w.perMin(w.script)), append(overScript, w.spin.Seconds()/max(w.script.Seconds(), 1e-6))
 		other, overOther = append(other, w.perMin(w.against)), append(overOther, w.overAgainst())
 		spin, idle, bare = append(spin, w.perMin(w.spin)), append(idle, w.perMin(w.idle)), append(bare, w.perMin(w.bare))
 		ratio, added = append(ratio, w.ratio()), append(added, w.added())
@@ -188,6 +208,11 @@ func cpuRows(ws []cpuWindow, against bool) []row {
 				slices.Min(ratio), slices.Max(ratio), median(added).Round(100*time.Nanosecond),
 				slices.Min(added).Round(100*time.Nanosecond), slices.Max(added).Round(100*time.Nanosecond)),
 			bar: "-"},
+	}
+	if all.script > 0 {
+		rows = append(rows, row{what: "  reference: script -qfc passing the spinner through", figure: fig(script, all.script), bar: "(no bar: C)"},
+			row{what: "  spinner's wrapper over script, window by window",
+				figure: fmt.Sprintf("%.2fx median (%.2f-%.2fx)", median(overScript), slices.Min(overScript), slices.Max(overScript)), bar: "-"})
 	}
 	if against {
 		rows = append(rows, row{what: "  -against's wrapper of the same spinner", figure: fig(other, all.against), bar: "<= 0.18 s/min"},
