@@ -53,13 +53,13 @@ func (s *Scanner) clockDue() (d time.Duration, due, quiet bool) {
 // moveQuiet moves the clock's quiet alarm to the screen's new quiet time
 // when rows changed since before (a spinner's frame) while the clock
 // waits for it: the clock then wakes only once output stops, not every
-// quiet time while it flows (alarm.go). Called with s.mu held.
+// quiet time while it flows (internal/alarm). Called with s.mu held.
 func (s *Scanner) moveQuiet(before time.Time) {
 	if !s.quietWait || s.alarm == nil || s.lastChange.Equal(before) {
 		return
 	}
 	if d, due, quiet := s.clockDue(); due && quiet {
-		s.alarm.move(d)
+		s.alarm.Move(d)
 	}
 }
 

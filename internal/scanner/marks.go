@@ -53,6 +53,7 @@ type injection struct {
 func (s *Scanner) BeginInjection(text string) {
 	s.MarkInjected(text)
 	s.mu.Lock()
+	s.waitable.Store(false)
 	defer s.mu.Unlock()
 	if s.inj.depth == 0 {
 		s.inj.start = s.now()
@@ -70,6 +71,7 @@ func (s *Scanner) BeginInjection(text string) {
 // typing failed.
 func (s *Scanner) EndInjection() {
 	s.mu.Lock()
+	s.waitable.Store(false)
 	defer s.mu.Unlock()
 	if s.inj.depth == 0 {
 		return
@@ -100,6 +102,7 @@ func (s *Scanner) Injection() uint64 {
 // EndInjection.
 func (s *Scanner) EndInjectionOf(n uint64) {
 	s.mu.Lock()
+	s.waitable.Store(false)
 	defer s.mu.Unlock()
 	if n == 0 || s.inj.seq != n || s.inj.depth == 0 {
 		return

@@ -19,6 +19,7 @@ const markHuman = markTyped << 1
 // has ended: what the child prints now answers the human, and is its own.
 func (s *Scanner) HumanTyping(on bool) {
 	s.mu.Lock()
+	s.waitable.Store(false)
 	defer s.mu.Unlock()
 	s.human = on
 	if !on && s.inj.depth == 0 && !s.inj.end.IsZero() {

@@ -7,6 +7,8 @@ import (
 	"io"
 	"sync"
 	"time"
+
+	"github.com/relayhq/relay/internal/alarm"
 )
 
 // Run feeds the scanner from src until src ends (io.EOF: everything left
@@ -20,12 +22,12 @@ func (s *Scanner) Run(ctx context.Context, src Source) error {
 		defer wg.Done()
 		// The clock (clock.go): t re-reads the screen while a pass can
 		// change its answer, quiet wakes it once the screen has been
-		// quiet long enough (alarm.go), and both are stopped while no
+		// quiet long enough (internal/alarm), and both are stopped while no
 		// pass can (dormant). At most one of them is set.
 		t := time.NewTimer(s.tick)
 		defer t.Stop()
-		quiet := newAlarm()
-		defer quiet.close()
+		quiet := alarm.New()
+		defer quiet.Close()
 		s.mu.Lock()
 		s.alarm = quiet
 		s.mu.Unlock()
@@ -44,12 +46,12 @@ func (s *Scanner) Run(ctx context.Context, src Source) error {
 			ticking = due
 			switch {
 			case due && onQuiet:
-				quiet.set(d)
+				quiet.Set(d)
 			case due:
-				quiet.stop()
+				quiet.Stop()
 				t.Reset(d)
 			default:
-				quiet.stop()
+				quiet.Stop()
 			}
 		}
 		for {
@@ -60,7 +62,7 @@ func (s *Scanner) Run(ctx context.Context, src Source) error {
 			case <-t.C:
 				next()
 			case <-quiet.C:
-				quiet.fired()
+				quiet.Fired()
 				next()
 			case <-s.kick:
 				if !ticking {

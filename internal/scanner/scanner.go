@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/mattn/go-runewidth"
+	"github.com/relayhq/relay/internal/alarm"
 	"github.com/relayhq/relay/internal/mailbox"
 	"github.com/relayhq/relay/internal/patterns"
 	"github.com/relayhq/relay/internal/screen"
@@ -99,6 +100,15 @@ type Scanner struct {
 	// (tests of the flood rule make their own).
 	floodClock floodClock
 
+	// readNow says the Write now ending read the screen; waitable, read
+	// by CanWait from the output's goroutine, that the last thing the
+	// scanner did was such a Write, after which the screen was settled
+	// (only churn changed within the quiet time, nothing waits to be read)
+	// and the agent busy (unlockAndEmit sets it, each other change clears
+	// it).
+	readNow  bool
+	waitable atomic.Bool
+
 	rows        []rowState // per screen row
 	lastVersion uint64
 	lastChange  time.Time // last time a row's text changed
@@ -114,7 +124,7 @@ type Scanner struct {
 	// quietWait says Run's clock waits for the screen's quiet time on
 	// alarm (nil outside Run), which Write moves (moveQuiet).
 	quietWait bool
-	alarm     *alarm
+	alarm     *alarm.Alarm
 	wokeEarly int // the quiet alarm fired before the screen was quiet
 	lastEval  time.Time
 	lastWrite time.Time // rows can only have changed by then
@@ -260,10 +270,12 @@ func (s *Scanner) Write(p []byte) (int, error) {
 	switch {
 	case lineDone || s.now().Sub(s.lastEval) >= s.tick:
 		s.evaluate(false)
+		s.readNow = true
 	case s.settled && s.pending == 0 && s.epoch == s.passEpoch && !s.contentChanged && !s.refreshContent():
 		// Nothing changed but churn (a spinner's frame, a row drawn again
 		// as it was): the pass is cheap and needs no wake-up of its own.
 		s.evaluate(false)
+		s.readNow = true
 	default:
 		s.dormant = false
 		s.kick.Notify()
@@ -323,6 +335,7 @@ func (s *Scanner) Skip(n int64) {
 		return
 	}
 	s.mu.Lock()
+	s.waitable.Store(false)
 	s.skipped.Add(n)
 	s.evaluate(false) // read what scrolled off before the gap
 	s.scr.Reset()
@@ -398,6 +411,7 @@ func (s *Scanner) MarkInjected(text string) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.waitable.Store(false)
 	// A shell's lines are typed each with its Enter (CR), a model CLI's
 	// pasted with LF.
 	s.rememberInjected(t, strings.FieldsFunc(text, func(r rune) bool { return r == '\n' || r == '\r' }))
@@ -568,6 +582,8 @@ func (s *Scanner) resetRows() {
 
 // unlockAndEmit releases the lock and hands pending events to subscribers.
 func (s *Scanner) unlockAndEmit() {
+	s.waitable.Store(s.readNow && s.settled && s.state.Busy)
+	s.readNow = false
 	evs := s.events
 	s.events = nil
 	s.mu.Unlock()

@@ -256,6 +256,9 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 	s.child.tap = tap
 	s.spec.reg = s.registry()
 	scan := scanner.New(scanner.Options{Namespaces: s.spec.reg.Namespaces(), Cues: s.spec.prof.Cues})
+	// A spinner's frames wait in the tap while the scanner can read them
+	// later: one pass for several (scanner.CanWait).
+	tap.SetHold(scan.CanWait, scan.MaxWait())
 	s.spec.command = append([]string{cfg.Command}, args...)
 	ws, err := wrapper.Start(wrapper.Options{
 		Command:  s.spec.command,

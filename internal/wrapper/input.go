@@ -34,6 +34,9 @@ type Input struct {
 	// inOutput, when set, is told of each change of the human's line at
 	// once, before the keys reach the child (Options.HumanLineInOutput).
 	inOutput func(unfinished bool)
+	// poke, when set, is called before each write to the child: the tap
+	// then holds back none of its echo (Tap.Poke).
+	poke func()
 	// inOutputNow is HumanLineInOutput itself, for afterEcho's calls (made
 	// already in the order of the output).
 	inOutputNow func(unfinished bool)
@@ -60,6 +63,9 @@ func newInput(w io.Writer, onLine func(bool), spawn func(func())) *Input {
 }
 
 func (in *Input) write(p []byte) error {
+	if in.poke != nil && len(p) > 0 {
+		in.poke()
+	}
 	for len(p) > 0 {
 		n, err := in.w.Write(p)
 		if n > 0 {

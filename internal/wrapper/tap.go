@@ -34,6 +34,7 @@ type Tap struct {
 	notes   []tapNote      // calls due at positions in pending, in order
 	waits   []tapWait      // calls due after line feeds not written yet
 	ready   mailbox.Signal // has a token when pending or closed changed
+	hold    tapHold        // holding back output the reader can take later (SetHold)
 }
 
 // tapWait is a call due after the reader has taken lines more line feeds,
@@ -90,9 +91,12 @@ func (t *Tap) Write(p []byte) (int, error) {
 		copy(grown, t.pending)
 		t.pending = grown
 	}
+	held := t.hold.keep(p, len(t.notes) == 0 && len(t.waits) == 0 && t.skipped == 0)
 	t.pending = append(t.pending, p...)
 	t.mu.Unlock()
-	t.ready.Notify()
+	if !held {
+		t.ready.Notify()
+	}
 	return n, nil
 }
 
@@ -147,6 +151,7 @@ func (t *Tap) Next(ctx context.Context) (chunk []byte, skipped int64, err error)
 			continue
 		}
 		if len(t.pending) > 0 || t.skipped > 0 {
+			t.hold.taken()
 			chunk = t.pending
 			end := len(chunk)
 			if len(t.notes) > 0 {
@@ -162,13 +167,17 @@ func (t *Tap) Next(ctx context.Context) (chunk []byte, skipped int64, err error)
 			t.mu.Unlock()
 			return chunk, skipped, nil
 		}
-		closed := t.closed
+		closed, due := t.closed, t.hold.due()
 		t.mu.Unlock()
 		if closed {
 			return nil, 0, io.EOF
 		}
 		select {
 		case <-t.ready:
+		case <-due:
+			t.mu.Lock()
+			t.hold.fired()
+			t.mu.Unlock()
 		case <-ctx.Done():
 			return nil, 0, ctx.Err()
 		}
@@ -215,6 +224,7 @@ func (t *Tap) Skipped() int64 {
 func (t *Tap) Close() error {
 	t.mu.Lock()
 	t.closed = true
+	t.hold.close()
 	t.mu.Unlock()
 	t.ready.Notify()
 	return nil

@@ -190,6 +190,9 @@ func Start(opts Options) (*Session, error) {
 	}
 	s.pid, s.ptmx = c.pid, ptmx
 	s.input = newInput(ptmx, opts.OnHumanLine, s.goSafe)
+	if tap, ok := opts.Tap.(interface{ Poke() }); ok {
+		s.input.poke = tap.Poke
+	}
 	if tap, ok := opts.Tap.(interface{ Note(func()) }); ok && opts.HumanLineInOutput != nil {
 		fn := opts.HumanLineInOutput
 		s.input.inOutput = func(v bool) { tap.Note(func() { fn(v) }) }

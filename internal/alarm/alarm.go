@@ -1,4 +1,6 @@
-package scanner
+// Package alarm is a deadline that can be moved without waking anyone: a
+// timerfd in the runtime's netpoller on Linux, a Go timer elsewhere.
+package alarm
 
 import (
 	"time"
@@ -6,8 +8,9 @@ import (
 	"github.com/relayhq/relay/internal/mailbox"
 )
 
-// alarm wakes Run's clock once the screen has been quiet for the quiet
-// time (clock.go), a deadline that each changed row moves later. A Go
+// An Alarm notifies C once, when a deadline passes. The scanner's clock
+// waits on one for the screen's quiet time, a deadline that each changed
+// row moves later; the wrapper's tap on one for output it held back. A Go
 // timer cannot be moved later for free: the runtime keeps waking at the
 // time it was first set (it adjusts a timer moved later only when the old
 // time comes), and each such wake also wakes its monitor thread, sysmon.
@@ -16,21 +19,21 @@ import (
 // 34). On Linux the alarm is a timerfd in the runtime's netpoller, moved
 // by one system call from the frame that changed a row; the runtime has no
 // timer to wake for while output flows. Elsewhere, or when a timerfd
-// cannot be had, it is a Go timer and move does nothing: the clock finds
+// cannot be had, it is a Go timer and Move does nothing: the clock finds
 // the screen not quiet yet when it fires and sets it again.
-type alarm struct {
+type Alarm struct {
 	// C receives a token when the alarm fires; a fire may come after a
-	// set or move that should have cancelled it: the clock looks at the
-	// screen's state again, it never acts on the token alone.
+	// Set or Move that should have cancelled it: whoever waits on it looks
+	// at what it waits for again, and never acts on the token alone.
 	C  mailbox.Signal
 	fd *timerFD    // nil when the alarm is a Go timer
 	t  *time.Timer // the Go timer, when fd is nil
-	on bool        // set and not yet fired or stopped, as far as set/stop know
+	on bool        // set and not yet fired or stopped, as far as Set and Stop know
 }
 
-// newAlarm returns a stopped alarm; close releases it.
-func newAlarm() *alarm {
-	a := &alarm{C: mailbox.NewSignal()}
+// New returns a stopped alarm; Close releases it.
+func New() *Alarm {
+	a := &Alarm{C: mailbox.NewSignal()}
 	if fd, err := openTimerFD(a.C); err == nil {
 		a.fd = fd
 		return a
@@ -40,8 +43,8 @@ func newAlarm() *alarm {
 	return a
 }
 
-// set arms the alarm to fire d from now, replacing what it was set to.
-func (a *alarm) set(d time.Duration) {
+// Set arms the alarm to fire d from now, replacing what it was set to.
+func (a *Alarm) Set(d time.Duration) {
 	a.on = true
 	if a.fd != nil {
 		a.fd.set(d)
@@ -50,16 +53,16 @@ func (a *alarm) set(d time.Duration) {
 	a.t.Reset(d)
 }
 
-// move sets the alarm to fire d from now when that costs no wake-up: a
+// Move sets the alarm to fire d from now when that costs no wake-up: a
 // timerfd is set again; a Go timer is left alone.
-func (a *alarm) move(d time.Duration) {
+func (a *Alarm) Move(d time.Duration) {
 	if a.fd != nil {
 		a.fd.set(d)
 	}
 }
 
-// stop disarms the alarm if set or stop last armed it.
-func (a *alarm) stop() {
+// Stop disarms the alarm if Set armed it since it last fired or stopped.
+func (a *Alarm) Stop() {
 	if !a.on {
 		return
 	}
@@ -71,11 +74,11 @@ func (a *alarm) stop() {
 	a.t.Stop()
 }
 
-// fired notes that a token came on C.
-func (a *alarm) fired() { a.on = false }
+// Fired notes that a token came on C.
+func (a *Alarm) Fired() { a.on = false }
 
-// close releases the alarm; it fires no more.
-func (a *alarm) close() {
+// Close releases the alarm; it fires no more.
+func (a *Alarm) Close() {
 	if a.fd != nil {
 		a.fd.close()
 		return

@@ -1,0 +1,35 @@
+package scanner
+
+import (
+	"bytes"
+	"time"
+)
+
+// holdLimit bounds MaxWait: output held back longer would delay what a
+// human sees the agent do on the dashboard, and the turn's end, by more
+// than a glance.
+const holdLimit = 150 * time.Millisecond
+
+// CanWait reports whether output p may wait a little before the scanner
+// reads it (the wrapper's tap holds it back, so that several frames of a
+// spinner cost one pass and one wake-up of the scanner's goroutine, not
+// one each: issue 34). It is safe to call from any goroutine.
+//
+// It says yes only when reading p at once can change nothing anyone acts
+// on before MaxWait: the scanner's last pass found nothing but churn (a
+// spinner's frame, a row drawn again as it was) while the agent was busy,
+// so no text is typed into it meanwhile, and nothing on screen waited to be
+// read; and p holds no '@', so it starts no command. Anything else that
+// changes (the busy cue gone, a dialog drawn) is read when the held bytes
+// are, at most MaxWait later while frames come, and twice that when they
+// stop.
+func (s *Scanner) CanWait(p []byte) bool {
+	return s.waitable.Load() && bytes.IndexByte(p, '@') < 0
+}
+
+// MaxWait is how long output CanWait let wait may be held back while more
+// comes: a third of the profile's quiet time, so that the screen's quiet
+// is never read off held bytes, and at most holdLimit.
+func (s *Scanner) MaxWait() time.Duration {
+	return min(holdLimit, s.cues.QuietTime/3)
+}
