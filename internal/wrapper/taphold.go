@@ -52,7 +52,7 @@ func (t *Tap) Poke() {
 type tapHold struct {
 	can        func([]byte) bool // nil: never hold
 	wait       time.Duration
-	alarm      *alarm.Alarm // fires 2×wait after since, for output that stopped
+	alarm      *alarm.Alarm // fires 2×wait after since, for output that stopped; a fire may find nothing held
 	since      time.Time    // when the oldest byte held came; zero: none held
 	eagerUntil time.Time    // hold nothing before then (Poke)
 }
@@ -75,14 +75,11 @@ func (h *tapHold) keep(p []byte, ok bool) bool {
 	return now.Sub(h.since) < h.wait
 }
 
-// taken notes that the reader took everything pending.
-func (h *tapHold) taken() {
-	if h.since.IsZero() {
-		return
-	}
-	h.since = time.Time{}
-	h.alarm.Stop()
-}
+// taken notes that the reader took everything pending. The alarm is left
+// set: the next run of held output sets it again, so while frames come it
+// costs one system call a run, not two, and when they stop it fires once
+// for nothing.
+func (h *tapHold) taken() { h.since = time.Time{} }
 
 // due is the channel the alarm fires on; nil (never ready) without one.
 func (h *tapHold) due() mailbox.Signal {
