@@ -2,6 +2,7 @@ package scanner
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/relayhq/relay/internal/patterns"
@@ -66,4 +67,50 @@ type Event struct {
 	State State
 	// Skipped is set for EventSkipped: the bytes dropped this time.
 	Skipped int64
+}
+
+// Subscribe calls fn with every event from now on, until cancel is called.
+// fn runs on the goroutine that fed the scanner and must not block.
+func (s *Scanner) Subscribe(fn func(Event)) (cancel func()) {
+	s.subMu.Lock()
+	defer s.subMu.Unlock()
+	id := s.subID
+	s.subID++
+	s.subs[id] = fn
+	return func() {
+		s.subMu.Lock()
+		defer s.subMu.Unlock()
+		delete(s.subs, id)
+	}
+}
+
+// unlockAndEmit releases the lock and hands pending events to subscribers.
+func (s *Scanner) unlockAndEmit() {
+	s.waitable.Store(s.readNow && s.settled && s.state.Busy)
+	s.readNow = false
+	evs := s.events
+	s.events = nil
+	s.mu.Unlock()
+	if len(evs) == 0 {
+		return
+	}
+	for _, e := range evs {
+		s.subMu.Lock()
+		ids := make([]int, 0, len(s.subs))
+		for id := range s.subs {
+			ids = append(ids, id)
+		}
+		s.subMu.Unlock()
+		slices.Sort(ids) // in subscription order
+		for _, id := range ids {
+			// Looked up each time: a subscriber cancelled by an earlier
+			// call gets nothing more.
+			s.subMu.Lock()
+			fn := s.subs[id]
+			s.subMu.Unlock()
+			if fn != nil {
+				fn(e)
+			}
+		}
+	}
 }
