@@ -61,6 +61,7 @@ func (t queueTypist) Confirm(ctx context.Context, in *delivery.Injection) (bool,
 }
 
 func (t queueTypist) Hold() string {
+	t.s.readHeld()
 	if t.s.spec.prof.Model {
 		return t.s.submitHold()
 	}
@@ -68,6 +69,26 @@ func (t queueTypist) Hold() string {
 }
 
 func (t queueTypist) LastHuman() time.Time { return t.s.child.in.LastHuman() }
+
+// heldWait bounds how long readHeld waits for the scanner.
+const heldWait = time.Second
+
+// readHeld has the scanner read the output the tap holds back (a
+// spinner's frames, scanner.CanWait) and the owner take the state it
+// showed, before the delivery queue decides to type: a dialog or a draft
+// drawn among held frames then holds a message typed into a busy agent
+// (steer) as one drawn in plain sight does. Called on the queue's
+// goroutine, never the owner's.
+func (s *Session) readHeld() {
+	if s.child.tap == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), heldWait)
+	defer cancel()
+	if s.child.tap.Release(ctx) {
+		s.read(func(*state) {}) // the owner has taken the state the scanner told
+	}
+}
 
 // deliverer is the exact source's own input path to the model (OpenCode's
 // server), nil when it has none.

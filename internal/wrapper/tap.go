@@ -35,6 +35,7 @@ type Tap struct {
 	waits   []tapWait      // calls due after line feeds not written yet
 	ready   mailbox.Signal // has a token when pending or closed changed
 	hold    tapHold        // holding back output the reader can take later (SetHold)
+	parked  bool           // Next waits for output (tests wait for it)
 }
 
 // tapWait is a call due after the reader has taken lines more line feeds,
@@ -168,20 +169,33 @@ func (t *Tap) Next(ctx context.Context) (chunk []byte, skipped int64, err error)
 			return chunk, skipped, nil
 		}
 		closed, due := t.closed, t.hold.due()
+		if !closed {
+			t.parked = true
+		}
 		t.mu.Unlock()
 		if closed {
 			return nil, 0, io.EOF
 		}
 		select {
 		case <-t.ready:
+			t.unpark(false)
 		case <-due:
-			t.mu.Lock()
-			t.hold.fired()
-			t.mu.Unlock()
+			t.unpark(true)
 		case <-ctx.Done():
+			t.unpark(false)
 			return nil, 0, ctx.Err()
 		}
 	}
+}
+
+// unpark notes that Next stopped waiting, for the alarm when fired.
+func (t *Tap) unpark(fired bool) {
+	t.mu.Lock()
+	t.parked = false
+	if fired {
+		t.hold.fired()
+	}
+	t.mu.Unlock()
 }
 
 // Note has the reader call fn after it has taken every byte written so

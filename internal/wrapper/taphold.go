@@ -1,6 +1,7 @@
 package wrapper
 
 import (
+	"context"
 	"time"
 
 	"github.com/relayhq/relay/internal/alarm"
@@ -44,6 +45,29 @@ func (t *Tap) Poke() {
 	t.mu.Unlock()
 	if held {
 		t.ready.Notify()
+	}
+}
+
+// Release hands what the tap holds back to the reader and waits, at most
+// until ctx ends, for the reader to have read it: what decides on the
+// screen (whether to type into a busy agent, say) then reads it as it is,
+// not as it was before the held frames. It reports whether output was held
+// and read; without held output it returns false at once.
+func (t *Tap) Release(ctx context.Context) bool {
+	t.mu.Lock()
+	if t.closed || t.hold.since.IsZero() {
+		t.mu.Unlock()
+		return false
+	}
+	read := make(chan struct{})
+	t.notes = append(t.notes, tapNote{at: len(t.pending), fn: func() { close(read) }})
+	t.mu.Unlock()
+	t.ready.Notify()
+	select {
+	case <-read:
+		return true
+	case <-ctx.Done():
+		return false
 	}
 }
 
