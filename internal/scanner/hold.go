@@ -19,12 +19,14 @@ const holdLimit = 150 * time.Millisecond
 // on before MaxWait: the scanner's last pass found nothing but churn (a
 // spinner's frame, a row drawn again as it was) while the agent was busy,
 // so no text is typed into it meanwhile, and nothing on screen waited to be
-// read; and p holds no '@', so it starts no command. Anything else that
-// changes (the busy cue gone, a dialog drawn) is read when the held bytes
-// are, at most MaxWait later while frames come, and twice that when they
-// stop.
+// read; p holds no '@', so it starts no command, and no line feed, so it
+// ends no line (a shell's answer and the prompt under it, the end of a
+// turn drawn in rows are read at once; a spinner draws in place). Anything
+// else that changes (the busy cue gone, a dialog drawn) is read when the
+// held bytes are, at most MaxWait later while frames come, and twice that
+// when they stop.
 func (s *Scanner) CanWait(p []byte) bool {
-	return s.waitable.Load() && bytes.IndexByte(p, '@') < 0
+	return s.waitable.Load() && bytes.IndexByte(p, '@') < 0 && bytes.IndexByte(p, '\n') < 0
 }
 
 // MaxWait is how long output CanWait let wait may be held back while more

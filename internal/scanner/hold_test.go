@@ -29,6 +29,9 @@ func TestCanWaitOnlyForChurnWhileBusy(t *testing.T) {
 			if h.s.CanWait([]byte("\r\x1b[2K● @rel")) {
 				t.Fatal("output with an @ may wait")
 			}
+			if h.s.CanWait([]byte("\r\x1b[2Kdone\r\n$ ")) {
+				t.Fatal("output that ends a line may wait")
+			}
 			// A mention split across writes, printed slowly (each piece
 			// read as it comes): the write that starts it is read at once
 			// (it has the @), and after it nothing waits until the screen
