@@ -52,7 +52,10 @@ test-short:
 # bench measures bin/relay, the binary users run: the end-to-end benchmarks
 # take it through RELAY_E2E_RELAY instead of building one with the race
 # detector. Its last step prints the real CLIs' round trip (Claude Code,
-# Codex, Gemini CLI; skipped when not installed) as a table beside the goal.
+# Codex, Gemini CLI; skipped when not installed) as a table beside the goal,
+# and what a wrapper costs while each of them thinks beside script(1)
+# (BenchmarkThinkingCPU; RELAY_BENCH_AGAINST=OTHER/bin/relay adds another
+# relay binary to it).
 # internal/tools/bench/cost prints what one wrapper costs its machine (CPU with a
 # spinner and idle, memory, start-up, pass-through through a pty, a hundred
 # shells on one hub), each beside its bar.
@@ -60,14 +63,14 @@ test-short:
 # files take minutes and about 4 GB to build the first time, cached in the
 # temp folder).
 BENCH_E2E := RELAY_E2E_RELAY=$(CURDIR)/bin/relay RELAY_BENCH_1M=1
-CLI_BENCH := ^BenchmarkCLIRoundTrip$$
+CLI_BENCH := ^(BenchmarkCLIRoundTrip|BenchmarkThinkingCPU)$$
 
 bench: build
 	$(BENCH_E2E) $(GO) test -tags $(TAGS) -run '^$$' -bench . -skip '$(CLI_BENCH)' -benchmem -timeout 120m $(PKG)
 	$(GO) run -tags $(TAGS) ./internal/tools/bench/passthrough -relay bin/relay
 	$(GO) run -tags $(TAGS) ./internal/tools/bench/latency -relay bin/relay
 	$(GO) run -tags $(TAGS) ./internal/tools/bench/cost -relay bin/relay
-	$(BENCH_E2E) $(GO) test -tags $(TAGS) -run '^$$' -bench '$(CLI_BENCH)' -benchtime 1x -timeout 30m ./internal/e2e
+	$(BENCH_E2E) $(GO) test -tags $(TAGS) -run '^$$' -bench '$(CLI_BENCH)' -benchtime 1x -timeout 45m ./internal/e2e
 
 soak:
 	$(GO) test -race -tags '$(TAGS) soak' -timeout 60m -run Soak $(PKG)
