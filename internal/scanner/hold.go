@@ -25,8 +25,20 @@ const holdLimit = 150 * time.Millisecond
 // else that changes (the busy cue gone, a dialog drawn) is read when the
 // held bytes are, at most MaxWait later while frames come, and twice that
 // when they stop.
+//
+// And p must follow the output before it within two thirds of MaxWait:
+// only then do the frames of a steady spinner share a run of held output
+// three or more to a run, and the next run begins before the alarm the tap
+// set for the one before (at twice MaxWait) fires. Frames further apart
+// would go two to a run, each run costing the tap's alarm a system call to
+// set it and a wake-up for nothing when it fires, more than the pass it
+// saves: Claude Code 2.1.328 draws its spinner every 115-180 ms, and
+// holding its frames made the wrapper's CPU go up, not down
+// (BenchmarkThinkingCPU, docs/performance-cpu.md).
 func (s *Scanner) CanWait(p []byte) bool {
-	return s.waitable.Load() && bytes.IndexByte(p, '@') < 0 && bytes.IndexByte(p, '\n') < 0
+	now := s.now().UnixNano()
+	gap := time.Duration(now - s.arrived.Swap(now))
+	return 3*gap < 2*s.MaxWait() && s.waitable.Load() && bytes.IndexByte(p, '@') < 0 && bytes.IndexByte(p, '\n') < 0
 }
 
 // MaxWait is how long output CanWait let wait may be held back while more

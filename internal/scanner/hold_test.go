@@ -88,3 +88,34 @@ func TestMaxWaitUnderQuietTime(t *testing.T) {
 		}
 	}
 }
+
+// TestCanWaitNotForSlowFrames: a spinner drawn every 180 ms (Claude Code's)
+// does not wait in the tap: its frames would go two to a run, and the
+// tap's alarm would fire between runs for nothing. One drawn every 80 ms
+// does, as the tap offers it (each frame offered, every other one read).
+func TestCanWaitNotForSlowFrames(t *testing.T) {
+	for _, c := range []struct {
+		every time.Duration
+		wait  bool
+	}{{180 * time.Millisecond, false}, {80 * time.Millisecond, true}} {
+		t.Run(c.every.String(), func(t *testing.T) {
+			h := newHarness(t, 80, 24, "claude")
+			h.write("❯ review the repo\r\n\r\n● Reading the code.\r\n\r\n")
+			waited := 0
+			for i := range 40 {
+				h.clk.advance(c.every)
+				f := []byte(spinnerFrame(i))
+				ok := h.s.CanWait(f)
+				if ok && i >= 20 {
+					waited++
+				}
+				if !ok || i%2 == 0 {
+					h.s.Write(f)
+				}
+			}
+			if got := waited > 0; got != c.wait {
+				t.Errorf("frames every %v: %d of the last 20 may wait, want waiting %v", c.every, waited, c.wait)
+			}
+		})
+	}
+}

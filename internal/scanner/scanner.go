@@ -107,6 +107,9 @@ type Scanner struct {
 	// it).
 	readNow  bool
 	waitable atomic.Bool
+	// arrived is when output last came, offered to CanWait or written, in
+	// Unix nanoseconds: CanWait lets only frames that follow closely wait.
+	arrived atomic.Int64
 
 	rows        []rowState // per screen row
 	lastVersion uint64
@@ -238,6 +241,7 @@ func (s *Scanner) Write(p []byte) (int, error) {
 	// not at the next tick, so that a command goes out at once.
 	lineDone := s.cues.LineBreaksEnd && bytes.IndexByte(p, '\n') >= 0
 	now := s.now()
+	s.arrived.Store(now.UnixNano())
 	changedBefore := s.lastChange
 	s.cutStaleString(now)
 	s.lastWrite = now
