@@ -33,8 +33,20 @@ const (
 
 // Timings of a replyFollower.
 const (
-	// followEvery is how often the file is looked for and read.
+	// followEvery is how often the file is looked for, and read while it
+	// gives something; followSlow how often at least while it gives
+	// nothing. Each look is a wake-up and eight system calls (open, seek,
+	// read, close and their fcntls): ten a second cost a thinking or idle
+	// Codex's wrapper more than everything else it does (issue 34,
+	// BenchmarkThinkingCPU). The pace doubles from one to the other with
+	// each look that finds nothing, and is fast again at once when the
+	// file gives something or a reason to look comes: the turn's end
+	// (Idle), a command on the screen (Screen), a prompt relay typed and
+	// waits to see in the record (Hurry).
 	followEvery = 100 * time.Millisecond
+	followSlow  = time.Second
+	// followHurry is how long a reason to look keeps the fast pace.
+	followHurry = 2 * time.Second
 	// followDue is how long a command seen on the screen waits for the
 	// file to show up. A reply on the screen means its prompt was sent,
 	// and both CLIs have their file by then, so the wait ends at once in
@@ -59,6 +71,8 @@ type Follower struct {
 	log   *slog.Logger
 	now   func() time.Time
 	due   time.Duration
+	// fast and slow are followEvery and followSlow (tests change them).
+	fast, slow time.Duration
 
 	mu     sync.Mutex
 	state  exactState
@@ -66,6 +80,8 @@ type Follower struct {
 	heldAt time.Time
 	file   ReplyFile
 	wake   mailbox.Signal
+	news   bool      // the last poll found the file or read something from it
+	fastTo time.Time // keep the fast pace until then (hurry)
 }
 
 // NewFollower returns the Source of a ReplyFile, in the pending state:
@@ -73,7 +89,7 @@ type Follower struct {
 // it, given the agent's process id, and wraps fs.ErrNotExist while there
 // is none yet.
 func NewFollower(what string, find func(pid int) (ReplyFile, error), log *slog.Logger) *Follower {
-	return &Follower{what: what, find: find, log: log, now: time.Now, due: followDue, wake: mailbox.NewSignal()}
+	return &Follower{what: what, find: find, log: log, now: time.Now, due: followDue, fast: followEvery, slow: followSlow, wake: mailbox.NewSignal()}
 }
 
 // Screen takes a command the screen saw: true when the follower keeps it
@@ -90,6 +106,9 @@ func (f *Follower) Screen(c patterns.Command) bool {
 		f.held = append(f.held, c)
 		return true
 	case exactOn:
+		// A copy; the file has the command too, or soon will: read it
+		// at the fast pace.
+		f.hurry()
 		return true
 	}
 	return false
@@ -104,6 +123,20 @@ func (f *Follower) Active() bool {
 
 // Idle asks for a read now: the agent's turn ended.
 func (f *Follower) Idle() { f.wake.Notify() }
+
+// Hurry asks for a read now and at the fast pace for a while after: relay
+// typed a prompt and waits to see it reach the model in the record.
+func (f *Follower) Hurry() {
+	f.mu.Lock()
+	f.hurry()
+	f.mu.Unlock()
+}
+
+// hurry is Hurry with f.mu held.
+func (f *Follower) hurry() {
+	f.fastTo = f.now().Add(followHurry)
+	f.wake.Notify()
+}
 
 // Run follows the file until ctx ends.
 func (f *Follower) Run(ctx context.Context, sink Sink) error { return f.follow(ctx, sink) }
@@ -120,7 +153,8 @@ func (f *Follower) follow(ctx context.Context, sink FileSink) error {
 		}
 	}
 	f.flush = sink.Commands
-	t := time.NewTicker(followEvery)
+	every := f.fast
+	t := time.NewTimer(every)
 	defer t.Stop()
 	for {
 		select {
@@ -128,10 +162,20 @@ func (f *Follower) follow(ctx context.Context, sink FileSink) error {
 			return nil
 		case <-t.C:
 		case <-f.wake:
+			every = f.fast
 		}
 		if !f.poll(sink.Idle()) {
 			return nil
 		}
+		f.mu.Lock()
+		fast := f.news || f.state == exactPending || f.now().Before(f.fastTo)
+		f.mu.Unlock()
+		if fast {
+			every = f.fast
+		} else {
+			every = min(2*every, max(f.slow, f.fast))
+		}
+		t.Reset(every)
 	}
 }
 
@@ -140,6 +184,7 @@ func (f *Follower) follow(ctx context.Context, sink FileSink) error {
 func (f *Follower) poll(idle bool) bool {
 	f.mu.Lock()
 	state, file := f.state, f.file
+	f.news = false
 	f.mu.Unlock()
 	switch state {
 	case exactOff:
@@ -149,7 +194,7 @@ func (f *Follower) poll(idle bool) bool {
 		switch {
 		case err == nil:
 			f.mu.Lock()
-			f.state, f.file, f.held = exactOn, found, nil
+			f.state, f.file, f.held, f.news = exactOn, found, nil, true
 			f.mu.Unlock()
 			f.log.Info(f.what + " found: commands come from its exact text, not the screen")
 			file = found
@@ -172,6 +217,9 @@ func (f *Follower) poll(idle bool) bool {
 		f.log.Warn(f.what, "err", err)
 	}
 	if len(replies)+len(prompts) > 0 {
+		f.mu.Lock()
+		f.news = true
+		f.mu.Unlock()
 		f.fire(replies, prompts)
 	}
 	return true

@@ -128,6 +128,7 @@ var errNoPrompt = errors.New("no prompt in the CLI's record holds it")
 
 // waitPrompt waits until a prompt that reached the model holds line.
 func (s *Session) waitPrompt(ctx context.Context, line string, max time.Duration) error {
+	s.hurryRecord()
 	deadline := time.Now().Add(max)
 	for !s.promptHas(line) {
 		if time.Now().After(deadline) {
@@ -140,6 +141,14 @@ func (s *Session) waitPrompt(ctx context.Context, line string, max time.Duration
 		}
 	}
 	return nil
+}
+
+// hurryRecord has the CLI's record (agents.Follower) read at its fast
+// pace for a while: relay typed a prompt and looks for it there.
+func (s *Session) hurryRecord() {
+	if h, ok := s.spec.src.(interface{ Hurry() }); ok {
+		h.Hurry()
+	}
 }
 
 // answered records that the agent's message env reached its recipient's

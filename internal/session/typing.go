@@ -116,6 +116,7 @@ func (s *Session) typeInjection(ctx context.Context, injection *delivery.Injecti
 		if err := write([]byte("\r")); err != nil {
 			return err
 		}
+		s.hurryRecord()
 		// Journaled the moment the child has read the Enter, not after
 		// the bookkeeping that follows: a wrapper killed from here on
 		// does not type the batch again, and one killed before types it
