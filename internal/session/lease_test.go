@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -132,6 +133,23 @@ func TestLeaseSaysHeldOnlyForWhatWaits(t *testing.T) {
 			go l.run(ctx, time.Minute)
 		})
 	}()
+	// Alice's receipts subscription is made on another goroutine: it may
+	// reach the hub after the first receipt, which would then be lost to
+	// it. Wait until a receipt Bob posts now reaches it.
+	probes := 0
+	testutil.Eventually(t, func() error {
+		probes++
+		probe := bus.Envelope{ID: fmt.Sprintf("probe%d", probes), From: "alice", To: "bob"}
+		if err := bob.Receipt(ctx, probe, bus.StatusDelivered, "probe"); err != nil {
+			return err
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if len(got[""]) == 0 { // a probe's id is in no message's ids
+			return testutil.Errorf("alice's receipts are not live yet")
+		}
+		return nil
+	})
 	mu.Lock()
 	for _, r := range alice.SendAll(ctx, []bus.Message{{To: "bob", Body: "typed at once"}, {To: "bob", Body: "waits"}}) {
 		if r.Err != nil {
