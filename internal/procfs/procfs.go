@@ -1,7 +1,9 @@
-// Package procfs reads what Linux's /proc tells about a process tree: the
-// files its processes hold open. relay uses it to find which session file
-// an agent CLI writes, when the CLI does not say. On other systems (macOS)
-// OpenFiles returns ErrUnsupported and callers find the file another way.
+// Package procfs reads what Linux's /proc tells about processes: the files
+// a process tree holds open, a process group's members and whether they
+// are in the middle of something. relay uses it to find which session
+// file an agent CLI writes, when the CLI does not say, and to let an agent
+// act on what it read before a signal ends it. On other systems (macOS)
+// every function returns ErrUnsupported and callers do without.
 package procfs
 
 import (

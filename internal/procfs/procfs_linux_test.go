@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/relayhq/relay/internal/testing/testutil"
@@ -81,5 +82,93 @@ func TestComm(t *testing.T) {
 	}
 	if _, err := Comm(-1); err == nil {
 		t.Error("Comm(-1): no error")
+	}
+}
+
+// TestRunning: a busy loop is running, a sleep is not, and neither is a
+// process that ended.
+func TestRunning(t *testing.T) {
+	if _, err := os.Stat("/proc/self"); err != nil {
+		t.Skip("no /proc")
+	}
+	start := func(args ...string) *exec.Cmd {
+		cmd := exec.Command(args[0], args[1:]...)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+		return cmd
+	}
+	busy := start("sh", "-c", "while :; do :; done")
+	idle := start("sleep", "30")
+	for _, tc := range []struct {
+		name string
+		pids []int
+		want bool
+	}{
+		{"busy loop", []int{busy.Process.Pid}, true},
+		{"sleep", []int{idle.Process.Pid}, false},
+		{"both", []int{idle.Process.Pid, busy.Process.Pid}, true},
+		{"none", nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// A process just started may still be running (the sleep)
+			// or be between two slices (the loop): wait for the answer.
+			testutil.Eventually(t, func() error {
+				got, err := Running(tc.pids)
+				if err != nil {
+					return err
+				}
+				if got != tc.want {
+					return errors.New("not yet")
+				}
+				return nil
+			})
+		})
+	}
+	t.Run("ended", func(t *testing.T) {
+		done := exec.Command("true")
+		if err := done.Run(); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := Running([]int{done.Process.Pid}); err != nil || got {
+			t.Errorf("Running(ended) = %v, %v; want false, nil", got, err)
+		}
+	})
+}
+
+// TestGroup: a process group holds its leader and the leader's children,
+// and no process outside it.
+func TestGroup(t *testing.T) {
+	if _, err := os.Stat("/proc/self"); err != nil {
+		t.Skip("no /proc")
+	}
+	cmd := exec.Command("sh", "-c", "sleep 30 & wait")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); _ = cmd.Wait() })
+	testutil.Eventually(t, func() error {
+		pids, err := Group(cmd.Process.Pid)
+		if err != nil {
+			return err
+		}
+		if len(pids) != 2 || !slices.Contains(pids, cmd.Process.Pid) {
+			return errors.New("want the shell and its sleep")
+		}
+		if slices.Contains(pids, os.Getpid()) {
+			t.Fatalf("the test's own process is in the group: %v", pids)
+		}
+		return nil
+	})
+}
+
+func TestNoProc(t *testing.T) {
+	if _, err := group(t.TempDir(), 1); !errors.Is(err, ErrUnsupported) {
+		t.Errorf("group without /proc: %v, want ErrUnsupported", err)
+	}
+	if _, err := running(t.TempDir(), []int{1}); !errors.Is(err, ErrUnsupported) {
+		t.Errorf("running without /proc: %v, want ErrUnsupported", err)
 	}
 }

@@ -13,3 +13,13 @@ func OpenFiles(pid int) ([]string, error) {
 func Comm(pid int) (string, error) {
 	return "", ErrUnsupported
 }
+
+// Group is not available without /proc: it returns ErrUnsupported.
+func Group(pgrp int) ([]int, error) {
+	return nil, ErrUnsupported
+}
+
+// Running is not available without /proc: it returns ErrUnsupported.
+func Running(pids []int) (bool, error) {
+	return false, ErrUnsupported
+}

@@ -27,6 +27,8 @@ type Input struct {
 	// lastSubmit: unix nanoseconds of the last human Enter that submitted
 	// text (ended an unfinished line).
 	lastSubmit atomic.Int64
+	// lastInject: unix nanoseconds of the end of relay's last injection.
+	lastInject atomic.Int64
 	lastByte   byte        // the last byte written, for the EOF rule
 	line       lineTracker // the human's line, under mu
 	draft      atomic.Bool // line.unfinished, readable without mu
@@ -141,7 +143,14 @@ func (in *Input) Inject(fn func(write func([]byte) error) error) error {
 	if in.line.unfinished {
 		return ErrHumanLine
 	}
+	defer func() { in.lastInject.Store(time.Now().UnixNano()) }()
 	return fn(in.write)
+}
+
+// injectedWithin reports whether relay typed something within d.
+func (in *Input) injectedWithin(d time.Duration) bool {
+	last := in.lastInject.Load()
+	return last != 0 && time.Since(time.Unix(0, last)) < d
 }
 
 // WaitRead waits, up to max, until the child has read the complete lines

@@ -7,6 +7,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/relayhq/relay/internal/procfs"
 	"golang.org/x/sys/unix"
 )
 
@@ -178,22 +179,29 @@ func (s *Session) onSignal(sig syscall.Signal) {
 const errTerm = unix.SIGTERM
 
 // inputReadWait bounds the wait, when the child is to be ended, for it to
-// read the input already in its terminal (see terminate).
+// read the input already in its terminal and act on it (see terminate).
 const inputReadWait = 2 * time.Second
 
 // terminate forwards sig to the child and its foreground job, and kills the
 // child's process group if it has not exited after the grace time.
 //
-// Before the signal, relay stops typing and waits (up to inputReadWait)
-// until the child has read the lines in its terminal's input queue: a
-// message typed is journaled and receipted delivered at its Enter, and
-// the kernel drops the lines nobody read when the child dies. A shell
-// reading lines (`while read`) busy with the line before would otherwise
-// die with the last message unread. The wait runs beside the signal loop.
+// Before the signal, relay stops typing and waits (up to inputReadWait in
+// all) until the child has read the lines in its terminal's input queue
+// and, when relay typed something lately, until the program that read
+// them is waiting again: a message typed is journaled and receipted
+// delivered at its Enter, the kernel drops the lines nobody read when the
+// child dies, and a program ended between its read and what it does with
+// the line loses it all the same. A shell reading lines (`while read`)
+// busy with the line before would otherwise die with the last message
+// unread or half handled. The wait runs beside the signal loop.
 func (s *Session) terminate(sig syscall.Signal) {
 	go func() {
 		s.input.endInjection()
+		start := time.Now()
 		s.waitInputRead(inputReadWait)
+		if s.input.injectedWithin(inputReadWait + time.Since(start)) {
+			s.waitSettled(inputReadWait - time.Since(start))
+		}
 		pid := s.pid
 		_ = unix.Kill(-pid, sig)
 		s.signalForeground(sig)
@@ -212,6 +220,44 @@ func (s *Session) terminate(sig syscall.Signal) {
 func (s *Session) waitInputRead(max time.Duration) {
 	if n := waitRead(s.ptmx, max, s.exited); n > 0 {
 		s.log.Warn("the child did not read its input before it was ended", "bytes", n, "wait", max)
+	}
+}
+
+// settleTick paces waitSettled's questions.
+const settleTick = time.Millisecond
+
+// waitSettled waits, for max at most, until no thread of the terminal's
+// foreground process group (the programs that read its input) is running:
+// the program that read the last line typed is waiting again, for input
+// or for a command it started, so it has acted on the line. Each thread
+// of a program that took the line runs from its read until it waits
+// again, so a wait that begins after the read cannot end before that.
+// Without /proc it returns at once.
+func (s *Session) waitSettled(max time.Duration) {
+	if max <= 0 {
+		return
+	}
+	pids, err := procfs.Group(s.foreground())
+	if err != nil || len(pids) == 0 {
+		return
+	}
+	deadline := time.Now().Add(max)
+	tick := time.NewTicker(settleTick)
+	defer tick.Stop()
+	for {
+		busy, err := procfs.Running(pids)
+		if err != nil || !busy {
+			return
+		}
+		if time.Now().After(deadline) {
+			s.log.Warn("the child was still busy with its input when it was ended", "wait", max)
+			return
+		}
+		select {
+		case <-s.exited:
+			return
+		case <-tick.C:
+		}
 	}
 }
 
@@ -272,6 +318,12 @@ func waitRead(ptmx *os.File, max time.Duration, done <-chan struct{}) int {
 // signalForeground sends sig to the foreground process group of the
 // child's terminal (the child itself unless it runs jobs of its own).
 func (s *Session) signalForeground(sig syscall.Signal) {
+	_ = unix.Kill(-s.foreground(), sig)
+}
+
+// foreground returns the foreground process group of the child's terminal
+// (the child's own unless it runs jobs of its own).
+func (s *Session) foreground() int {
 	pgrp := s.pid
 	if rc, err := s.ptmx.SyscallConn(); err == nil {
 		_ = rc.Control(func(fd uintptr) {
@@ -280,7 +332,7 @@ func (s *Session) signalForeground(sig syscall.Signal) {
 			}
 		})
 	}
-	_ = unix.Kill(-pgrp, sig)
+	return pgrp
 }
 
 // sendEOF passes the end of a piped stdin on to the child: its EOF

@@ -2,6 +2,8 @@ package wrapper
 
 import (
 	"errors"
+	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -23,9 +25,9 @@ func TestTerminateLetsChildReadTypedLines(t *testing.T) {
 			dir := t.TempDir()
 			file := filepath.Join(dir, "read.txt")
 			// Busy for a second after each line: the next one waits. The
-			// signal is trapped and ends the loop after the line in hand:
-			// relay promises the line was read from the terminal when the
-			// signal comes, not that the program had done anything with it.
+			// signal is trapped and ends the loop after the line in hand
+			// (TestTerminateLetsChildActOnTypedLine is the shell that
+			// traps nothing).
 			script := `trap 'stop=1' TERM HUP
 while [ -z "$stop" ] && IFS= read -r l; do printf '%s\n' "$l" >> "$1"; sleep 1; done
 exit "$2"`
@@ -70,4 +72,93 @@ exit "$2"`
 			}
 		})
 	}
+}
+
+// TestTerminateLetsChildActOnTypedLine: a program that read the line
+// relay typed gets to act on it before the signal ends it. The shell here
+// traps nothing and spends a while on each line before it notes it, so a
+// signal passed on as soon as the line was read from the terminal would
+// lose the line with the shell.
+func TestTerminateLetsChildActOnTypedLine(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "read.txt")
+	script := `while IFS= read -r l; do
+  i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done
+  printf '%s\n' "$l" >> "$1"
+done`
+	var log testutil.Buffer
+	s := startReader(t, script, file, &log)
+	if err := s.Input().Inject(func(write func([]byte) error) error {
+		return write([]byte("one\r"))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	s.terminate(syscall.SIGTERM)
+	if code := s.Wait(); code != 128+int(syscall.SIGTERM) {
+		t.Errorf("exit status %d, want %d", code, 128+int(syscall.SIGTERM))
+	}
+	if data, _ := os.ReadFile(file); string(data) != "one\n" {
+		t.Errorf("the child noted %q, want %q\n%s", data, "one\n", log.String())
+	}
+}
+
+// TestTerminateWaitsForNoBusyChildUnlessTyped: a child busy with work of
+// its own, into which relay typed nothing, is ended without a wait for it
+// to settle; one that stays busy after relay typed is ended once the wait
+// is over, and the log says so.
+func TestTerminateWaitsForNoBusyChildUnlessTyped(t *testing.T) {
+	for _, typed := range []bool{false, true} {
+		t.Run(fmt.Sprintf("typed=%v", typed), func(t *testing.T) {
+			dir := t.TempDir()
+			file := filepath.Join(dir, "read.txt")
+			// Reads one line, then is busy until it is ended.
+			script := `IFS= read -r l; printf '%s\n' "$l" >> "$1"; while :; do :; done`
+			var log testutil.Buffer
+			s := startReader(t, script, file, &log)
+			if err := s.Input().Inject(func(write func([]byte) error) error {
+				return write([]byte("go\r"))
+			}); err != nil {
+				t.Fatal(err)
+			}
+			testutil.WaitFor(t, 10*time.Second, 10*time.Millisecond, func() error {
+				if data, _ := os.ReadFile(file); string(data) != "go\n" {
+					return errors.New("the line was not read yet")
+				}
+				return nil
+			})
+			if !typed {
+				s.input.lastInject.Store(0) // as if the human had typed it
+			}
+			s.terminate(syscall.SIGTERM)
+			if code := s.Wait(); code != 128+int(syscall.SIGTERM) {
+				t.Errorf("exit status %d, want %d", code, 128+int(syscall.SIGTERM))
+			}
+			const busy = "still busy with its input"
+			if got := strings.Contains(log.String(), busy); got != typed {
+				t.Errorf("log says %q: %v, want %v\n%s", busy, got, typed, log.String())
+			}
+		})
+	}
+}
+
+// startReader starts script in a wrapper session, with file as its $1 and
+// the session's log in log.
+func startReader(t *testing.T, script, file string, log *testutil.Buffer) *Session {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	s, err := Start(Options{
+		Command: []string{"sh", "-c", script, "reader", file},
+		Dir:     filepath.Dir(file),
+		Stdin:   r,
+		Stdout:  &testutil.Buffer{},
+		Logger:  slog.New(slog.NewTextHandler(log, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
