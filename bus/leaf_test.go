@@ -66,6 +66,23 @@ func waitAgents(t *testing.T, c *bus.Client, want ...string) {
 	})
 }
 
+// waitOffline polls until c reads agent name's record as offline.
+func waitOffline(t *testing.T, c *bus.Client, name string) {
+	t.Helper()
+	testutil.Eventually(t, func() error {
+		ps, err := c.Agents(context.Background())
+		if err != nil {
+			return err
+		}
+		for _, p := range ps {
+			if p.Name == name && p.State != bus.StateOffline {
+				return testutil.Errorf("%s reads %s %s, not offline", c.Name(), name, p.State)
+			}
+		}
+		return nil
+	})
+}
+
 func send(t *testing.T, from *bus.Client, to string, bodies ...string) {
 	t.Helper()
 	for _, b := range bodies {

@@ -63,6 +63,10 @@ func TestSendAllAcrossAHubRestart(t *testing.T) {
 	var log logBuffer
 	alice := register(t, h1, "alice", func(o *bus.Options) { o.Logger = log.logger() })
 	register(t, h1, "bob").Close()
+	// Close publishes bob's offline record without waiting for the hub
+	// to store it: wait until it reads offline, else the restarted hub
+	// may find bob's claim still held by a live process (this one).
+	waitOffline(t, alice, "bob")
 	h1.Shutdown()
 
 	ms, want := numbered("bob", "queued", 50)
