@@ -43,6 +43,23 @@ func TestWaitersReportStuck(t *testing.T) {
 			mu.Unlock()
 		})
 	}()
+	// Alice's receipts subscription is made on another goroutine: wait
+	// until a receipt Bob posts reaches it, or a stuck receipt posted
+	// below might come before it and be lost to it.
+	probes := 0
+	testutil.Eventually(t, func() error {
+		probes++
+		probe := bus.Envelope{ID: fmt.Sprintf("probe%d", probes), From: "alice", To: "bob"}
+		if err := bob.Receipt(ctx, probe, bus.StatusDelivered, "probe"); err != nil {
+			return err
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if len(receipts) == 0 {
+			return fmt.Errorf("alice's receipts are not live yet")
+		}
+		return nil
+	})
 	got := map[string]*bus.Delivery{}
 	go func() {
 		_ = bob.Inbox(ctx, func(_ context.Context, d *bus.Delivery) {
