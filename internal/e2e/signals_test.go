@@ -88,9 +88,14 @@ func TestWrapSignalBeforeSession(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// relay ends before the FIFO gives it an end of file: its read
+			// cannot return, so the signal is taken inside it, however late
+			// the kernel hands it to one of relay's threads. (Closed first,
+			// a busy machine once let relay read on and catch the signal
+			// only as the agent started.)
 			tm.Signal(sig)
-			w.Close()
 			checkSignalled(t, tm, sig)
+			w.Close()
 			if _, err := os.Stat(marker); err == nil {
 				t.Errorf("the agent ran after %v came before the session started", sig)
 			}
