@@ -381,3 +381,42 @@ func TestRunClockSleepsUnderBusySpinner(t *testing.T) {
 		t.Fatalf("fired %q, want %q once; screen:\n%s", fired, cmd, s.Text())
 	}
 }
+
+// TestCommandAtViewTopAfterLongChurnFiresOnce: a command that scrolled
+// off the screen, into the rows a pass reads above it for context, and
+// then a minute of nothing but a spinner (passes skipped as churn), fires
+// once: the next full pass reads it at the top of its view, its context
+// cut short by the view's top, and takes it for the occurrence that fired,
+// since the passes skipped were as good as passes that saw it there. (The
+// recency that lets a cut context match was counted from the last full
+// pass, a minute old, and the command fired again.)
+func TestCommandAtViewTopAfterLongChurnFiresOnce(t *testing.T) {
+	for _, profile := range []string{"generic", "claude", "codex", "gemini"} {
+		// The command ends up beyond the screen's top by this many rows,
+		// up to the top of the context a pass reads above the screen.
+		for beyond := 1; beyond <= ctxRows; beyond++ {
+			t.Run(fmt.Sprintf("%s/%d", profile, beyond), func(t *testing.T) {
+				h := newHarness(t, 80, 24, profile)
+				for i := range 10 {
+					h.s.Write([]byte(fmt.Sprintf("● prose line %d before the command, long enough to matter\r\n", i)))
+				}
+				h.write("● @relay:Bob please review the migration\r\n\r\n")
+				// 12 rows written; the cursor is on the screen's last row
+				// once 23 are, and each row after scrolls one off.
+				for i := range 23 - 12 + 10 + beyond - 2 {
+					h.s.Write([]byte(fmt.Sprintf("  reply line %d after the command\r\n", i)))
+				}
+				h.settle()
+				for i := range 600 {
+					h.clk.advance(100 * time.Millisecond)
+					h.s.Write([]byte(spinnerFrame(i)))
+				}
+				h.s.Write([]byte("\r\x1b[2K  more reply text at last\r\n\r\n"))
+				h.settle()
+				if len(h.cmds) != 1 {
+					t.Errorf("fired %d times, want once: %+v", len(h.cmds), h.cmds)
+				}
+			})
+		}
+	}
+}

@@ -59,8 +59,10 @@ func (s *Scanner) evaluate(final bool) {
 	s.updateState(now)
 	if !final && !s.contentChanged && s.pending == 0 && s.settled && s.epoch == s.passEpoch {
 		// Nothing changed, or only rows no command can be read on
-		// (churn): the last pass's answer stands. Fired commands still
+		// (churn): the last pass's answer stands, and with it every
+		// command it matched (see lastSeen). Fired commands still
 		// follow their rows (relocate is cheap, and no-op with none).
+		s.stood = now
 		if s.rowsChanged {
 			s.rowsChanged = false
 			s.relocate(now)
@@ -242,19 +244,33 @@ func contextBefore(v *view, i int) (string, int) {
 const recentMatch = 30 * time.Second
 
 // compatible reports whether a candidate after context c can be occurrence
-// o: the same context, or, if o was seen recently, one context cut short
-// (by the top of the view) and a suffix of the other.
-func compatible(o *occurrence, c string, now time.Time) bool {
+// o: the same context, or, if o was seen recently (at seen, see lastSeen),
+// one context cut short (by the top of the view) and a suffix of the other.
+func compatible(o *occurrence, c string, now, seen time.Time) bool {
 	if o.ctx == c {
 		return true
 	}
-	if now.Sub(o.when) > recentMatch {
+	if now.Sub(seen) > recentMatch {
 		return false
 	}
 	if len(c) < len(o.ctx) {
 		return strings.HasSuffix(o.ctx, c)
 	}
 	return strings.HasSuffix(c, o.ctx)
+}
+
+// lastSeen is when occurrence o was last known to be where it was read:
+// when a pass matched it or, for one the last full pass matched, the last
+// time that pass's answer stood (a pass skipped because only churn
+// changed). A command that scrolled to the top of the view before a long
+// spell of churn (a minute of a spinner) is seen there, its context cut by
+// the view's top, by the next full pass: it is the same occurrence, not
+// one last seen a minute ago.
+func (s *Scanner) lastSeen(o *occurrence) time.Time {
+	if o.seen == s.pass-1 && s.stood.After(o.when) {
+		return s.stood
+	}
+	return o.when
 }
 
 // match pairs candidates with commands that already fired and returns the
@@ -268,7 +284,7 @@ func compatible(o *occurrence, c string, now time.Time) bool {
 // earlier copy, are new.
 func (s *Scanner) match(cands []*candidate, now time.Time) []*candidate {
 	for _, cd := range cands {
-		if o := s.occ.at(cd.key, cd.abs); o != nil && o.seen != s.pass && ((o.onRow && o.epoch == s.epoch) || compatible(o, cd.ctx, now)) {
+		if o := s.occ.at(cd.key, cd.abs); o != nil && o.seen != s.pass && ((o.onRow && o.epoch == s.epoch) || compatible(o, cd.ctx, now, s.lastSeen(o))) {
 			s.claim(o, cd, now)
 		}
 	}
@@ -280,7 +296,7 @@ func (s *Scanner) match(cands []*candidate, now time.Time) []*candidate {
 		}
 		var best *occurrence
 		for _, o := range s.occ.byKey[cd.key] {
-			if o.seen == s.pass || (!alt && o.epoch == s.epoch) || !compatible(o, cd.ctx, now) {
+			if o.seen == s.pass || (!alt && o.epoch == s.epoch) || !compatible(o, cd.ctx, now, s.lastSeen(o)) {
 				continue
 			}
 			if best == nil || absDiff(o.abs, cd.abs) < absDiff(best.abs, cd.abs) {

@@ -143,6 +143,9 @@ type Scanner struct {
 
 	occ  occurrences
 	pass uint64
+	// stood is the last time a pass was skipped because only churn
+	// changed: the last full pass's answer stood then (lastSeen).
+	stood time.Time
 	// epoch changes whenever content may move without scrolling: a clear,
 	// a resize, a reset, a switch of screens.
 	epoch     uint64
