@@ -19,12 +19,14 @@ const holdLimit = 150 * time.Millisecond
 // on before MaxWait: the scanner's last pass found nothing but churn (a
 // spinner's frame, a row drawn again as it was) while the agent was busy,
 // so no text is typed into it meanwhile, and nothing on screen waited to be
-// read; p holds no '@', so it starts no command, and no line feed, so it
-// ends no line (a shell's answer and the prompt under it, the end of a
-// turn drawn in rows are read at once; a spinner draws in place). Anything
-// else that changes (the busy cue gone, a dialog drawn) is read when the
-// held bytes are, at most MaxWait later while frames come, and twice that
-// when they stop.
+// read; p holds no '@' that may start a command (mayMentionBytes: not
+// Gemini CLI's "@path/to/file"), and no line feed unless p first moved the
+// cursor up (redrawInPlace), so it ends no line (a shell's answer and the
+// prompt under it are read at once; a spinner draws in place, and Gemini
+// CLI redraws its rows in place, line feeds and all). Anything else that
+// changes (the busy cue gone, a dialog drawn) is read when the held bytes
+// are, at most MaxWait later while frames come, and twice that when they
+// stop.
 //
 // And p must follow the output before it within two thirds of MaxWait:
 // only then do the frames of a steady spinner share a run of held output
@@ -38,7 +40,11 @@ const holdLimit = 150 * time.Millisecond
 func (s *Scanner) CanWait(p []byte) bool {
 	now := s.now().UnixNano()
 	gap := time.Duration(now - s.arrived.Swap(now))
-	return 3*gap < 2*s.MaxWait() && s.waitable.Load() && bytes.IndexByte(p, '@') < 0 && bytes.IndexByte(p, '\n') < 0
+	if 3*gap >= 2*s.MaxWait() || !s.waitable.Load() || mayMentionBytes(p) {
+		return false
+	}
+	nl := bytes.IndexByte(p, '\n')
+	return nl < 0 || redrawInPlace(p[:nl])
 }
 
 // MaxWait is how long output CanWait let wait may be held back while more

@@ -1,6 +1,7 @@
 package scanner
 
 import (
+	"fmt"
 	"testing"
 	"time"
 )
@@ -117,5 +118,40 @@ func TestCanWaitNotForSlowFrames(t *testing.T) {
 				t.Errorf("frames every %v: %d of the last 20 may wait, want waiting %v", c.every, waited, c.wait)
 			}
 		})
+	}
+}
+
+// TestCanWaitForInPlaceRedraws: Gemini CLI draws each frame by moving up
+// over its rows and writing them again, line feeds and all, with its
+// input box's "@path/to/file" among them. Such frames over a settled
+// screen may wait; one whose rows hold a command, or new lines written
+// below without moving up, are read at once.
+func TestCanWaitForInPlaceRedraws(t *testing.T) {
+	h := newHarness(t, 100, 30, "gemini")
+	h.write(" > review the repo\r\n\r\n✦ Reading the code.\r\n\r\n")
+	frame := func(i int, mid string) string {
+		return "\x1b[3A\r\x1b[2K \x1b[38;5;183m" + string("⠋⠙⠹⠸⠼⠴"[3*(i%6):3*(i%6)+3]) + "\x1b[39m Thinking... (esc to cancel, " +
+			fmt.Sprint(i/20) + "s)\r\n\r\x1b[2K" + mid + "\r\n\r\x1b[2K workspace (/directory)\r\n"
+	}
+	const box = " >   Type your message or \x1b[2m@path/to/file\x1b[22m"
+	h.s.Write([]byte("\r\n\r\n\r\n"))
+	i := 0
+	for ; i < 40; i++ {
+		h.clk.advance(48 * time.Millisecond)
+		h.s.Write([]byte(frame(i, box)))
+	}
+	if !h.s.State().Busy {
+		t.Fatalf("not busy:\n%s", h.s.Text())
+	}
+	if !h.s.CanWait([]byte(frame(i, box))) {
+		t.Fatalf("a frame redrawn in place over a settled screen may not wait:\n%s", h.s.Text())
+	}
+	h.clk.advance(48 * time.Millisecond)
+	if h.s.CanWait([]byte(frame(i, " @relay:Bob please review"))) {
+		t.Fatal("a frame with a command may wait")
+	}
+	h.clk.advance(48 * time.Millisecond)
+	if h.s.CanWait([]byte("\r\x1b[2Knew text\r\n")) {
+		t.Fatal("a line written without moving up may wait")
 	}
 }

@@ -376,7 +376,7 @@ func (s *Scanner) Resize(cols, rows int) {
 		s.rows[y] = rowState{
 			text: l.Text, wrapped: l.Wrapped, code: s.isCode(l), faint: faintAfterFirst(l),
 			busy: s.hasBusyText(l.Text), prompt: s.isPromptRow(l.Text), dialog: s.hasDialogText(l.Text),
-			at:      strings.IndexByte(l.Text, '@') >= 0,
+			at:      mayMention(l.Text),
 			version: l.Version, changed: now, stale: stale, mark: l.Mark,
 		}
 	}

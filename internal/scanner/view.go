@@ -87,7 +87,7 @@ func (s *Scanner) refreshRows() bool {
 		r.version = l.Version
 		r.mark = l.Mark // not a change of text: the row need not settle again
 		if l.Text != r.text || l.Wrapped != r.wrapped || r.changed.IsZero() {
-			at, prompt := strings.IndexByte(l.Text, '@') >= 0, s.isPromptRow(l.Text)
+			at, prompt := mayMention(l.Text), s.isPromptRow(l.Text)
 			// An input box's row moves the end of what a pass reads
 			// (inputRow): never churn.
 			if r.changed.IsZero() || r.at || at || r.wrapped || l.Wrapped || r.prompt || prompt {
